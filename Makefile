@@ -1,0 +1,140 @@
+# prefetch — boot-time prefetch and on-disk reordering.
+# Sources are picked up by wildcard so that adding a module needs no Makefile edit:
+#   lib/*.c      -> lib/libprefetch.a   (format, config, fs identity: shared by both programs)
+#   daemon/*.c   -> prefetchd           (daemon/main.c holds main(); the rest also goes into daemon/daemon.a)
+#   reorder/*.c  -> prefetch-reorder    (likewise reorder/main.c and reorder/reorder.a)
+#   tests/unit/test_*.c -> one cmocka binary each, linked against all three archives.
+
+VERSION     := 0.1.0
+PREFIX      ?= /usr
+SBINDIR     ?= /usr/sbin
+SYSCONFDIR  ?= /etc
+MANDIR      ?= $(PREFIX)/share/man
+LIBEXECDIR  ?= $(PREFIX)/lib/prefetch
+PKG_CONFIG  ?= pkg-config
+SYSTEMDUNITDIR     ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+SYSTEMDSHUTDOWNDIR ?= $(shell $(PKG_CONFIG) --variable=systemdshutdowndir systemd 2>/dev/null || echo /lib/systemd/system-shutdown)
+INITDIR     ?= $(SYSCONFDIR)/init.d
+
+PKGS        := ext2fs com_err blkid libsystemd libcap
+PKG_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(PKGS))
+PKG_LIBS    := $(shell $(PKG_CONFIG) --libs $(PKGS))
+CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
+
+CC          ?= cc
+OPTFLAGS    ?= -O2 -g
+CFLAGS      ?=
+WARN        := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
+CPPFLAGS    += -D_GNU_SOURCE -DPREFETCH_VERSION='"$(VERSION)"' -DSYSCONFDIR='"$(SYSCONFDIR)"' -Ilib
+ALL_CFLAGS  := -std=gnu11 $(OPTFLAGS) $(WARN) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
+ALL_LDFLAGS := $(LDFLAGS)
+LIBS        := $(PKG_LIBS) -lpthread -lm
+
+# make check SANITIZE=1: AddressSanitizer + UndefinedBehaviorSanitizer, built into a separate tree.
+ifeq ($(SANITIZE),1)
+  BUILD       := build/asan
+  ALL_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  ALL_LDFLAGS += -fsanitize=address,undefined
+else
+  BUILD       := build/default
+endif
+
+LIB_SRC     := $(sort $(wildcard lib/*.c))
+DAEMON_SRC  := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
+REORDER_SRC := $(filter-out reorder/main.c,$(sort $(wildcard reorder/*.c)))
+UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
+TESTSUPPORT_SRC := $(sort $(wildcard tests/unit/support_*.c))
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+LIB_A       := $(BUILD)/libprefetch.a
+DAEMON_A    := $(BUILD)/daemon.a
+REORDER_A   := $(BUILD)/reorder.a
+PREFETCHD   := $(BUILD)/prefetchd
+REORDER_BIN := $(BUILD)/prefetch-reorder
+UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+# Test-only programs (e.g. the crash-injecting reorder driver), linked against the same archives.
+TOOL_SRC    := $(sort $(wildcard tests/tools/*.c))
+TOOL_BINS   := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
+
+.PHONY: all tools check unit integration install uninstall clean demo bench bootlab valgrind sanitize
+all: $(PREFETCHD) $(REORDER_BIN) prefetchd prefetch-reorder
+
+# Convenience links at the top so scripts and users find the binaries of the default build.
+prefetchd prefetch-reorder: %: $(BUILD)/%
+	ln -sf $< $@
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(call obj,$(LIB_SRC))
+	@rm -f $@; $(AR) rcs $@ $^
+$(DAEMON_A): $(call obj,$(DAEMON_SRC)) $(if $(DAEMON_SRC),,$(BUILD)/empty.o)
+	@rm -f $@; $(AR) rcs $@ $^
+$(REORDER_A): $(call obj,$(REORDER_SRC)) $(if $(REORDER_SRC),,$(BUILD)/empty.o)
+	@rm -f $@; $(AR) rcs $@ $^
+$(BUILD)/empty.o:
+	@mkdir -p $(dir $@); echo 'typedef int pf_empty_unit;' | $(CC) -x c -c -o $@ -
+
+$(PREFETCHD): $(BUILD)/daemon/main.o $(DAEMON_A) $(LIB_A)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+$(REORDER_BIN): $(BUILD)/reorder/main.o $(REORDER_A) $(LIB_A)
+	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTSUPPORT_SRC)) $(DAEMON_A) $(REORDER_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Idaemon -Ireorder -Itests/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS)
+
+$(BUILD)/tests/tools/%: tests/tools/%.c $(DAEMON_A) $(REORDER_A) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Idaemon -Ireorder $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+tools: $(TOOL_BINS)
+
+# Unit tests, then integration tests; tests/run.sh prints the closing "N passed, N failed" line.
+check: all $(UNIT_BINS) $(TOOL_BINS)
+	BUILD=$(BUILD) tests/run.sh $(UNIT_BINS)
+
+unit: all $(UNIT_BINS) $(TOOL_BINS)
+	BUILD=$(BUILD) TESTS_UNIT_ONLY=1 tests/run.sh $(UNIT_BINS)
+
+# Unit tests and the CLI error paths under valgrind (memcheck, leak check, errors fail the run).
+valgrind: all $(UNIT_BINS)
+	BUILD=$(BUILD) tests/valgrind.sh $(UNIT_BINS)
+
+demo: all
+	BUILD=$(BUILD) tests/demo.sh
+
+bench: all
+	$(MAKE) -C results
+
+bootlab: all
+	$(MAKE) -C results/bootlab
+
+install: all
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(SYSTEMDUNITDIR) \
+	  $(DESTDIR)$(SYSTEMDSHUTDOWNDIR) $(DESTDIR)$(INITDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(PREFETCHD) $(DESTDIR)$(SBINDIR)/prefetchd
+	install -m 0755 $(REORDER_BIN) $(DESTDIR)$(SBINDIR)/prefetch-reorder
+	@if [ -f config/prefetch.default ]; then \
+	  if [ -e $(DESTDIR)$(SYSCONFDIR)/default/prefetch ]; then echo "keeping existing $(SYSCONFDIR)/default/prefetch"; \
+	  else install -m 0644 config/prefetch.default $(DESTDIR)$(SYSCONFDIR)/default/prefetch; fi; fi
+	@for f in systemd/*.service systemd/*.timer; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(SYSTEMDUNITDIR)/ || true; done
+	@for f in systemd/system-shutdown/*; do [ -f "$$f" ] && install -m 0755 "$$f" $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/ || true; done
+	@for f in initscripts/*; do [ -f "$$f" ] && install -m 0755 "$$f" $(DESTDIR)$(INITDIR)/ || true; done
+	@for f in man/*.5; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
+	@for f in man/*.8; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(MANDIR)/man8/ || true; done
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/prefetchd $(DESTDIR)$(SBINDIR)/prefetch-reorder
+	@for f in systemd/*.service systemd/*.timer; do [ -f "$$f" ] && rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f) || true; done
+	@for f in systemd/system-shutdown/*; do [ -f "$$f" ] && rm -f $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/$$(basename $$f) || true; done
+	@for f in initscripts/*; do [ -f "$$f" ] && rm -f $(DESTDIR)$(INITDIR)/$$(basename $$f) || true; done
+	@for f in man/*.5; do [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$f) || true; done
+	@for f in man/*.8; do [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man8/$$(basename $$f) || true; done
+	@echo "left $(SYSCONFDIR)/default/prefetch and the state dir in place"
+
+clean:
+	rm -rf build prefetchd prefetch-reorder
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,19 @@
+/* prefetchd subcommands: main.c dispatches, each cmd_*.c parses its own options and does one job. */
+#ifndef PREFETCH_COMMANDS_H
+#define PREFETCH_COMMANDS_H
+
+/* Exit codes shared by all subcommands. */
+#define PF_EXIT_OK 0
+#define PF_EXIT_FAILURE 1   /* the job could not be done (message says why) */
+#define PF_EXIT_USAGE 2     /* bad command line */
+
+/* argv[0] is the subcommand name. */
+int cmd_trace(int argc, char **argv);
+int cmd_aggregate(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_boot(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+
+#endif

@@ -1,0 +1,56 @@
+/* /etc/default/prefetch: shell-style KEY=value settings shared by prefetchd and prefetch-reorder.
+ *
+ * The historical keys of the 2007 prefetch project keep their meaning (PREFETCH_DIR, LOGIN_TRACING_DELAY,
+ * TRACE_AGGREGATION_COUNT, ENABLE_FILE_REORDERING, CHUNK_SIZE_BLOCKS).  A bad value or an unknown key
+ * never stops anything: it is reported as a warning naming the line and the default is kept.
+ */
+#ifndef PREFETCH_CONFIG_H
+#define PREFETCH_CONFIG_H
+
+#include <stddef.h>
+
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#define PF_DEFAULT_CONFIG SYSCONFDIR "/default/prefetch"
+
+#define PF_CONFIG_MAX_MOUNTS 32
+#define PF_CONFIG_MAX_WARNINGS 32
+
+enum pf_medium_override { PF_MEDIUM_AUTO = 0, PF_MEDIUM_FORCE_ROTATIONAL = 1, PF_MEDIUM_FORCE_SOLID = 2 };
+
+struct pf_config {
+	int enable_prefetch;         /* ENABLE_PREFETCH (1): replay and trace at boot */
+	char state_dir[256];         /* PREFETCH_DIR (/var/lib/prefetch): traces, layout, boot log */
+	char runtime_dir[256];       /* PREFETCH_RUNTIME_DIR (/run/prefetch): pid file, early buffer */
+	int login_tracing_delay;     /* LOGIN_TRACING_DELAY (60 s): tracing goes on this long after boot end */
+	int trace_timeout;           /* TRACE_TIMEOUT (300 s): hard stop for tracing */
+	int aggregation_count;       /* TRACE_AGGREGATION_COUNT (3): traces merged into a layout */
+	int enable_reordering;       /* ENABLE_FILE_REORDERING (0) */
+	long chunk_size_blocks;      /* CHUNK_SIZE_BLOCKS (2000) */
+	int reorder_time_budget;     /* REORDER_TIME_BUDGET (20 s) */
+	int reorder_reserve_percent; /* REORDER_FREE_RESERVE_PERCENT (5): free space reorder never uses */
+	int max_prefetch_mb;         /* MAX_PREFETCH_MB (256) */
+	int max_prefetch_files;      /* MAX_PREFETCH_FILES (20000) */
+	int replay_timeout;          /* REPLAY_TIMEOUT (60 s): replay gives up after this long */
+	int replay_threads;          /* REPLAY_THREADS (4): readers on solid-state media */
+	int medium;                  /* PREFETCH_MEDIUM (auto|rotational|ssd) */
+	int nmounts;                 /* TRACE_MOUNTS ("" = every local filesystem) */
+	char mounts[PF_CONFIG_MAX_MOUNTS][256];
+};
+
+struct pf_config_diag {
+	int nwarnings;
+	char warnings[PF_CONFIG_MAX_WARNINGS][256];
+};
+
+void pf_config_defaults(struct pf_config *cfg);
+
+/* Parse a file over the current values.  Returns 0, or -errno if the file cannot be read (the caller
+ * decides whether a missing file matters; cfg keeps its values).  Warnings go to diag (may be NULL). */
+int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_diag *diag);
+
+/* Parse text (for tests and for the loader). */
+void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_config_diag *diag);
+
+#endif

@@ -1,0 +1,132 @@
+/* The on-disk format of traces and layouts, shared by prefetchd and prefetch-reorder.
+ *
+ * One versioned, little-endian, fixed-width format serves both kinds of file:
+ *
+ *   header (64 bytes)      magic "PREFETCH", version, kind, counts, flags, created, crc32c
+ *   fs records (48 each)   filesystem UUID, st_dev, block size, medium, mount point
+ *   file records (80 each) identity (fs, inode, generation, size, mtime, ctime), path, first touch
+ *   extent records (32)    file index, byte offset, byte length, physical block — in access order
+ *   string table           NUL-terminated paths and mount points
+ *
+ * The order of the extent array *is* the access order: replay walks it (or sorts it by physical
+ * block), reorder lays the blocks out in it.  A whole file is read into memory and every field is
+ * validated before anyone sees it; files are written atomically (temp + fsync + rename).
+ */
+#ifndef PREFETCH_FORMAT_H
+#define PREFETCH_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PF_FORMAT_VERSION 1u
+
+enum pf_kind { PF_KIND_TRACE = 1, PF_KIND_LAYOUT = 2 };
+
+enum pf_medium { PF_MEDIUM_UNKNOWN = 0, PF_MEDIUM_ROTATIONAL = 1, PF_MEDIUM_SOLID = 2 };
+
+/* Header flags. */
+#define PF_IMG_INCOMPLETE  0x1u  /* events were lost (fanotify queue overflow) or tracing was cut short */
+
+/* File flags. */
+#define PF_FILE_DIR        0x1u  /* a directory the boot looked up (replay reads it, reorder may move it) */
+#define PF_FILE_EXEC       0x2u  /* opened for execution */
+#define PF_FILE_METADATA   0x4u  /* only its inode/metadata was needed (no data ranges) */
+
+/* Extent flags. */
+#define PF_EXT_PHYS_KNOWN  0x1u  /* physical is valid */
+
+/* Limits that bound memory on read; a file claiming more is refused as oversized. */
+#define PF_MAX_FS        64u
+#define PF_MAX_FILES     (1u << 20)
+#define PF_MAX_EXTENTS   (1u << 23)
+#define PF_MAX_STRTAB    (64u << 20)
+#define PF_MAX_PATH      4096u
+
+/* Error codes: negative, disjoint from -errno (which are also returned, for I/O errors). */
+enum pf_error {
+	PF_OK = 0,
+	PF_EBADMAGIC = -1000, /* not a prefetch trace/layout */
+	PF_EVERSION,          /* written by an unknown format version */
+	PF_ETRUNC,            /* shorter than its header says */
+	PF_ECSUM,             /* checksum mismatch */
+	PF_ETOOBIG,           /* counts or size beyond the limits */
+	PF_ECORRUPT,          /* a field is out of range */
+	PF_EKIND,             /* a trace where a layout was wanted, or the reverse */
+	PF_EOWNER,            /* not owned by root, or group/world writable */
+	PF_ENOTREG,           /* not a regular file */
+};
+
+/* Text for a pf_error or a negative errno. */
+const char *pf_strerror(int err);
+
+struct pf_fs {
+	uint8_t uuid[16];          /* filesystem UUID as in the superblock (all zero: unknown) */
+	uint64_t dev;              /* st_dev at trace time (changes across boots; informational) */
+	uint32_t block_size;
+	uint32_t medium;           /* enum pf_medium */
+	char *mountpoint;          /* where it was mounted when traced, e.g. "/" */
+};
+
+struct pf_file {
+	uint32_t fs;               /* index into fs[] */
+	uint32_t flags;            /* PF_FILE_* */
+	uint64_t ino;
+	uint32_t generation;       /* i_generation, 0 if unknown */
+	uint32_t mode;             /* st_mode */
+	uint64_t size;
+	int64_t mtime_ns;
+	int64_t ctime_ns;
+	uint64_t first_ns;         /* first touch, ns since trace start (layout: mean over boots) */
+	uint32_t first_order;      /* 1-based rank of first touch (layout: merged rank) */
+	uint32_t boots;            /* traces this file appeared in (trace: 1) */
+	char *path;                /* absolute path at trace time */
+};
+
+struct pf_extent {
+	uint32_t file;             /* index into files[] */
+	uint32_t flags;            /* PF_EXT_* */
+	uint64_t offset;           /* bytes, page aligned */
+	uint64_t length;           /* bytes */
+	uint64_t physical;         /* fs block of offset, if PF_EXT_PHYS_KNOWN */
+};
+
+struct pf_image {
+	uint32_t kind;             /* enum pf_kind */
+	uint32_t flags;            /* PF_IMG_* */
+	uint64_t created;          /* unix seconds */
+	uint32_t boots;            /* traces merged (trace: 1) */
+	uint32_t lost_events;      /* fanotify overflows seen while tracing */
+	uint32_t nfs, nfiles, nextents;
+	struct pf_fs *fs;
+	struct pf_file *files;
+	struct pf_extent *extents;
+	/* growth capacity for the builder functions */
+	uint32_t cap_fs, cap_files, cap_extents;
+};
+
+/* Building.  Strings are copied.  Return an index (>= 0) or a negative error. */
+struct pf_image *pf_image_new(enum pf_kind kind);
+void pf_image_free(struct pf_image *img);
+int pf_image_add_fs(struct pf_image *img, const struct pf_fs *fs);
+int pf_image_add_file(struct pf_image *img, const struct pf_file *file);
+int pf_image_add_extent(struct pf_image *img, const struct pf_extent *ext);
+/* Index of the fs with this UUID, or -1. */
+int pf_image_find_fs(const struct pf_image *img, const uint8_t uuid[16]);
+
+/* Serialise to / parse from memory.  pf_image_encode returns a malloc'd buffer. */
+int pf_image_encode(const struct pf_image *img, void **buf, size_t *len);
+int pf_image_decode(const void *buf, size_t len, struct pf_image **out);
+
+/* Load options. */
+#define PF_LOAD_REQUIRE_ROOT  0x1u  /* refuse unless owned by root and not group/world writable */
+
+/* Read and validate a file.  want_kind 0 accepts either kind. */
+int pf_image_load(const char *path, unsigned opts, uint32_t want_kind, struct pf_image **out);
+/* Write atomically, mode 0644, owned by the caller (root when run as a service). */
+int pf_image_save(const char *path, const struct pf_image *img);
+
+/* Totals for summaries. */
+uint64_t pf_image_bytes(const struct pf_image *img);
+
+#endif

@@ -1,0 +1,18 @@
+/* Logging for the programs' top levels.  Library code returns errors; only callers near main() log. */
+#ifndef PREFETCH_LOG_H
+#define PREFETCH_LOG_H
+
+enum pf_log_level { PF_LOG_ERR = 3, PF_LOG_WARNING = 4, PF_LOG_NOTICE = 5, PF_LOG_INFO = 6, PF_LOG_DEBUG = 7 };
+
+/* Program name used as prefix; verbosity threshold (default PF_LOG_NOTICE). */
+void pf_log_init(const char *progname, int max_level);
+/* Lines go to stderr; under systemd (JOURNAL_STREAM set) with a "<N>" priority prefix the journal understands. */
+void pf_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define pf_err(...) pf_log(PF_LOG_ERR, __VA_ARGS__)
+#define pf_warn(...) pf_log(PF_LOG_WARNING, __VA_ARGS__)
+#define pf_notice(...) pf_log(PF_LOG_NOTICE, __VA_ARGS__)
+#define pf_info(...) pf_log(PF_LOG_INFO, __VA_ARGS__)
+#define pf_debug(...) pf_log(PF_LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,144 @@
+#include "safe_file.h"
+#include "format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int fsync_parent(const char *path)
+{
+	char copy[PATH_MAX];
+	if (strlen(path) >= sizeof(copy))
+		return -ENAMETOOLONG;
+	strcpy(copy, path);
+	int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	int rc = fsync(dfd) < 0 ? -errno : 0;
+	close(dfd);
+	/* Some filesystems (e.g. tmpfs on old kernels) refuse fsync on directories; that is not a failure of ours. */
+	return rc == -EINVAL ? 0 : rc;
+}
+
+int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode & 07777);
+	if (fd < 0)
+		return -errno;
+	int rc = write_all(fd, buf, len);
+	/* fchmod: the umask must not decide who may read the state */
+	if (rc == 0 && fchmod(fd, mode & 07777) < 0)
+		rc = -errno;
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc != 0) {
+		unlink(tmp);
+		return rc;
+	}
+	return fsync_parent(path);
+}
+
+int pf_read_file(const char *path, size_t max, int require_root, void **bufp, size_t *lenp)
+{
+	*bufp = NULL;
+	*lenp = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int rc = 0;
+	char *buf = NULL;
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = PF_ENOTREG;
+		goto out;
+	}
+	if (require_root && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		rc = PF_EOWNER;
+		goto out;
+	}
+	if ((uint64_t)st.st_size > max) {
+		rc = PF_ETOOBIG;
+		goto out;
+	}
+	size_t want = (size_t)st.st_size, have = 0;
+	buf = malloc(want ? want : 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	while (have < want) {
+		ssize_t n = read(fd, buf + have, want - have);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break; /* shrank under us: the decoder will call it truncated */
+		have += (size_t)n;
+	}
+	*bufp = buf;
+	*lenp = have;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int pf_mkdir_p(const char *path, unsigned mode)
+{
+	char buf[PATH_MAX];
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(buf, mode) < 0 && errno != EEXIST)
+				return -errno;
+			*p = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}

@@ -1,0 +1,19 @@
+/* Whole-file I/O with the guarantees the state files need: atomic replacement and ownership checks. */
+#ifndef PREFETCH_SAFE_FILE_H
+#define PREFETCH_SAFE_FILE_H
+
+#include <stddef.h>
+
+/* Replace path with buf: write a temp file beside it, fsync, rename, fsync the directory.
+ * Either the old or the new content is there after a crash, never a mix.  Returns 0 or -errno. */
+int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode);
+
+/* Read a whole regular file of at most max bytes into a malloc'd buffer.
+ * With require_root, refuse (PF_EOWNER) a file not owned by root or writable by group/others.
+ * Returns 0, -errno, PF_ENOTREG, PF_ETOOBIG or PF_EOWNER. */
+int pf_read_file(const char *path, size_t max, int require_root, void **buf, size_t *len);
+
+/* mkdir -p with the given mode for created components.  Returns 0 or -errno. */
+int pf_mkdir_p(const char *path, unsigned mode);
+
+#endif

@@ -1,0 +1,71 @@
+# Shared helpers for integration tests and scripts: source it, then use pf_* functions.
+# Everything a test sets up (temp dirs, loop devices, mounts, processes) is registered for cleanup, which runs
+# on every exit path (success, failure, signal), in reverse order.
+set -u
+PF_CLEANUP=()
+TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+BUILD=${BUILD:-$TOP/build/default}
+PREFETCHD=${PREFETCHD:-$BUILD/prefetchd}
+REORDER=${REORDER:-$BUILD/prefetch-reorder}
+TOOLS=${TOOLS:-$BUILD/tests/tools}
+
+pf_cleanup_add() { PF_CLEANUP+=("$1"); }
+pf_cleanup_run() {
+	local i
+	for ((i = ${#PF_CLEANUP[@]} - 1; i >= 0; i--)); do eval "${PF_CLEANUP[$i]}" >/dev/null 2>&1 || true; done
+	PF_CLEANUP=()
+}
+trap pf_cleanup_run EXIT
+trap 'exit 130' INT TERM
+
+pf_fail() { echo "FAIL: $*" >&2; exit 1; }
+pf_skip() { echo "skipped: $*"; exit 77; }
+pf_note() { echo "-- $*"; }
+pf_require_root() { [ "$(id -u)" -eq 0 ] || pf_skip "needs root (loop devices, mount, fanotify)"; }
+
+# pf_tmpdir: a fresh directory removed at exit (set PF_KEEP=1 to keep it for debugging).
+pf_tmpdir() {
+	local d; d=$(mktemp -d "${TMPDIR:-/tmp}/prefetch-test.XXXXXX")
+	[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$d'"
+	echo "$d"
+}
+
+# pf_mkfs IMAGE SIZE [mke2fs args...]: a new ext4 (by default) image, no lazy init so no background I/O.
+pf_mkfs() {
+	local img=$1 size=$2; shift 2
+	rm -f "$img"; truncate -s "$size" "$img"
+	mke2fs -q -F -t ext4 -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$img" >/dev/null || pf_fail "mke2fs $img"
+}
+
+# pf_loop IMAGE [losetup args...]: attach a loop device, print it; detached at exit.
+pf_loop() {
+	local img=$1; shift
+	local dev; dev=$(losetup -f --show "$@" "$img") || pf_fail "losetup $img"
+	pf_cleanup_add "losetup -d '$dev'"
+	echo "$dev"
+}
+
+# pf_mount DEV DIR [mount args...]: mount, unmounted at exit (lazily if busy).
+pf_mount() {
+	local dev=$1 dir=$2; shift 2
+	mkdir -p "$dir"
+	mount "$@" "$dev" "$dir" || pf_fail "mount $dev $dir"
+	pf_cleanup_add "umount '$dir' || umount -l '$dir'"
+}
+
+# pf_bg CMD...: run in the background, killed at exit; sets PF_BG_PID.
+pf_bg() {
+	"$@" &
+	PF_BG_PID=$!
+	pf_cleanup_add "kill $PF_BG_PID; wait $PF_BG_PID"
+}
+
+pf_drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+# pf_fsck_clean IMAGE_OR_DEV: e2fsck -fn must report nothing to fix.
+pf_fsck_clean() {
+	local out; out=$(e2fsck -fn "$1" 2>&1) || { echo "$out" >&2; pf_fail "e2fsck -fn $1 is not clean"; }
+}
+
+# pf_checksums DIR: sorted "sha256  path" of every regular file below DIR.
+pf_checksums() { (cd "$1" && find . -xdev -type f -print0 | sort -z | xargs -0r sha256sum); }
