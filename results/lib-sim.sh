@@ -1,0 +1,133 @@
+# Simulated spinning disk for benchmarks: source it (after or without tests/lib.sh), then
+#
+#   dir=$(sim_tmpfs_dir)                     a tmpfs directory (the image must live there), removed at exit
+#   sim_start IMAGE [count|sleep]            simdisk on IMAGE + loop device (direct I/O, rotational=1,
+#                                            scheduler $SIM_SCHED (none), read_ahead_kb $SIM_RA_KB (128));
+#                                            sets SIM_DEV, SIM_CTL
+#   sim_mount DIR [mount options]            mount the file system on SIM_DEV (default: ro); SIM_FS=DIR
+#   sim_umount                               unmount it
+#   sim_reset                                zero the disk's counters, head to 0
+#   sim_stat KEY                             one counter: requests reads seeks read_bytes model_ns wall_ns ...
+#   sim_mode count|sleep                     timing mode; sleep also keeps the CPUs awake (idle-priority spinners)
+#   sim_log FILE|off                         request log
+#   sim_describe                             one line: disk model, scheduler, readahead, dio
+#   sim_stop                                 everything above, in order (also runs at exit, on every path)
+#
+# Facts behind it (notes/measuring): the image stays on tmpfs so drop_caches cannot evict it; the loop
+# device claims rotational=0 unless told; the daemon runs single-threaded at real-time priority; in sleep mode
+# VM wake-up latency would add ~18 % unless the CPUs are kept busy at idle priority.
+if ! declare -F pf_cleanup_add >/dev/null; then
+	# shellcheck source=tests/lib.sh
+	source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/lib.sh"
+fi
+SIM_BIN=${SIM_BIN:-$TOP/build/results/simdisk}
+SIM_SCHED=${SIM_SCHED:-none}
+SIM_RA_KB=${SIM_RA_KB:-128}  # a SATA disk's default readahead (the loop device would inherit 2560 here)
+SIM_PID='' SIM_FUSE='' SIM_DEV='' SIM_FS='' SIM_CTL='' SIM_SPIN=()
+
+# True when a simulated disk can be started here (FUSE device present, simdisk built).
+sim_available() { [ -e /dev/fuse ] && [ -x "$SIM_BIN" ]; }
+
+sim_tmpfs_dir() {
+	local base=/dev/shm d
+	if [ "$(stat -f -c %T "$base" 2>/dev/null)" != tmpfs ]; then
+		base=$(mktemp -d "${TMPDIR:-/tmp}/simdisk-tmpfs.XXXXXX") || return 1
+		mount -t tmpfs -o size=75% tmpfs "$base" || return 1
+		pf_cleanup_add "umount '$base'; rmdir '$base'"
+	fi
+	d=$(mktemp -d "$base/simdisk.XXXXXX") || return 1
+	pf_cleanup_add "rm -rf '$d'"
+	echo "$d"
+}
+
+sim_start() {
+	local img=$1 mode=${2:-count} i
+	[ -x "$SIM_BIN" ] || pf_fail "simdisk not built ($SIM_BIN): make -C results progs"
+	[ "$(stat -f -c %T "$img")" = tmpfs ] || pf_fail "$img must be on tmpfs (drop_caches would evict it)"
+	SIM_FUSE=$(mktemp -d "${TMPDIR:-/tmp}/simdisk-mnt.XXXXXX")
+	pf_cleanup_add sim_stop
+	# Real-time priority: request timing must not wait for a CPU (falls back to normal if refused).
+	local rt=(chrt -f 50)
+	chrt -f 50 true 2>/dev/null || rt=()
+	"${rt[@]}" "$SIM_BIN" --mode "$mode" "$img" "$SIM_FUSE" &
+	SIM_PID=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -f "$SIM_FUSE/stats" ] && break
+		kill -0 "$SIM_PID" 2>/dev/null || pf_fail "simdisk exited (see above)"
+		sleep 0.05
+	done
+	[ -f "$SIM_FUSE/stats" ] || pf_fail "simdisk did not come up on $SIM_FUSE"
+	SIM_CTL=$SIM_FUSE/stats
+	SIM_DEV=$(losetup -f --show --direct-io=on "$SIM_FUSE/disk") || pf_fail "losetup on $SIM_FUSE/disk"
+	local q=/sys/block/${SIM_DEV#/dev/}
+	[ "$(cat "$q/loop/dio")" = 1 ] || pf_fail "$SIM_DEV: direct I/O refused (page cache would hide the disk)"
+	echo 1 >"$q/queue/rotational" || pf_fail "cannot mark $SIM_DEV rotational"
+	echo "$SIM_SCHED" >"$q/queue/scheduler" 2>/dev/null || pf_fail "I/O scheduler '$SIM_SCHED' refused by $SIM_DEV"
+	echo "$SIM_RA_KB" >"$q/queue/read_ahead_kb" || pf_fail "cannot set read_ahead_kb of $SIM_DEV"
+	sim_mode "$mode"
+	sim_reset
+}
+
+sim_describe() {
+	local q=/sys/block/${SIM_DEV#/dev/}/queue
+	printf 'simdisk 7200 rpm model (1 ms + 14 ms*sqrt(d/span) + 4.17 ms, 100 MB/s, span %s MiB), %s scheduler=%s read_ahead_kb=%s rotational=%s dio=%s\n' \
+		"$(($(sim_stat span) >> 20))" "${SIM_DEV}" "$(sed 's/.*\[\(.*\)\].*/\1/' "$q/scheduler")" \
+		"$(cat "$q/read_ahead_kb")" "$(cat "$q/rotational")" "$(cat "$q/../loop/dio")"
+}
+
+sim_mount() {
+	local dir=$1; shift
+	[ $# -gt 0 ] || set -- -o ro
+	mkdir -p "$dir"
+	mount "$@" "$SIM_DEV" "$dir" || pf_fail "mount $SIM_DEV on $dir"
+	SIM_FS=$dir
+}
+
+sim_umount() {
+	[ -n "$SIM_FS" ] || return 0
+	umount "$SIM_FS" || umount -l "$SIM_FS"
+	SIM_FS=''
+}
+
+sim_ctl() { printf '%s\n' "$*" >"$SIM_CTL"; }
+sim_reset() { sim_ctl reset || pf_fail "simdisk reset"; }
+sim_log() { sim_ctl log "$1"; }
+sim_stat() { awk -v k="$1" '$1 == k { print $2; f = 1 } END { exit !f }' "$SIM_CTL"; }
+
+# Model time (count mode) or measured service time (sleep mode) in seconds since the last reset.
+sim_seconds() {
+	local k=model_ns
+	[ "$(sim_stat mode)" = sleep ] && k=wall_ns
+	awk -v ns="$(sim_stat $k)" 'BEGIN { printf "%.6f\n", ns / 1e9 }'
+}
+
+sim_mode() {
+	local p
+	sim_ctl mode "$1" || pf_fail "simdisk mode $1"
+	for p in "${SIM_SPIN[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	SIM_SPIN=()
+	if [ "$1" = sleep ]; then
+		# Idle-priority busy loops: a sleeping vCPU wakes up late; these only use otherwise idle time.
+		for ((p = 0; p < $(nproc); p++)); do
+			chrt -i 0 bash -c 'while :; do :; done' &
+			SIM_SPIN+=($!)
+		done
+	fi
+}
+
+sim_stop() {
+	local p
+	for p in "${SIM_SPIN[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	SIM_SPIN=()
+	sim_umount
+	if [ -n "$SIM_DEV" ]; then losetup -d "$SIM_DEV"; SIM_DEV=''; fi
+	if [ -n "$SIM_PID" ]; then
+		# The loop device may let go of the file a moment after losetup -d returns.
+		for p in 1 2 3 4 5 6 7 8 9 10; do umount "$SIM_FUSE" 2>/dev/null && break; sleep 0.1; done
+		mountpoint -q "$SIM_FUSE" && umount -l "$SIM_FUSE"
+		wait "$SIM_PID" 2>/dev/null
+		SIM_PID=''
+	fi
+	if [ -n "$SIM_FUSE" ]; then rmdir "$SIM_FUSE" 2>/dev/null; SIM_FUSE=''; fi
+	return 0
+}

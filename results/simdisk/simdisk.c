@@ -1,0 +1,368 @@
+/* simdisk: a simulated 7200 rpm disk.  A single-threaded FUSE file system exposing one image file
+ * (kept on tmpfs) as the file "disk"; every request to it is charged by a seek model, and either
+ * really waited for ("sleep" mode) or only added up ("count" mode: exact and fast).
+ *
+ *   simdisk [--mode count|sleep] [--rate MBPS] [--log FILE] IMAGE MOUNTPOINT [FUSE options]
+ *
+ * Put a loop device (losetup --direct-io=on) on MOUNTPOINT/disk and a file system on that.
+ * The control file MOUNTPOINT/stats reads as "key value" lines; writing to it runs commands:
+ *   reset             zero the counters and park the head at offset 0
+ *   mode count|sleep  switch the timing mode
+ *   log FILE | log off  start/stop the request log ("R|W offset length cost_us" per request)
+ *
+ * Seek model (what first probes found plausible for 7200 rpm; see results/PREFETCH-BENCH.md):
+ *   request starting where the last one ended   -> transfer only (length / rate)
+ *   short forward gap                           -> the head reads past it: gap / rate, as long as
+ *                                                  that is cheaper than a seek
+ *   otherwise                                   -> 1 ms + 14 ms * sqrt(distance / span) + 4.17 ms
+ *                                                  (settle + seek + half a rotation), then transfer
+ * One request is served at a time, in arrival order (no NCQ), like a disk without a command queue.
+ * Flushes and discards cost nothing.
+ */
+#define FUSE_USE_VERSION 35
+#include <fuse.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DISK_PATH "/disk"
+#define STATS_PATH "/stats"
+#define FH_DISK 1
+
+enum mode { MODE_COUNT, MODE_SLEEP };
+
+static struct {
+	int fd;                 /* the image */
+	uint64_t span;          /* its size: the full stroke of the seek model */
+	double rate;            /* bytes per second */
+	enum mode mode;
+	uint64_t head;          /* byte offset where the last request ended */
+	FILE *log;
+	/* counters, reset by "reset" */
+	uint64_t reads, writes, read_bytes, write_bytes, seeks, flushes;
+	uint64_t model_ns;      /* sum of the model's service times */
+	uint64_t wall_ns;       /* measured time spent serving disk requests (sleep mode: about model_ns) */
+} sd = { .fd = -1, .rate = 100e6 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double seek_s(uint64_t distance)
+{
+	return 0.001 + 0.014 * sqrt((double)distance / (double)sd.span) + 0.00417;
+}
+
+/* Service time of a request at [off, off + len) given the head position. */
+static uint64_t model_ns(uint64_t off, uint64_t len, int *seeked)
+{
+	double t = (double)len / sd.rate;
+	*seeked = 0;
+	if (off > sd.head) {
+		double pass = (double)(off - sd.head) / sd.rate, seek = seek_s(off - sd.head);
+		*seeked = seek < pass;
+		t += *seeked ? seek : pass;
+	} else if (off < sd.head) {
+		*seeked = 1;
+		t += seek_s(sd.head - off);
+	}
+	return (uint64_t)(t * 1e9 + 0.5);
+}
+
+/* Charge one request: count it, log it and, in sleep mode, wait until the modelled end. */
+static void charge(int write, uint64_t off, uint64_t len, uint64_t start)
+{
+	int seeked;
+	uint64_t cost = model_ns(off, len, &seeked);
+	if (sd.log)
+		fprintf(sd.log, "%c %" PRIu64 " %" PRIu64 " %.1f\n", write ? 'W' : 'R', off, len, cost / 1e3);
+	sd.head = off + len;
+	sd.seeks += seeked;
+	sd.model_ns += cost;
+	if (write) {
+		sd.writes++;
+		sd.write_bytes += len;
+	} else {
+		sd.reads++;
+		sd.read_bytes += len;
+	}
+	if (sd.mode == MODE_SLEEP) {
+		uint64_t end = start + cost;
+		struct timespec ts = { .tv_sec = (time_t)(end / 1000000000u), .tv_nsec = (long)(end % 1000000000u) };
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+	}
+	sd.wall_ns += now_ns() - start;
+}
+
+static char *stats_text(void)
+{
+	char *s = NULL;
+	if (sd.log)
+		fflush(sd.log);
+	if (asprintf(&s,
+		     "mode %s\nrequests %" PRIu64 "\nreads %" PRIu64 "\nwrites %" PRIu64 "\nread_bytes %" PRIu64
+		     "\nwrite_bytes %" PRIu64 "\nseeks %" PRIu64 "\nflushes %" PRIu64 "\nmodel_ns %" PRIu64
+		     "\nwall_ns %" PRIu64 "\nhead %" PRIu64 "\nspan %" PRIu64 "\nrate %.0f\n",
+		     sd.mode == MODE_SLEEP ? "sleep" : "count", sd.reads + sd.writes, sd.reads, sd.writes, sd.read_bytes,
+		     sd.write_bytes, sd.seeks, sd.flushes, sd.model_ns, sd.wall_ns, sd.head, sd.span, sd.rate) < 0)
+		return NULL;
+	return s;
+}
+
+static int set_log(const char *path)
+{
+	if (sd.log)
+		fclose(sd.log);
+	sd.log = NULL;
+	if (!path)
+		return 0;
+	sd.log = fopen(path, "we");
+	return sd.log ? 0 : -errno;
+}
+
+/* One command written to the stats file. */
+static int command(const char *cmd)
+{
+	if (!strcmp(cmd, "reset")) {
+		sd.reads = sd.writes = sd.read_bytes = sd.write_bytes = sd.seeks = sd.flushes = 0;
+		sd.model_ns = sd.wall_ns = 0;
+		sd.head = 0;
+		return 0;
+	}
+	if (!strcmp(cmd, "mode count") || !strcmp(cmd, "mode sleep")) {
+		sd.mode = cmd[5] == 's' ? MODE_SLEEP : MODE_COUNT;
+		return 0;
+	}
+	if (!strcmp(cmd, "log off"))
+		return set_log(NULL);
+	if (!strncmp(cmd, "log ", 4) && cmd[4])
+		return set_log(cmd + 4);
+	return -EINVAL;
+}
+
+static int sd_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	(void)fi;
+	memset(st, 0, sizeof(*st));
+	st->st_uid = getuid();
+	st->st_gid = getgid();
+	if (!strcmp(path, "/")) {
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+	} else if (!strcmp(path, DISK_PATH)) {
+		st->st_mode = S_IFREG | 0644;
+		st->st_nlink = 1;
+		st->st_size = (off_t)sd.span;
+		st->st_blocks = (blkcnt_t)(sd.span / 512);
+	} else if (!strcmp(path, STATS_PATH)) {
+		st->st_mode = S_IFREG | 0644;
+		st->st_nlink = 1;
+	} else {
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int sd_readdir(const char *path, void *buf, fuse_fill_dir_t fill, off_t off, struct fuse_file_info *fi,
+		      enum fuse_readdir_flags flags)
+{
+	(void)off, (void)fi, (void)flags;
+	if (strcmp(path, "/"))
+		return -ENOTDIR;
+	fill(buf, ".", NULL, 0, 0);
+	fill(buf, "..", NULL, 0, 0);
+	fill(buf, DISK_PATH + 1, NULL, 0, 0);
+	fill(buf, STATS_PATH + 1, NULL, 0, 0);
+	return 0;
+}
+
+static int sd_open(const char *path, struct fuse_file_info *fi)
+{
+	fi->direct_io = 1; /* no page cache on this side: every read reaches the model */
+	if (!strcmp(path, DISK_PATH)) {
+		fi->fh = FH_DISK;
+		return 0;
+	}
+	if (strcmp(path, STATS_PATH))
+		return -ENOENT;
+	/* Snapshot at open so one read sequence sees consistent figures. */
+	char *s = stats_text();
+	if (!s)
+		return -ENOMEM;
+	fi->fh = (uint64_t)(uintptr_t)s;
+	return 0;
+}
+
+static int sd_release(const char *path, struct fuse_file_info *fi)
+{
+	(void)path;
+	if (fi->fh != FH_DISK)
+		free((char *)(uintptr_t)fi->fh);
+	return 0;
+}
+
+static int sd_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)path;
+	if (fi->fh != FH_DISK) {
+		const char *s = (const char *)(uintptr_t)fi->fh;
+		size_t len = strlen(s);
+		if ((size_t)off >= len)
+			return 0;
+		if (size > len - (size_t)off)
+			size = len - (size_t)off;
+		memcpy(buf, s + off, size);
+		return (int)size;
+	}
+	uint64_t start = now_ns();
+	ssize_t n = pread(sd.fd, buf, size, off);
+	if (n < 0)
+		return -errno;
+	if (n > 0)
+		charge(0, (uint64_t)off, (uint64_t)n, start);
+	return (int)n;
+}
+
+static int sd_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	(void)path;
+	if (fi->fh != FH_DISK) {
+		char cmd[512];
+		size_t len = size < sizeof(cmd) - 1 ? size : sizeof(cmd) - 1;
+		memcpy(cmd, buf, len);
+		while (len && (cmd[len - 1] == '\n' || cmd[len - 1] == ' '))
+			len--;
+		cmd[len] = 0;
+		int r = command(cmd);
+		return r < 0 ? r : (int)size;
+	}
+	if ((uint64_t)off + size > sd.span)
+		return -ENOSPC; /* a disk does not grow */
+	uint64_t start = now_ns();
+	ssize_t n = pwrite(sd.fd, buf, size, off);
+	if (n < 0)
+		return -errno;
+	if (n > 0)
+		charge(1, (uint64_t)off, (uint64_t)n, start);
+	return (int)n;
+}
+
+static int sd_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	(void)fi;
+	if (!strcmp(path, STATS_PATH))
+		return 0; /* "echo cmd > stats" truncates first */
+	return (uint64_t)size == sd.span ? 0 : -EPERM;
+}
+
+static int sd_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	(void)path, (void)datasync, (void)fi;
+	sd.flushes++;
+	return 0; /* the image is on tmpfs: nothing to make durable */
+}
+
+static int sd_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_info *fi)
+{
+	(void)fi;
+	if (strcmp(path, DISK_PATH))
+		return -EOPNOTSUPP;
+	/* Discards from the loop device punch holes; keep the size. */
+	return fallocate(sd.fd, mode | FALLOC_FL_KEEP_SIZE, off, len) ? -errno : 0;
+}
+
+static void sd_destroy(void *data)
+{
+	(void)data;
+	set_log(NULL);
+}
+
+static const struct fuse_operations ops = {
+	.getattr = sd_getattr,
+	.readdir = sd_readdir,
+	.open = sd_open,
+	.release = sd_release,
+	.read = sd_read,
+	.write = sd_write,
+	.truncate = sd_truncate,
+	.fsync = sd_fsync,
+	.fallocate = sd_fallocate,
+	.destroy = sd_destroy,
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: simdisk [--mode count|sleep] [--rate MBPS] [--log FILE] IMAGE MOUNTPOINT [FUSE options]\n"
+		     "Serve IMAGE as MOUNTPOINT/disk through a 7200 rpm seek model (foreground, single-threaded).\n"
+		     "MOUNTPOINT/stats: counters; write 'reset', 'mode count|sleep', 'log FILE', 'log off' to it.\n");
+}
+
+int main(int argc, char **argv)
+{
+	const char *log = NULL;
+	int i = 1;
+	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+		if (!strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--mode") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "count") || !strcmp(argv[i], "sleep"))
+				sd.mode = argv[i][0] == 's' ? MODE_SLEEP : MODE_COUNT;
+			else
+				break;
+		} else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
+			sd.rate = atof(argv[++i]) * 1e6;
+			if (!(sd.rate > 0))
+				break;
+		} else if (!strcmp(argv[i], "--log") && i + 1 < argc) {
+			log = argv[++i];
+		} else {
+			break;
+		}
+	}
+	if (argc - i < 2 || !strncmp(argv[i], "--", 2)) {
+		usage(stderr);
+		return 2;
+	}
+	const char *image = argv[i], *mnt = argv[i + 1];
+	sd.fd = open(image, O_RDWR | O_CLOEXEC);
+	struct stat st;
+	if (sd.fd < 0 || fstat(sd.fd, &st) || st.st_size <= 0) {
+		fprintf(stderr, "simdisk: cannot use image %s: %s\n", image, sd.fd < 0 ? strerror(errno) : "empty");
+		return 1;
+	}
+	sd.span = (uint64_t)st.st_size;
+	if (log && set_log(log)) {
+		fprintf(stderr, "simdisk: cannot open log %s: %s\n", log, strerror(errno));
+		return 1;
+	}
+
+	/* Foreground and single-threaded: one request at a time, in arrival order. */
+	char *fargv[64];
+	int fargc = 0;
+	fargv[fargc++] = argv[0];
+	fargv[fargc++] = (char *)mnt;
+	fargv[fargc++] = "-f";
+	fargv[fargc++] = "-s";
+	fargv[fargc++] = "-o";
+	fargv[fargc++] = "fsname=simdisk,subtype=simdisk";
+	for (int j = i + 2; j < argc && fargc < 63; j++)
+		fargv[fargc++] = argv[j];
+	fargv[fargc] = NULL;
+	int r = fuse_main(fargc, fargv, &ops, NULL);
+	close(sd.fd);
+	return r ? 1 : 0;
+}
