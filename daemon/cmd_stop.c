@@ -1,11 +1,78 @@
-/* STUB: replaced by the real implementation of 'prefetchd stop'. */
+/* prefetchd stop: tell the running tracer to finish (it writes its trace) and wait until it has. */
 #include "commands.h"
 #include "log.h"
+#include "pidfile.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: prefetchd stop [--pid-file FILE] [--timeout SEC]\n"
+		"\n"
+		"Send SIGTERM to the tracer ('prefetchd trace' or 'prefetchd boot') holding the pid file and wait\n"
+		"until it has written its trace and exited.\n"
+		"\n"
+		"  --pid-file FILE   default %s\n"
+		"  --timeout SEC     wait at most this long (default 30)\n"
+		"\n"
+		"Exit status: 0 when the tracer finished, and also when none is running (a note says so: a stop\n"
+		"unit must not fail because tracing already ended); 1 if it did not finish in time or could not be\n"
+		"signalled; 2 on usage errors.\n",
+		PF_DEFAULT_PIDFILE);
+}
 
 int cmd_stop(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	pf_err("'stop' is not implemented yet");
-	return PF_EXIT_FAILURE;
+	static const struct option opts[] = { { "pid-file", required_argument, NULL, 'p' },
+					       { "timeout", required_argument, NULL, 't' },
+					       { "help", no_argument, NULL, 'h' },
+					       { NULL, 0, NULL, 0 } };
+	const char *pidpath = PF_DEFAULT_PIDFILE;
+	long timeout = 30;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "p:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pidpath = optarg; break;
+		case 't': {
+			char *end;
+			errno = 0;
+			timeout = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || timeout < 0 || timeout > INT_MAX / 1000) {
+				pf_err("--timeout: '%s' is not a number of seconds", optarg);
+				return PF_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'h': usage(stdout); return PF_EXIT_OK;
+		default: usage(stderr); return PF_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return PF_EXIT_USAGE;
+	}
+	pid_t pid;
+	int rc = pf_pidfile_stop(pidpath, SIGTERM, (int)timeout * 1000, &pid);
+	if (rc == 1) {
+		printf("no tracer running (%s)\n", pidpath);
+		return PF_EXIT_OK;
+	}
+	if (rc == -ETIMEDOUT) {
+		pf_err("tracer (pid %ld) did not finish within %ld s", (long)pid, timeout);
+		return PF_EXIT_FAILURE;
+	}
+	if (rc) {
+		pf_err("cannot stop the tracer (%s): %s", pidpath, strerror(-rc));
+		return PF_EXIT_FAILURE;
+	}
+	printf("tracer (pid %ld) finished\n", (long)pid);
+	return PF_EXIT_OK;
 }

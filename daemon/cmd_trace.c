@@ -1,11 +1,220 @@
-/* STUB: replaced by the real implementation of 'prefetchd trace'. */
+/* prefetchd trace: record which files (and page ranges) are used until told to stop, then write the trace. */
 #include "commands.h"
+#include "config.h"
+#include "format.h"
 #include "log.h"
+#include "pidfile.h"
+#include "privileges.h"
+#include "trace.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_MOUNT_ARGS 64
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: prefetchd trace --output FILE [--mount DIR]... [--timeout SEC] [--pid-file FILE]\n"
+		"\n"
+		"Trace which files other processes open (fanotify), until SIGTERM, SIGINT or SIGUSR1, --timeout, or\n"
+		"'prefetchd stop'; then record which page ranges of them are in the page cache and write the trace.\n"
+		"Opens by prefetchd itself are ignored.  Needs root (CAP_SYS_ADMIN for fanotify); afterwards only\n"
+		"CAP_DAC_READ_SEARCH and CAP_FOWNER are kept.\n"
+		"\n"
+		"  --output FILE     where to write the trace (written atomically)\n"
+		"  --mount DIR       trace the filesystem holding DIR (repeatable); default: TRACE_MOUNTS from the\n"
+		"                    configuration, else every local block-device filesystem mounted now\n"
+		"  --timeout SEC     stop after SEC seconds (default: no limit)\n"
+		"  --pid-file FILE   default %s; a second tracer on the same pid file is refused\n"
+		"  --config FILE     configuration (default %s; only PREFETCH_MEDIUM and TRACE_MOUNTS are used)\n"
+		"  --max-files N     files and directories recorded at most (default 100000; each holds an fd)\n"
+		"  --bounded-queue   do not ask for an unlimited event queue (for testing overflow handling)\n"
+		"\n"
+		"Prints a one-line summary (files, dirs, bytes, events, overflows) on exit.  A trace that lost events\n"
+		"(queue overflow) is written but flagged incomplete.  Exit status: 0, 1 on failure, 2 on usage errors.\n",
+		PF_DEFAULT_PIDFILE, PF_DEFAULT_CONFIG);
+}
+
+static int parse_int(const char *s, long max, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < 0 || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int dir_of_exists(const char *path)
+{
+	char *d = strdup(path);
+	if (!d)
+		return 0;
+	char *slash = strrchr(d, '/');
+	const char *dir = ".";
+	if (slash) {
+		if (slash == d)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+		dir = d;
+	}
+	struct stat st;
+	int ok = stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+	free(d);
+	return ok;
+}
 
 int cmd_trace(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	pf_err("'trace' is not implemented yet");
-	return PF_EXIT_FAILURE;
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },   { "mount", required_argument, NULL, 'm' },
+		{ "timeout", required_argument, NULL, 't' },  { "pid-file", required_argument, NULL, 'p' },
+		{ "config", required_argument, NULL, 'c' },   { "max-files", required_argument, NULL, 'M' },
+		{ "bounded-queue", no_argument, NULL, 'B' },  { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *output = NULL, *pidpath = PF_DEFAULT_PIDFILE, *config = PF_DEFAULT_CONFIG;
+	const char *mounts[MAX_MOUNT_ARGS];
+	int nmounts = 0, c;
+	long timeout = 0, max_files = 0;
+	int bounded = 0, config_default = 1;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:m:t:p:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': output = optarg; break;
+		case 'm':
+			if (nmounts == MAX_MOUNT_ARGS) {
+				pf_err("at most %d --mount options", MAX_MOUNT_ARGS);
+				return PF_EXIT_USAGE;
+			}
+			mounts[nmounts++] = optarg;
+			break;
+		case 't':
+			if (parse_int(optarg, INT_MAX, &timeout)) {
+				pf_err("--timeout: '%s' is not a number of seconds", optarg);
+				return PF_EXIT_USAGE;
+			}
+			break;
+		case 'p': pidpath = optarg; break;
+		case 'c': config = optarg; config_default = 0; break;
+		case 'M':
+			if (parse_int(optarg, PF_MAX_FILES, &max_files) || max_files == 0) {
+				pf_err("--max-files: '%s' is not a number between 1 and %u", optarg, PF_MAX_FILES);
+				return PF_EXIT_USAGE;
+			}
+			break;
+		case 'B': bounded = 1; break;
+		case 'h': usage(stdout); return PF_EXIT_OK;
+		default: usage(stderr); return PF_EXIT_USAGE;
+		}
+	}
+	if (optind != argc || !output) {
+		if (!output)
+			pf_err("trace: --output FILE is required");
+		usage(stderr);
+		return PF_EXIT_USAGE;
+	}
+	if (!dir_of_exists(output)) {
+		pf_err("--output %s: its directory does not exist", output);
+		return PF_EXIT_FAILURE;
+	}
+
+	struct pf_config cfg;
+	struct pf_config_diag diag = { 0 };
+	pf_config_defaults(&cfg);
+	int rc = pf_config_load(&cfg, config, &diag);
+	if (rc && !(rc == -ENOENT && config_default))
+		pf_warn("%s: %s (using defaults)", config, strerror(-rc));
+	for (int i = 0; i < diag.nwarnings; i++)
+		pf_warn("%s", diag.warnings[i]);
+	if (nmounts == 0)
+		for (int i = 0; i < cfg.nmounts && i < MAX_MOUNT_ARGS; i++)
+			mounts[nmounts++] = cfg.mounts[i];
+
+	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: poll() returns at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+
+	char err[512] = "";
+	struct pf_trace_opts o = { .mounts = mounts, .nmounts = nmounts, .timeout_s = (int)timeout,
+				   .medium_override = cfg.medium, .max_files = (unsigned)max_files,
+				   .bounded_queue = bounded, .err = err, .errlen = sizeof(err) };
+	struct pf_tracer *t;
+	rc = pf_tracer_open(&o, &t);
+	if (rc) {
+		pf_err("cannot start tracing: %s", err[0] ? err : strerror(-rc));
+		return PF_EXIT_FAILURE;
+	}
+	struct pf_pidfile pid = { .fd = -1 };
+	pid_t holder = 0;
+	rc = pf_pidfile_acquire(pidpath, &pid, &holder);
+	if (rc) {
+		if (rc == -EBUSY)
+			pf_err("another tracer is running (pid %ld, %s); stop it with 'prefetchd stop'", (long)holder,
+			       pidpath);
+		else
+			pf_err("pid file %s: %s", pidpath, strerror(-rc));
+		pf_tracer_close(t);
+		return PF_EXIT_FAILURE;
+	}
+	static const cap_value_t keep[] = PF_TRACER_CAPS;
+	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
+		pf_warn("could not drop capabilities: %s", strerror(-rc));
+	pf_notify_ready();
+	pf_notify_status("tracing");
+
+	int failed = 0;
+	rc = pf_tracer_run(t, &stop_requested);
+	if (rc) {
+		pf_err("tracing stopped early: %s", strerror(-rc));
+		failed = 1;
+	}
+	pf_notify_stopping();
+	struct pf_image *img = NULL;
+	struct pf_trace_stats st = { 0 };
+	rc = pf_tracer_finish(t, &img, &st);
+	if (rc) {
+		pf_err("building the trace failed: %s", pf_strerror(rc));
+		failed = 1;
+	} else {
+		if (failed)
+			img->flags |= PF_IMG_INCOMPLETE;
+		rc = pf_image_save(output, img);
+		if (rc) {
+			pf_err("cannot write %s: %s", output, pf_strerror(rc));
+			failed = 1;
+		} else {
+			printf("trace: %u files, %u dirs, %llu bytes, %lu events (%lu own ignored), %lu overflows",
+			       st.files, st.dirs, st.bytes, st.events, st.own_events, st.overflows);
+			if (st.lost)
+				printf(", %lu lost", st.lost);
+			if (st.dropped)
+				printf(", %lu not recorded", st.dropped);
+			printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);
+			fflush(stdout);
+		}
+	}
+	pf_image_free(img);
+	pf_tracer_close(t);
+	pf_pidfile_release(&pid); /* last: 'prefetchd stop' returns when this lock goes, the trace is written */
+	return failed ? PF_EXIT_FAILURE : PF_EXIT_OK;
 }

@@ -1,0 +1,124 @@
+#include "pidfile.h"
+#include "safe_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+static pid_t read_pid(int fd)
+{
+	char buf[32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	long v = strtol(buf, NULL, 10);
+	return v > 0 && v < (1l << 30) ? (pid_t)v : 0;
+}
+
+int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder)
+{
+	pf->fd = -1;
+	pf->path = NULL;
+	if (holder)
+		*holder = 0;
+	char *dir = strdup(path);
+	if (!dir)
+		return -ENOMEM;
+	char *slash = strrchr(dir, '/');
+	int rc = 0;
+	if (slash && slash != dir) {
+		*slash = '\0';
+		rc = pf_mkdir_p(dir, 0755);
+	}
+	free(dir);
+	if (rc)
+		return rc;
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+		if (holder)
+			*holder = read_pid(fd);
+		close(fd);
+		return rc;
+	}
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
+		rc = -errno;
+		close(fd);
+		return rc ? rc : -EIO;
+	}
+	if (!(pf->path = strdup(path))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	pf->fd = fd;
+	return 0;
+}
+
+void pf_pidfile_release(struct pf_pidfile *pf)
+{
+	if (pf->path && pf->fd >= 0)
+		unlink(pf->path); /* while still locked: a new holder cannot have created it yet */
+	if (pf->fd >= 0)
+		close(pf->fd);
+	free(pf->path);
+	pf->fd = -1;
+	pf->path = NULL;
+}
+
+int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid)
+{
+	*pid = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : -errno;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		close(fd); /* stale: its process is gone */
+		return 1;
+	}
+	if (errno != EWOULDBLOCK) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	/* The holder writes its pid right after locking: give it a moment if we came in between. */
+	pid_t p = 0;
+	for (int i = 0; i < 50 && !(p = read_pid(fd)); i++)
+		usleep(10000);
+	if (!p) {
+		close(fd);
+		return -ESRCH;
+	}
+	*pid = p;
+	if (kill(p, sig) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	struct timespec t0, now;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = -ETIMEDOUT;
+	for (;;) {
+		if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+			rc = 0;
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms >= timeout_ms)
+			break;
+		usleep(20000);
+	}
+	close(fd);
+	return rc;
+}

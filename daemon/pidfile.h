@@ -1,0 +1,27 @@
+/* The pid file of a running tracer ('prefetchd trace' or 'prefetchd boot'), held with an flock for the whole
+ * run: a stale file (the process died) is recognised because nobody holds the lock, and 'prefetchd stop' knows
+ * the tracer is done (trace written) when the lock is released. */
+#ifndef PREFETCH_PIDFILE_H
+#define PREFETCH_PIDFILE_H
+
+#include <sys/types.h>
+
+#define PF_DEFAULT_PIDFILE "/run/prefetch/prefetchd.pid"
+
+struct pf_pidfile {
+	int fd;
+	char *path;
+};
+
+/* Create path (and its directory, mode 0755), lock it and write our pid.  Returns 0; -EBUSY when a live
+ * process holds it (its pid in *holder if known, else 0); or -errno. */
+int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder);
+/* Remove the file and drop the lock.  Safe on a zeroed or released struct. */
+void pf_pidfile_release(struct pf_pidfile *pf);
+
+/* Send sig to the process holding path and wait (at most timeout_ms) until it has released it, i.e. exited.
+ * Returns 0 when it finished, 1 when no process holds path (none running), -ETIMEDOUT, or -errno.
+ * *pid gets the holder's pid (0 if unknown). */
+int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid);
+
+#endif

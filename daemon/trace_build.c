@@ -1,0 +1,113 @@
+/* The end of tracing: residency pass over the recorded files and the PF_KIND_TRACE image.
+ * Files keep their first-touch order (parent directories just before the first file below them); within a
+ * file, extents go by offset.  Identity (size, times) is taken now, when the ranges are measured, so that
+ * both describe the same content. */
+#include "trace_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static int64_t ts_ns(struct timespec ts)
+{
+	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_trace_entry *e, uint32_t *rank)
+{
+	struct stat st;
+	if (e->fd < 0 || fstat(e->fd, &st) < 0) {
+		t->st.dropped++;
+		return 0;
+	}
+	char *path = pf_trace_fd_path(e->fd);
+	if (!path) {
+		t->st.dropped++; /* deleted since: nothing to prefetch next boot */
+		return 0;
+	}
+	const struct pf_trace_fs *fs = &t->fs[e->fs];
+	struct pf_range *r = NULL;
+	size_t nr = 0;
+	int rc = S_ISDIR(st.st_mode) ? pf_mapped_ranges(e->fd, (uint64_t)st.st_size, fs->block_size, &r, &nr)
+				     : pf_resident_ranges(e->fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);
+	if (rc == -ENOMEM) {
+		free(path);
+		return rc;
+	}
+	if (rc) {
+		nr = 0; /* unmappable (e.g. a special file system quirk): keep the file, metadata only */
+	}
+	struct pf_file f = {
+		.fs = e->fs,
+		.flags = e->flags | (nr == 0 ? PF_FILE_METADATA : 0),
+		.ino = (uint64_t)st.st_ino,
+		.generation = e->generation,
+		.mode = st.st_mode,
+		.size = (uint64_t)st.st_size,
+		.mtime_ns = ts_ns(st.st_mtim),
+		.ctime_ns = ts_ns(st.st_ctim),
+		.first_ns = e->first_ns,
+		.first_order = ++*rank,
+		.boots = 1,
+		.path = path,
+	};
+	int idx = pf_image_add_file(img, &f);
+	free(path);
+	if (idx < 0) {
+		free(r);
+		return idx;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct pf_extent x = { .file = (uint32_t)idx, .flags = r[i].phys_known ? PF_EXT_PHYS_KNOWN : 0,
+				       .offset = r[i].offset, .length = r[i].length, .physical = r[i].physical };
+		if ((rc = pf_image_add_extent(img, &x)) < 0) {
+			free(r);
+			return rc;
+		}
+		t->st.bytes += r[i].length;
+	}
+	free(r);
+	if (S_ISDIR(st.st_mode))
+		t->st.dirs++;
+	else
+		t->st.files++;
+	return 0;
+}
+
+int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_trace_stats *st)
+{
+	*trace = NULL;
+	struct pf_image *img = pf_image_new(PF_KIND_TRACE);
+	if (!img)
+		return -ENOMEM;
+	img->created = (uint64_t)time(NULL);
+	img->boots = 1;
+	t->st.files = t->st.dirs = 0;
+	t->st.bytes = 0;
+	int rc = 0;
+	for (int i = 0; i < t->nfs && rc >= 0; i++) {
+		struct pf_fs fs = { .dev = (uint64_t)t->fs[i].dev, .block_size = t->fs[i].block_size,
+				    .medium = (uint32_t)t->fs[i].medium, .mountpoint = t->fs[i].mountpoint };
+		memcpy(fs.uuid, t->fs[i].uuid, 16);
+		rc = pf_image_add_fs(img, &fs);
+	}
+	uint32_t rank = 0;
+	for (size_t i = 0; i < t->nents && rc >= 0; i++)
+		rc = add_entry(img, t, &t->ents[i], &rank);
+	if (rc < 0) {
+		pf_image_free(img);
+		return rc;
+	}
+	unsigned long lost = t->st.overflows + t->st.lost;
+	if (lost) {
+		img->flags |= PF_IMG_INCOMPLETE;
+		img->lost_events = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
+	}
+	if (st)
+		*st = t->st;
+	*trace = img;
+	return 0;
+}

@@ -1,0 +1,399 @@
+/* The collector: fanotify marks on the traced filesystems and the event loop that records, per file, the
+ * first time another process opened it.  Directories the boot walked through are recorded just before the
+ * file (path lookups produce no fanotify event), and directories opened for reading (FAN_ONDIR) too.
+ *
+ * FAN_ACCESS is not asked for: every read follows an open we see; page faults on mmapped files (shared
+ * libraries, executables) produce no access event at all; and each access event costs the kernel an fd
+ * open and us a read.  The ranges come from the residency pass instead (trace_residency.c). */
+#include "trace_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/fs.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_MAX_FILES 100000u
+#define FD_HEADROOM 4096u   /* fds beyond the kept ones: one read() can return a few hundred event fds */
+#define POLL_MS 100         /* *stop is checked at least this often */
+#define EVENT_BUF 16384
+#define MAX_NEW_PARENTS 128 /* directories recorded above one file at most (deeper ones: outermost left out) */
+#define FINAL_READS 64      /* after the stop: bounded catch-up on what is queued */
+
+uint64_t pf_trace_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- the (dev, ino) -> entry table ---- */
+
+static size_t hash_of(dev_t dev, ino_t ino)
+{
+	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4Full;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static struct pf_trace_entry *lookup(struct pf_tracer *t, dev_t dev, ino_t ino)
+{
+	if (!t->hash_cap)
+		return NULL;
+	for (size_t i = hash_of(dev, ino) & (t->hash_cap - 1);; i = (i + 1) & (t->hash_cap - 1)) {
+		size_t v = t->hash[i];
+		if (!v)
+			return NULL;
+		struct pf_trace_entry *e = &t->ents[v - 1];
+		if (e->dev == dev && e->ino == ino)
+			return e;
+	}
+}
+
+static void hash_put(size_t *h, size_t cap, const struct pf_trace_entry *e, size_t idx)
+{
+	size_t i = hash_of(e->dev, e->ino) & (cap - 1);
+	while (h[i])
+		i = (i + 1) & (cap - 1);
+	h[i] = idx + 1;
+}
+
+/* Append an entry (takes fd and path).  Returns it, or NULL on ENOMEM (caller keeps ownership then). */
+static struct pf_trace_entry *append(struct pf_tracer *t, const struct pf_trace_entry *src)
+{
+	if (t->nents == t->cap_ents) {
+		size_t ncap = t->cap_ents ? t->cap_ents * 2 : 256;
+		struct pf_trace_entry *p = realloc(t->ents, ncap * sizeof(*p));
+		if (!p)
+			return NULL;
+		t->ents = p;
+		t->cap_ents = ncap;
+	}
+	if ((t->nents + 1) * 2 > t->hash_cap) {
+		size_t ncap = t->hash_cap ? t->hash_cap * 2 : 1024;
+		size_t *h = calloc(ncap, sizeof(*h));
+		if (!h)
+			return NULL;
+		for (size_t i = 0; i < t->nents; i++)
+			hash_put(h, ncap, &t->ents[i], i);
+		free(t->hash);
+		t->hash = h;
+		t->hash_cap = ncap;
+	}
+	t->ents[t->nents] = *src;
+	hash_put(t->hash, t->hash_cap, &t->ents[t->nents], t->nents);
+	return &t->ents[t->nents++];
+}
+
+static int fs_index(const struct pf_tracer *t, dev_t dev)
+{
+	for (int i = 0; i < t->nfs; i++)
+		if (t->fs[i].dev == dev)
+			return i;
+	return -1;
+}
+
+char *pf_trace_fd_path(int fd)
+{
+	char link[64], buf[PATH_MAX];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t l = readlink(link, buf, sizeof(buf) - 1);
+	if (l <= 0 || (size_t)l >= PF_MAX_PATH)
+		return NULL;
+	buf[l] = '\0';
+	static const char deleted[] = " (deleted)";
+	size_t dl = sizeof(deleted) - 1;
+	if (buf[0] != '/' || ((size_t)l > dl && strcmp(buf + l - dl, deleted) == 0))
+		return NULL;
+	return strdup(buf);
+}
+
+static uint32_t generation_of(int fd)
+{
+	int gen = 0;
+	if (ioctl(fd, FS_IOC_GETVERSION, &gen) < 0)
+		return 0; /* not supported by this filesystem */
+	return (uint32_t)gen;
+}
+
+/* Record the directories above path (same filesystem, outermost first) that are not known yet. */
+static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fsi, uint64_t now)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	/* walk up until a known directory or the filesystem boundary; remember the new ones */
+	struct {
+		char *path;
+		int fd;
+		ino_t ino;
+	} fresh[MAX_NEW_PARENTS];
+	int nf = 0;
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		if (slash == dir) {
+			if (dir[1] == '\0')
+				break; /* was "/" already */
+			dir[1] = '\0';
+		} else {
+			*slash = '\0';
+		}
+		struct stat st;
+		if (stat(dir, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) || lookup(t, st.st_dev, st.st_ino))
+			break;
+		if (t->nents + (size_t)nf >= t->max_files) {
+			t->st.dropped++;
+			break;
+		}
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
+		if (fd < 0)
+			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+		char *p = fd >= 0 ? strdup(dir) : NULL;
+		if (!p) {
+			if (fd >= 0)
+				close(fd);
+			t->st.dropped++;
+			break;
+		}
+		fresh[nf].path = p;
+		fresh[nf].fd = fd;
+		fresh[nf].ino = st.st_ino;
+		nf++;
+		if (strcmp(dir, "/") == 0 || nf == (int)(sizeof(fresh) / sizeof(fresh[0])))
+			break;
+	}
+	for (int i = nf - 1; i >= 0; i--) {
+		struct pf_trace_entry e = { .dev = dev, .ino = fresh[i].ino, .fd = fresh[i].fd,
+					    .fs = (uint32_t)fsi, .flags = PF_FILE_DIR,
+					    .generation = generation_of(fresh[i].fd), .first_ns = now,
+					    .path = fresh[i].path };
+		if (!append(t, &e)) {
+			close(e.fd);
+			free(e.path);
+			t->st.dropped++;
+		}
+	}
+}
+
+static void handle_event(struct pf_tracer *t, const struct fanotify_event_metadata *ev)
+{
+	int fd = ev->fd;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return;
+	}
+	struct pf_trace_entry *known = lookup(t, st.st_dev, st.st_ino);
+	if (known) {
+		if (ev->mask & FAN_OPEN_EXEC)
+			known->flags |= PF_FILE_EXEC;
+		close(fd);
+		return;
+	}
+	int fsi = fs_index(t, st.st_dev);
+	if (fsi < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+		close(fd); /* another st_dev (e.g. a btrfs subvolume) or a device node, fifo, socket */
+		return;
+	}
+	uint64_t now = pf_trace_now_ns() - t->start_ns;
+	char *path = pf_trace_fd_path(fd);
+	if (!path || t->nents >= t->max_files) {
+		t->st.dropped++;
+		free(path);
+		close(fd);
+		return;
+	}
+	add_parents(t, path, st.st_dev, fsi, now);
+	uint32_t flags = S_ISDIR(st.st_mode) ? PF_FILE_DIR : 0;
+	if (ev->mask & FAN_OPEN_EXEC)
+		flags |= PF_FILE_EXEC;
+	struct pf_trace_entry e = { .dev = st.st_dev, .ino = st.st_ino, .fd = fd, .fs = (uint32_t)fsi,
+				    .flags = flags, .generation = generation_of(fd), .first_ns = now, .path = path };
+	if (!append(t, &e)) {
+		close(fd);
+		free(path);
+		t->st.dropped++;
+	}
+}
+
+/* Read what is queued.  Returns 0 when the queue is empty (EAGAIN), or -errno on a fatal error. */
+static int drain(struct pf_tracer *t, volatile sig_atomic_t *stop, int max_reads)
+{
+	struct fanotify_event_metadata buf[EVENT_BUF / sizeof(struct fanotify_event_metadata)]; /* aligned */
+	for (int reads = 0; !(stop && *stop) && (max_reads <= 0 || reads < max_reads); reads++) {
+		ssize_t len = read(t->fan_fd, buf, sizeof(buf));
+		if (len < 0) {
+			if (errno == EAGAIN)
+				return 0;
+			if (errno == EINTR)
+				continue;
+			if (errno == EBADF || errno == EFAULT || errno == EINVAL)
+				return -errno;
+			/* The kernel could not open the file of one event (out of fds, a file that refuses to be
+			 * opened): that event is consumed and lost, the rest stay queued. */
+			t->st.lost++;
+			continue;
+		}
+		if (len == 0)
+			return 0;
+		const struct fanotify_event_metadata *ev = buf;
+		for (; FAN_EVENT_OK(ev, len); ev = FAN_EVENT_NEXT(ev, len)) {
+			if (ev->vers != FANOTIFY_METADATA_VERSION)
+				return -EPROTO;
+			t->st.events++;
+			if (ev->mask & FAN_Q_OVERFLOW) {
+				t->st.overflows++;
+				continue;
+			}
+			if (ev->fd < 0)
+				continue;
+			if (ev->pid == t->self) {
+				/* prefetchd's own I/O (replay threads, this tracer's directory opens) */
+				t->st.own_events++;
+				close(ev->fd);
+				continue;
+			}
+			handle_event(t, ev);
+		}
+	}
+	return 0;
+}
+
+int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop)
+{
+	uint64_t deadline = t->timeout_s > 0 ? t->start_ns + (uint64_t)t->timeout_s * 1000000000ull : 0;
+	while (!(stop && *stop)) {
+		int wait = POLL_MS;
+		if (deadline) {
+			uint64_t now = pf_trace_now_ns();
+			if (now >= deadline)
+				break;
+			uint64_t left_ms = (deadline - now + 999999) / 1000000;
+			if (left_ms < (uint64_t)wait)
+				wait = (int)left_ms;
+		}
+		struct pollfd p = { .fd = t->fan_fd, .events = POLLIN };
+		int n = poll(&p, 1, wait);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n > 0) {
+			int rc = drain(t, stop, 0);
+			if (rc)
+				return rc;
+		}
+	}
+	/* what is queued already happened before the stop: take it in too */
+	return drain(t, NULL, FINAL_READS);
+}
+
+/* Room for the kept fds.  Raising the hard limit needs CAP_SYS_RESOURCE; without it keep what we get. */
+static unsigned raise_nofile(unsigned want_files)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return want_files;
+	rlim_t want = (rlim_t)want_files + FD_HEADROOM;
+	if (rl.rlim_cur >= want)
+		return want_files;
+	struct rlimit nrl = { .rlim_cur = want, .rlim_max = rl.rlim_max > want ? rl.rlim_max : want };
+	if (setrlimit(RLIMIT_NOFILE, &nrl) == 0)
+		return want_files;
+	nrl.rlim_cur = nrl.rlim_max = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &nrl) < 0)
+		nrl.rlim_cur = rl.rlim_cur;
+	if (nrl.rlim_cur <= FD_HEADROOM * 2)
+		return (unsigned)(nrl.rlim_cur / 2);
+	return (unsigned)(nrl.rlim_cur - FD_HEADROOM);
+}
+
+static int fan_init(int bounded)
+{
+	unsigned flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK;
+	/* O_NONBLOCK: the kernel opens every event's file for us; a FIFO would otherwise block that open */
+	unsigned fflags = O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME | O_NONBLOCK;
+	int fd = -1;
+	if (!bounded)
+		fd = fanotify_init(flags | FAN_UNLIMITED_QUEUE, fflags);
+	if (fd < 0)
+		fd = fanotify_init(flags, fflags);
+	return fd < 0 ? -errno : fd;
+}
+
+static int fan_mark(int fd, const char *dir)
+{
+	uint64_t mask = FAN_OPEN | FAN_OPEN_EXEC | FAN_ONDIR;
+	if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, AT_FDCWD, dir) == 0)
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	/* kernels before 5.0 (no FAN_OPEN_EXEC) or 4.20 (no filesystem marks): the mount at least */
+	mask = FAN_OPEN | FAN_ONDIR;
+	if (fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM, mask, AT_FDCWD, dir) == 0 ||
+	    fanotify_mark(fd, FAN_MARK_ADD | FAN_MARK_MOUNT, mask, AT_FDCWD, dir) == 0)
+		return 0;
+	return -errno;
+}
+
+int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
+{
+	char dummy[8];
+	char *err = o->err ? o->err : dummy;
+	size_t errlen = o->err ? o->errlen : sizeof(dummy);
+	if (errlen)
+		err[0] = '\0';
+	*out = NULL;
+	struct pf_tracer *t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->fan_fd = -1;
+	t->self = getpid();
+	t->timeout_s = o->timeout_s;
+	int rc = pf_trace_pick_mounts(o, &t->fs, &t->nfs, err, errlen);
+	if (rc)
+		goto fail;
+	if ((rc = fan_init(o->bounded_queue)) < 0) {
+		snprintf(err, errlen, "fanotify_init: %s%s", strerror(-rc),
+			 rc == -EPERM ? " (tracing needs root: CAP_SYS_ADMIN)" : "");
+		goto fail;
+	}
+	t->fan_fd = rc;
+	for (int i = 0; i < t->nfs; i++) {
+		if ((rc = fan_mark(t->fan_fd, t->fs[i].mountpoint)) < 0) {
+			snprintf(err, errlen, "cannot watch %s: %s", t->fs[i].mountpoint, strerror(-rc));
+			goto fail;
+		}
+	}
+	t->max_files = raise_nofile(o->max_files ? o->max_files : DEFAULT_MAX_FILES);
+	t->start_ns = pf_trace_now_ns();
+	*out = t;
+	return 0;
+fail:
+	pf_tracer_close(t);
+	return rc;
+}
+
+void pf_tracer_close(struct pf_tracer *t)
+{
+	if (!t)
+		return;
+	if (t->fan_fd >= 0)
+		close(t->fan_fd);
+	for (size_t i = 0; i < t->nents; i++) {
+		if (t->ents[i].fd >= 0)
+			close(t->ents[i].fd);
+		free(t->ents[i].path);
+	}
+	free(t->ents);
+	free(t->hash);
+	pf_trace_free_mounts(t->fs, t->nfs);
+	free(t);
+}

@@ -1,0 +1,66 @@
+/* Internals shared by the tracer's files (trace_fanotify.c, trace_mounts.c, trace_residency.c, trace_build.c). */
+#ifndef PREFETCH_TRACE_INTERNAL_H
+#define PREFETCH_TRACE_INTERNAL_H
+
+#include "trace.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* One traced filesystem. */
+struct pf_trace_fs {
+	dev_t dev;
+	uint8_t uuid[16];
+	uint32_t block_size;
+	int medium;                /* enum pf_medium */
+	char *mountpoint;
+};
+
+/* One file or directory, in first-touch order. */
+struct pf_trace_entry {
+	dev_t dev;
+	ino_t ino;
+	int fd;                    /* kept open until pf_tracer_close: residency works even after a rename */
+	uint32_t fs;               /* index into pf_tracer.fs */
+	uint32_t flags;            /* PF_FILE_* */
+	uint32_t generation;
+	uint64_t first_ns;
+	char *path;
+};
+
+struct pf_tracer {
+	int fan_fd;
+	pid_t self;
+	struct pf_trace_fs *fs;
+	int nfs;
+	struct pf_trace_entry *ents;
+	size_t nents, cap_ents;
+	size_t *hash;              /* open addressing on (dev, ino): entry index + 1, 0 = empty */
+	size_t hash_cap;
+	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
+	int timeout_s;
+	unsigned max_files;
+	struct pf_trace_stats st;
+};
+
+/* trace_mounts.c: the filesystems to trace.  Returns 0 or -errno with a reason in err. */
+int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, char *err, size_t errlen);
+void pf_trace_free_mounts(struct pf_trace_fs *fs, int n);
+
+/* trace_residency.c: byte ranges of a file, each within one physical extent. */
+struct pf_range {
+	uint64_t offset, length;
+	uint64_t physical;         /* fs block of offset, if phys_known */
+	int phys_known;
+};
+/* Regular file: the page ranges resident in the page cache now, holes and unwritten extents left out. */
+int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
+/* Directory (or any file read whole): [0, size) as mapped on disk. */
+int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
+
+uint64_t pf_trace_now_ns(void);
+/* Path of an open fd (malloc'd); NULL if the file is gone ("(deleted)") or has no plain path. */
+char *pf_trace_fd_path(int fd);
+
+#endif

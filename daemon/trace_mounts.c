@@ -1,0 +1,217 @@
+/* Which filesystems to trace: the --mount directories given, or every local block-device filesystem mounted
+ * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark. */
+#include "config.h"
+#include "fsid.h"
+#include "medium.h"
+#include "trace_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+
+struct mnt {
+	dev_t dev;
+	int root_is_fs_root;       /* the mount shows the whole filesystem, not a bind of a subdirectory */
+	char *dir;
+};
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo */
+static void unescape(char *s)
+{
+	char *d = s;
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' && s[3] >= '0' &&
+		    s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+static void free_mnts(struct mnt *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(m[i].dir);
+	free(m);
+}
+
+static int read_mountinfo(struct mnt **out, size_t *n)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -errno;
+	struct mnt *m = NULL;
+	size_t cnt = 0, cap = 0;
+	char *line = NULL;
+	size_t linecap = 0;
+	int rc = 0;
+	while (getline(&line, &linecap, f) > 0) {
+		unsigned maj, min;
+		char root[PATH_MAX], dir[PATH_MAX];
+		/* id parent major:minor root mountpoint ... */
+		if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min, root, dir) != 4)
+			continue;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 64;
+			struct mnt *p = realloc(m, ncap * sizeof(*m));
+			if (!p) {
+				rc = -ENOMEM;
+				break;
+			}
+			m = p;
+			cap = ncap;
+		}
+		unescape(dir);
+		m[cnt].dev = makedev(maj, min);
+		m[cnt].root_is_fs_root = strcmp(root, "/") == 0;
+		if (!(m[cnt].dir = strdup(dir))) {
+			rc = -ENOMEM;
+			break;
+		}
+		cnt++;
+	}
+	free(line);
+	fclose(f);
+	if (rc) {
+		free_mnts(m, cnt);
+		return rc;
+	}
+	*out = m;
+	*n = cnt;
+	return 0;
+}
+
+static int path_under(const char *path, const char *dir)
+{
+	size_t l = strlen(dir);
+	if (strcmp(dir, "/") == 0)
+		return 1;
+	return strncmp(path, dir, l) == 0 && (path[l] == '/' || path[l] == '\0');
+}
+
+/* The mount point to record for dev: the mount holding real (if given) with the longest match, else the
+ * shortest mount of the whole filesystem, else any. */
+static const char *mountpoint_of(const struct mnt *m, size_t n, dev_t dev, const char *real)
+{
+	const char *best = NULL;
+	int best_score = -1;
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].dev != dev)
+			continue;
+		int score;
+		if (real && path_under(real, m[i].dir))
+			score = 1000000 + (int)strlen(m[i].dir);
+		else
+			score = (m[i].root_is_fs_root ? 100000 : 0) + 10000 - (int)strlen(m[i].dir);
+		if (score > best_score) {
+			best_score = score;
+			best = m[i].dir;
+		}
+	}
+	return best;
+}
+
+static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir, int medium_override, char *err,
+		  size_t errlen, int explicit)
+{
+	for (int i = 0; i < *nfs; i++)
+		if ((*fs)[i].dev == dev)
+			return 0; /* same filesystem: one mark covers it */
+	struct pf_fsid id;
+	int rc = major(dev) == 0 ? -ENODEV : pf_fsid_from_devno(dev, &id);
+	if (rc) {
+		if (!explicit)
+			return 0;
+		snprintf(err, errlen, "%s: not on a block-device filesystem with a UUID (%s)", dir,
+			 major(dev) == 0 ? "virtual filesystem" : strerror(-rc));
+		return rc == -ENODATA ? -ENODEV : rc;
+	}
+	struct statvfs sv;
+	if (statvfs(dir, &sv) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return explicit ? rc : 0;
+	}
+	struct pf_trace_fs *p = realloc(*fs, (size_t)(*nfs + 1) * sizeof(**fs));
+	if (!p)
+		return -ENOMEM;
+	*fs = p;
+	struct pf_trace_fs *e = &p[*nfs];
+	memset(e, 0, sizeof(*e));
+	e->dev = dev;
+	memcpy(e->uuid, id.uuid, 16);
+	e->block_size = (uint32_t)sv.f_bsize;
+	e->medium = pf_medium_of_devno(dev, medium_override);
+	if (!(e->mountpoint = strdup(dir)))
+		return -ENOMEM;
+	(*nfs)++;
+	return 0;
+}
+
+void pf_trace_free_mounts(struct pf_trace_fs *fs, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(fs[i].mountpoint);
+	free(fs);
+}
+
+int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, char *err, size_t errlen)
+{
+	struct mnt *m = NULL;
+	size_t nm = 0;
+	struct pf_trace_fs *fs = NULL;
+	int nfs = 0;
+	*out = NULL;
+	*n = 0;
+	int rc = read_mountinfo(&m, &nm);
+	if (rc) {
+		snprintf(err, errlen, "cannot read /proc/self/mountinfo: %s", strerror(-rc));
+		return rc;
+	}
+	if (o->nmounts > 0) {
+		for (int i = 0; i < o->nmounts && rc == 0; i++) {
+			const char *dir = o->mounts[i];
+			char real[PATH_MAX];
+			struct stat st;
+			if (!realpath(dir, real) || stat(real, &st) < 0) {
+				rc = -errno;
+				snprintf(err, errlen, "--mount %s: %s", dir, strerror(errno));
+				break;
+			}
+			if (!S_ISDIR(st.st_mode)) {
+				rc = -ENOTDIR;
+				snprintf(err, errlen, "--mount %s: not a directory", dir);
+				break;
+			}
+			const char *mp = mountpoint_of(m, nm, st.st_dev, real);
+			rc = add_fs(&fs, &nfs, st.st_dev, mp ? mp : real, o->medium_override, err, errlen, 1);
+		}
+	} else {
+		for (size_t i = 0; i < nm && rc == 0; i++) {
+			if (major(m[i].dev) == 0)
+				continue;
+			const char *mp = mountpoint_of(m, nm, m[i].dev, NULL);
+			rc = add_fs(&fs, &nfs, m[i].dev, mp, o->medium_override, err, errlen, 0);
+		}
+		if (rc == 0 && nfs == 0) {
+			rc = -ENODEV;
+			snprintf(err, errlen, "no local block-device filesystem is mounted");
+		}
+	}
+	free_mnts(m, nm);
+	if (rc) {
+		pf_trace_free_mounts(fs, nfs);
+		return rc;
+	}
+	*out = fs;
+	*n = nfs;
+	return 0;
+}

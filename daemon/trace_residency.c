@@ -1,0 +1,238 @@
+/* Residency pass: which page ranges of a traced file are in the page cache at the end of tracing, split at
+ * physical extent boundaries (FIEMAP) so that every range carries the fs block it starts at.
+ *
+ * What is recorded, and its limit.  The *set of files* comes only from other processes' fanotify events:
+ * prefetchd's own opens (the replay threads run in the same process during 'prefetchd boot') are ignored.  So
+ * a file the boot stops opening drops out of the next trace, and then out of the layout, even though replay
+ * keeps prefetching it until then.  The *ranges within a file* come from mincore() at the end of tracing, and
+ * mincore cannot tell a page the boot read from a page replay pulled in (or one that kernel readahead added):
+ * for a file the boot still opens, the recorded ranges are at least what replay prefetched, so they do not
+ * shrink while that file is being prefetched.  Pages evicted before the pass (memory pressure, drop_caches)
+ * are missed.
+ *
+ * mincore() on a file mapping reports page-cache state only to the file's owner or a caller holding
+ * CAP_FOWNER (or able to open it for writing): that is why the tracer keeps CAP_FOWNER (privileges.h).
+ */
+#include "trace_internal.h"
+
+#include <errno.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define FIEMAP_BATCH 128
+#define MAX_FILE_EXTENTS (1u << 20) /* a file more fragmented than this is mapped partly (the rest: no phys) */
+#define MINCORE_WINDOW (1ull << 30) /* map at most 1 GiB at a time: bounds the mincore vector */
+
+struct pext {
+	uint64_t logical, length, physical;
+	int phys_known;
+	int skip; /* unwritten: reads as zeros without I/O */
+};
+
+/* All extents of the file, in logical order.  Returns count >= 0, or -errno (e.g. -EOPNOTSUPP). */
+static int get_extents(int fd, struct pext **out)
+{
+	size_t sz = sizeof(struct fiemap) + FIEMAP_BATCH * sizeof(struct fiemap_extent);
+	struct fiemap *fm = calloc(1, sz);
+	struct pext *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t start = 0;
+	int rc = 0;
+	*out = NULL;
+	if (!fm)
+		return -ENOMEM;
+	for (;;) {
+		memset(fm, 0, sz);
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_extent_count = FIEMAP_BATCH;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
+			rc = -errno;
+			break;
+		}
+		if (fm->fm_mapped_extents == 0)
+			break;
+		int last = 0;
+		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *fe = &fm->fm_extents[i];
+			if (n == cap) {
+				size_t ncap = cap ? cap * 2 : 16;
+				struct pext *p = realloc(v, ncap * sizeof(*v));
+				if (!p) {
+					rc = -ENOMEM;
+					goto out;
+				}
+				v = p;
+				cap = ncap;
+			}
+			/* Only a plain, aligned extent has a physical position a reader can seek to. */
+			unsigned bad = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
+				       FIEMAP_EXTENT_DATA_ENCRYPTED | FIEMAP_EXTENT_NOT_ALIGNED |
+				       FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL;
+			v[n].logical = fe->fe_logical;
+			v[n].length = fe->fe_length;
+			v[n].physical = fe->fe_physical;
+			v[n].phys_known = !(fe->fe_flags & bad);
+			v[n].skip = !!(fe->fe_flags & FIEMAP_EXTENT_UNWRITTEN);
+			n++;
+			if (fe->fe_flags & FIEMAP_EXTENT_LAST)
+				last = 1;
+		}
+		const struct fiemap_extent *fe = &fm->fm_extents[fm->fm_mapped_extents - 1];
+		if (last || n >= MAX_FILE_EXTENTS || fe->fe_logical + fe->fe_length <= start)
+			break;
+		start = fe->fe_logical + fe->fe_length;
+	}
+out:
+	free(fm);
+	if (rc) {
+		free(v);
+		return rc;
+	}
+	*out = v;
+	return (int)n;
+}
+
+struct rvec {
+	struct pf_range *v;
+	size_t n, cap;
+};
+
+static int push(struct rvec *r, uint64_t off, uint64_t len, uint64_t phys, int known)
+{
+	if (len == 0)
+		return 0;
+	if (r->n && r->v[r->n - 1].offset + r->v[r->n - 1].length == off && !known && !r->v[r->n - 1].phys_known) {
+		r->v[r->n - 1].length += len; /* adjacent, both without position: one range */
+		return 0;
+	}
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 16;
+		struct pf_range *p = realloc(r->v, ncap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		r->v = p;
+		r->cap = ncap;
+	}
+	r->v[r->n++] = (struct pf_range){ .offset = off, .length = len, .physical = phys, .phys_known = known };
+	return 0;
+}
+
+/* Add [off, off+len) split at the extents: holes and unwritten extents dropped, positions attached.  With
+ * no extent map (nx < 0: FIEMAP unsupported) the range goes in whole, without position. */
+static int add_mapped(struct rvec *r, uint64_t off, uint64_t len, const struct pext *x, int nx, uint32_t bs,
+		      size_t *cursor)
+{
+	if (nx < 0)
+		return push(r, off, len, 0, 0);
+	uint64_t end = off + len;
+	/* extents are sorted; resident runs come in increasing offset, so a cursor suffices */
+	size_t i = *cursor;
+	while (i < (size_t)nx && x[i].logical + x[i].length <= off)
+		i++;
+	*cursor = i;
+	int rc = 0;
+	for (; i < (size_t)nx && x[i].logical < end && rc == 0; i++) {
+		uint64_t s = off > x[i].logical ? off : x[i].logical;
+		uint64_t e = end < x[i].logical + x[i].length ? end : x[i].logical + x[i].length;
+		if (e <= s || x[i].skip)
+			continue;
+		uint64_t pbyte = x[i].physical + (s - x[i].logical);
+		int known = x[i].phys_known && bs && pbyte % bs == 0;
+		rc = push(r, s, e - s, known ? pbyte / bs : 0, known);
+	}
+	return rc;
+}
+
+int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (size == 0)
+		return 0;
+	long pg = sysconf(_SC_PAGESIZE);
+	uint64_t page = pg > 0 ? (uint64_t)pg : 4096;
+	struct pext *x = NULL;
+	int nx = get_extents(fd, &x);
+	if (nx == -ENOMEM)
+		return nx;
+	if (nx < 0)
+		nx = -1; /* no map: ranges without positions */
+	struct rvec r = { 0 };
+	size_t cursor = 0;
+	unsigned char *vec = NULL;
+	int rc = 0;
+	uint64_t run_start = 0, run_len = 0;
+	for (uint64_t woff = 0; woff < size && rc == 0; woff += MINCORE_WINDOW) {
+		uint64_t wlen = size - woff < MINCORE_WINDOW ? size - woff : MINCORE_WINDOW;
+		size_t npages = (size_t)((wlen + page - 1) / page);
+		void *map = mmap(NULL, wlen, PROT_READ, MAP_SHARED, fd, (off_t)woff);
+		if (map == MAP_FAILED) {
+			rc = -errno;
+			break;
+		}
+		if (!vec && !(vec = malloc(npages))) {
+			munmap(map, wlen);
+			rc = -ENOMEM;
+			break;
+		}
+		if (mincore(map, wlen, vec) < 0)
+			rc = -errno;
+		munmap(map, wlen);
+		for (size_t p = 0; p < npages && rc == 0; p++) {
+			uint64_t off = woff + p * page;
+			if (vec[p] & 1) {
+				if (run_len == 0)
+					run_start = off;
+				run_len = off + page - run_start;
+			} else if (run_len) {
+				rc = add_mapped(&r, run_start, run_len, x, nx, block_size, &cursor);
+				run_len = 0;
+			}
+		}
+	}
+	if (rc == 0 && run_len) {
+		if (run_start + run_len > size)
+			run_len = size - run_start; /* the last page holds only the tail of the file */
+		rc = add_mapped(&r, run_start, run_len, x, nx, block_size, &cursor);
+	}
+	free(vec);
+	free(x);
+	if (rc) {
+		free(r.v);
+		return rc;
+	}
+	*out = r.v;
+	*n = r.n;
+	return 0;
+}
+
+int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (size == 0)
+		return 0;
+	struct pext *x = NULL;
+	int nx = get_extents(fd, &x);
+	if (nx == -ENOMEM)
+		return nx;
+	if (nx < 0)
+		nx = -1;
+	struct rvec r = { 0 };
+	size_t cursor = 0;
+	int rc = add_mapped(&r, 0, size, x, nx, block_size, &cursor);
+	free(x);
+	if (rc) {
+		free(r.v);
+		return rc;
+	}
+	*out = r.v;
+	*n = r.n;
+	return 0;
+}
