@@ -78,7 +78,7 @@ static int select_files(struct agg *a, const struct pf_aggregate_opts *o, struct
 	size_t nroots = 0;
 	if (a->ngroups && !roots)
 		return -ENOMEM;
-	uint64_t newest_bit = 1ull << (a->n - 1);
+	uint64_t newest_bit = a->n ? 1ull << (a->n - 1) : 0;
 	for (size_t i = 0; i < a->ngroups; i++) {
 		struct agg_group *g = &a->groups[i];
 		if (g->fate == AGG_SUPERSEDED) {

@@ -131,13 +131,13 @@ static int link_superseded(struct agg *a)
 	return 0;
 }
 
-/* Normalised rank of a record in its trace: 0..1, so that a boot with more files does not weigh more.
- * first_order 0 (rank unknown) counts as last. */
+/* Normalised rank of a record in its trace: (0, 1], so that a boot with more files does not weigh more.
+ * A rank that is unknown (0) or out of range counts as after every known one. */
 static double norm_rank(const struct agg *a, const struct agg_ref *r)
 {
 	uint32_t nf = a->tr[r->t]->nfiles;
-	if (!r->f->first_order || r->f->first_order >= nf)
-		return 1.0;
+	if (!r->f->first_order || r->f->first_order > nf)
+		return 2.0;
 	return (double)r->f->first_order / nf;
 }
 

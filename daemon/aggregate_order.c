@@ -107,7 +107,7 @@ static int pull_dirs_forward(struct agg *a, const uint32_t *roots, size_t nroots
 int agg_order(struct agg *a, uint32_t *roots, size_t nroots)
 {
 	int rc = pull_dirs_forward(a, roots, nroots);
-	if (!rc)
+	if (!rc && nroots > 1)
 		qsort_r(roots, nroots, sizeof(*roots), cmp_layout, a);
 	return rc;
 }

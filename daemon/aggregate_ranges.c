@@ -86,7 +86,8 @@ static int vote(const struct agg_src *src, size_t m, uint64_t limit, uint64_t pa
 		}
 	}
 	struct event *e = ev.p;
-	qsort(e, ev.n, sizeof(*e), cmp_event);
+	if (ev.n > 1)
+		qsort(e, ev.n, sizeof(*e), cmp_event);
 	unsigned count = 0, newest = 0;
 	int open = 0;
 	uint64_t from = 0;

@@ -98,12 +98,12 @@ int cmd_aggregate(int argc, char **argv)
 		case OPT_CONFIG: config = optarg; break;
 		case OPT_NO_CHECK: check = 0; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
-		default: usage(stderr); return PF_EXIT_USAGE;
+		default: pf_err("aggregate: try 'prefetchd aggregate --help'"); return PF_EXIT_USAGE;
 		}
 	}
 	if (!output || optind >= argc) {
-		pf_err("aggregate: %s", !output ? "--output LAYOUT is required" : "no TRACE given");
-		usage(stderr);
+		pf_err("aggregate: %s (try 'prefetchd aggregate --help')",
+		       !output ? "--output LAYOUT is required" : "no TRACE given");
 		return PF_EXIT_USAGE;
 	}
 	struct pf_config cfg;
