@@ -357,15 +357,16 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	t->fan_fd = -1;
 	t->self = getpid();
 	t->timeout_s = o->timeout_s;
-	int rc = pf_trace_pick_mounts(o, &t->fs, &t->nfs, err, errlen);
-	if (rc)
-		goto fail;
-	if ((rc = fan_init(o->bounded_queue)) < 0) {
+	/* fanotify first: without the privilege nothing else matters, and that is the clearest message */
+	int rc = fan_init(o->bounded_queue);
+	if (rc < 0) {
 		snprintf(err, errlen, "fanotify_init: %s%s", strerror(-rc),
 			 rc == -EPERM ? " (tracing needs root: CAP_SYS_ADMIN)" : "");
 		goto fail;
 	}
 	t->fan_fd = rc;
+	if ((rc = pf_trace_pick_mounts(o, &t->fs, &t->nfs, err, errlen)))
+		goto fail;
 	for (int i = 0; i < t->nfs; i++) {
 		if ((rc = fan_mark(t->fan_fd, t->fs[i].mountpoint)) < 0) {
 			snprintf(err, errlen, "cannot watch %s: %s", t->fs[i].mountpoint, strerror(-rc));
