@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# fanotify queue overflow: with a bounded queue (--bounded-queue) and the tracer stopped (SIGSTOP) while more
+# files are opened than the queue holds, the tracer survives, counts the overflow, keeps what it got and writes
+# a trace flagged incomplete.  Also exercises many kept fds (one per recorded file).
+source "$TOP/tests/lib.sh"
+pf_require_root
+
+qmax=$(cat /proc/sys/fs/fanotify/max_queued_events 2>/dev/null) || pf_skip "no /proc/sys/fs/fanotify/max_queued_events"
+[ "$qmax" -le 40000 ] || pf_skip "fanotify queue limit $qmax too large to fill quickly"
+nfiles=$((qmax + 1000))
+
+tmp=$(pf_tmpdir)
+[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"  # registrations inside $(...) are lost
+mnt=$tmp/mnt
+pf_mkfs "$tmp/img" 64M -b 4096 -N $((nfiles + 1000))
+dev=$(pf_loop "$tmp/img")
+pf_cleanup_add "losetup -d '$dev'"
+pf_mount "$dev" "$mnt"
+mkdir "$mnt/many"
+(cd "$mnt/many" && seq -f 'f%.0f' 1 "$nfiles" | xargs touch) || pf_fail "creating $nfiles files"
+
+pf_bg "$PREFETCHD" trace --bounded-queue --mount "$mnt" --output "$tmp/t" --pid-file "$tmp/pid"
+tracer=$PF_BG_PID
+for ((i = 0; i < 100; i++)); do [ -s "$tmp/pid" ] && break; sleep 0.05; done
+[ -s "$tmp/pid" ] || pf_fail "tracer did not start"
+kill -STOP "$tracer"
+pf_cleanup_add "kill -CONT $tracer"
+for f in "$mnt"/many/*; do : <"$f"; done
+kill -CONT "$tracer"
+"$PREFETCHD" stop --pid-file "$tmp/pid" --timeout 60 >/dev/null || pf_fail "stop failed"
+wait "$tracer" || pf_fail "tracer exited with $?"
+
+"$PREFETCHD" dump --files "$tmp/t" >"$tmp/files" || pf_fail "dump failed"
+grep -q '^# flags: incomplete ([1-9][0-9]* events lost)$' "$tmp/files" || pf_fail "not flagged: $(grep '^# flags' "$tmp/files")"
+got=$(grep -c "	$mnt/many/f" "$tmp/files")
+pf_note "queue $qmax, opened $nfiles, recorded $got"
+[ "$got" -ge $((qmax / 2)) ] && [ "$got" -lt "$nfiles" ] || pf_fail "recorded $got of $nfiles files"
+exit 0
