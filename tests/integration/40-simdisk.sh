@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The simulated disk (results/simdisk) in count mode: the seek model charges exactly what it says, cold reads
+# through loop + ext4 are charged the same way every run, writes reach the image, the control file works; a
+# short sleep-mode sample really waits about the model time; wlrun reads a workload.
+source "$TOP/tests/lib.sh"
+pf_require_root
+[ -e /dev/fuse ] || pf_skip "no /dev/fuse"
+pkg-config --exists fuse3 2>/dev/null || pf_skip "fuse3 development files missing (libfuse3-dev)"
+make -s -C "$TOP/results" progs >/dev/null || pf_fail "make -C results progs"
+source "$TOP/results/lib-sim.sh"
+
+dir=$(sim_tmpfs_dir)
+pf_mkfs "$dir/img" 64M
+mnt=$(pf_tmpdir)
+mkdir -p "$mnt/w"
+mount -o loop "$dir/img" "$mnt/w" || pf_fail "mount $dir/img"
+pf_cleanup_add "umount '$mnt/w'"
+head -c $((8 << 20)) /dev/urandom >"$mnt/w/big"
+for i in $(seq 1 40); do head -c $((i * 1000)) /dev/urandom >"$mnt/w/small$i"; done
+(cd "$mnt/w" && for i in $(seq 40 -1 1); do printf '%s\t/small%s\n' $((i * 1000)) "$i"; done) >"$dir/workload"
+umount "$mnt/w" || pf_fail "umount"
+
+sim_start "$dir/img" count
+span=$(sim_stat span)
+[ "$span" -eq $((64 << 20)) ] || pf_fail "span $span"
+
+# The model, straight through the FUSE file: contiguous = transfer only; far = settle + seek + half a turn.
+expect_ms() { # expect_ms WHAT MIN MAX: model time since reset in ms
+	local ms; ms=$(awk -v ns="$(sim_stat model_ns)" 'BEGIN { printf "%.3f", ns / 1e6 }')
+	awk -v v="$ms" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' || pf_fail "$1: $ms ms, expected $2..$3"
+	pf_note "$1: $ms ms"
+}
+sim_reset
+dd if="$SIM_FUSE/disk" of=/dev/null bs=4096 count=1 iflag=direct status=none || pf_fail "read disk"
+expect_ms "4 KiB at the head" 0.040 0.042
+sim_reset
+dd if="$SIM_FUSE/disk" of=/dev/null bs=4096 count=1 skip=$((span / 2 / 4096)) iflag=direct status=none
+# 1 + 14 * sqrt(0.5) + 4.17 = 15.069 ms, + 0.041 transfer
+expect_ms "4 KiB half a stroke away" 15.10 15.12
+sim_reset
+dd if="$SIM_FUSE/disk" of=/dev/null bs=4096 count=1 skip=4 iflag=direct status=none
+expect_ms "short forward gap (16 KiB)" 0.204 0.206
+[ "$(sim_stat seeks)" = 0 ] || pf_fail "a short gap counted as a seek"
+
+# Writes reach the image and are charged.
+sim_reset
+printf 'SIMDISK-WRITE-TEST' | dd of="$SIM_FUSE/disk" bs=4096 seek=$((span / 4096 - 1)) conv=notrunc,sync oflag=direct \
+	status=none || pf_fail "write disk"
+[ "$(sim_stat writes)" = 1 ] && [ "$(sim_stat write_bytes)" = 4096 ] || pf_fail "write not counted"
+tail -c 4096 "$dir/img" | grep -q SIMDISK-WRITE-TEST || pf_fail "write did not reach the image"
+dd if=/dev/zero of="$SIM_FUSE/disk" bs=4096 seek=$((span / 4096 - 1)) count=1 conv=notrunc oflag=direct status=none
+
+# Control file: a bad command is refused; reset zeroes.
+printf 'bogus\n' >"$SIM_CTL" 2>/dev/null && pf_fail "bad command accepted"
+sim_reset
+[ "$(sim_stat requests)" = 0 ] && [ "$(sim_stat model_ns)" = 0 ] || pf_fail "reset did not zero"
+
+# Cold reads through loop + ext4: charged, and exactly the same twice.
+sim_mount "$mnt/fs"
+run() {
+	pf_drop_caches
+	sim_reset
+	"$SIM_RUN" -C "$mnt/fs" "$dir/workload" >"$dir/out" || pf_fail "wlrun"
+	cat "$mnt/fs/big" >/dev/null
+	sim_stat model_ns
+}
+SIM_RUN=$TOP/build/results/wlrun
+a=$(run) b=$(run)
+grep -q '^files 40 missing 0 bytes 820000 ' "$dir/out" || pf_fail "wlrun: $(cat "$dir/out")"
+[ "$a" = "$b" ] || pf_fail "count mode not exact: $a vs $b ns"
+[ "$(sim_stat read_bytes)" -ge $((8 << 20)) ] || pf_fail "read_bytes $(sim_stat read_bytes)"
+# 8 MiB at 100 MB/s is 84 ms; 40 small files read backwards cost at least a seek each.
+awk -v ns="$a" 'BEGIN { exit !(ns > 84e6 + 40 * 5e6 && ns < 2e9) }' || pf_fail "implausible model time $a ns"
+pf_note "cold read: $(awk -v ns="$a" 'BEGIN { print ns / 1e6 }') ms model time, $(sim_stat seeks) seeks"
+# Warm: nothing reaches the disk.
+sim_reset
+"$SIM_RUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
+[ "$(sim_stat reads)" = 0 ] || pf_fail "warm run reached the disk"
+
+# Sleep mode really waits about the model time (loose bound: shared CI machines).
+sim_mode sleep
+pf_drop_caches
+sim_reset
+t0=$(date +%s%N)
+"$SIM_RUN" -C "$mnt/fs" "$dir/workload" >/dev/null
+t1=$(date +%s%N)
+m=$(sim_stat model_ns)
+sim_mode count
+awk -v w=$((t1 - t0)) -v m="$m" 'BEGIN { exit !(w >= m && w < 2 * m + 50e6) }' ||
+	pf_fail "sleep mode: wall $((t1 - t0)) ns for $m ns of model time"
+pf_note "sleep mode: wall $(((t1 - t0) / 1000000)) ms for $((m / 1000000)) ms model"
