@@ -1,0 +1,74 @@
+/* Planning a reorder: pure functions, no I/O (unit-tested in tests/unit/test_plan.c).
+ *
+ * Input: the layout's blocks as segments in layout order (each a logical run of one file that is physically
+ * contiguous now), and the free extents of the filesystem.  The block sequence is cut into chunks of
+ * chunk_blocks; a chunk whose current placement is already sequential enough (every physical run at least
+ * min_piece blocks) stays where it is.  Every other chunk gets destinations: first the free space right after
+ * the previous chunk's end (no seek between them), otherwise the smallest free area that holds the whole rest
+ * (best fit, lowest address on a tie), otherwise the largest area and the rest elsewhere (split, pieces of at
+ * least min_piece while that is possible, any size when not).  A chunk fails only when the free space minus
+ * the reserve cannot hold it.  Chunk boundaries depend on the block sequence only, not on where blocks lie,
+ * so a second run over an unchanged layout finds every chunk in place and moves nothing.
+ */
+#ifndef PREFETCH_REORDER_PLAN_H
+#define PREFETCH_REORDER_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pf_run {                /* a physical extent */
+	uint64_t start, len;
+};
+
+struct pf_seg {                /* part of one file: logical blocks [lblk, lblk+len) now at [pblk, pblk+len) */
+	uint32_t owner;            /* the caller's file index (opaque here) */
+	uint64_t lblk, pblk, len;
+};
+
+struct pf_move {               /* blocks to copy: owner's [lblk, lblk+len) from src to dst */
+	uint32_t owner;
+	uint64_t lblk, src, dst, len;
+};
+
+struct pf_unit {               /* one unit of work: moves[first..first+count) fill [dst, dst+len) in order */
+	size_t first, count;
+	uint64_t dst, len;
+	size_t chunk;
+};
+
+enum pf_chunk_state { PF_CHUNK_IN_PLACE = 0, PF_CHUNK_PLACED, PF_CHUNK_SPLIT, PF_CHUNK_FAILED };
+
+struct pf_chunk {
+	uint64_t blocks;
+	int state;                 /* enum pf_chunk_state */
+	size_t first_unit, nunits; /* its units (none when in place or failed) */
+	size_t first_seg, nsegs;   /* its segments in pf_plan.segs (the input cut at chunk boundaries) */
+};
+
+struct pf_plan_params {
+	uint64_t chunk_blocks;     /* CHUNK_SIZE_BLOCKS (> 0) */
+	uint64_t reserve_blocks;   /* free blocks never used */
+	uint64_t min_piece;        /* 0 = chunk_blocks / 4 (at least 1) */
+	uint64_t start;            /* where the first chunk prefers to go (e.g. the first data block) */
+};
+
+struct pf_plan {
+	struct pf_seg *segs;       /* input segments cut at chunk boundaries */
+	size_t nsegs;
+	struct pf_chunk *chunks;
+	size_t nchunks;
+	struct pf_move *moves;
+	size_t nmoves;
+	struct pf_unit *units;
+	size_t nunits;
+	uint64_t blocks_total, blocks_in_place, blocks_to_move, blocks_failed;
+	uint64_t chunks_in_place, chunks_split, chunks_failed;
+	uint64_t free_blocks, usable_blocks;
+};
+
+/* free must be sorted by start and not overlap.  Returns 0, -EINVAL or -ENOMEM. */
+int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+		 const struct pf_plan_params *p, struct pf_plan *out);
+void pf_plan_free(struct pf_plan *p);
+
+#endif

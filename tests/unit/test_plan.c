@@ -1,0 +1,291 @@
+/* Reorder planning: chunking, best fit, neighbour preference, splitting, reserve, failure only when the free
+ * space runs out, and the incremental skip of data that is already sequential. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "plan.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* n single-block segments of file 1, scattered (every other block from base). */
+static struct pf_seg *scattered(size_t n, uint64_t base)
+{
+	struct pf_seg *s = calloc(n, sizeof(*s));
+	for (size_t i = 0; i < n; i++)
+		s[i] = (struct pf_seg){ .owner = 1, .lblk = i, .pblk = base + 2 * i, .len = 1 };
+	return s;
+}
+
+/* Every move copies the chunk's blocks in layout order into contiguous destinations of its unit. */
+static void check_consistent(const struct pf_plan *p)
+{
+	uint64_t moved = 0;
+	for (size_t u = 0; u < p->nunits; u++) {
+		const struct pf_unit *un = &p->units[u];
+		uint64_t d = un->dst;
+		for (size_t m = un->first; m < un->first + un->count; m++) {
+			assert_int_equal(p->moves[m].dst, d);
+			d += p->moves[m].len;
+		}
+		assert_int_equal(d, un->dst + un->len);
+		moved += un->len;
+	}
+	assert_int_equal(moved, p->blocks_to_move);
+	assert_int_equal(p->blocks_total, p->blocks_to_move + p->blocks_in_place + p->blocks_failed);
+	/* destinations never overlap */
+	for (size_t a = 0; a < p->nunits; a++)
+		for (size_t b = a + 1; b < p->nunits; b++) {
+			const struct pf_unit *x = &p->units[a], *y = &p->units[b];
+			assert_true(x->dst + x->len <= y->dst || y->dst + y->len <= x->dst);
+		}
+}
+
+static void test_chunking(void **state)
+{
+	(void)state;
+	struct pf_seg *s = scattered(5000, 100000);
+	struct pf_run fr[] = { { 1000, 20000 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 5000, fr, 1, &prm, &p), 0);
+	assert_int_equal(p.nchunks, 3);
+	assert_int_equal(p.chunks[0].blocks, 2000);
+	assert_int_equal(p.chunks[2].blocks, 1000);
+	assert_int_equal(p.nunits, 3);
+	/* one after the other, from the start of the area */
+	assert_int_equal(p.units[0].dst, 1000);
+	assert_int_equal(p.units[1].dst, 3000);
+	assert_int_equal(p.units[2].dst, 5000);
+	assert_int_equal(p.chunks_split, 0);
+	assert_int_equal(p.chunks_failed, 0);
+	assert_int_equal(p.blocks_to_move, 5000);
+	/* layout order kept: logical block i lands at 1000 + i */
+	for (size_t m = 0; m < p.nmoves; m++)
+		assert_int_equal(p.moves[m].dst, 1000 + p.moves[m].lblk);
+	check_consistent(&p);
+	pf_plan_free(&p);
+	free(s);
+}
+
+static void test_segments_cut_at_chunk_boundary(void **state)
+{
+	(void)state;
+	struct pf_seg s[] = { { .owner = 7, .lblk = 0, .pblk = 500, .len = 30 }, { .owner = 8, .lblk = 0, .pblk = 100, .len = 30 } };
+	struct pf_run fr[] = { { 1000, 100 } };
+	struct pf_plan_params prm = { .chunk_blocks = 25, .min_piece = 25 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 2, fr, 1, &prm, &p), 0);
+	assert_int_equal(p.nchunks, 3);
+	assert_int_equal(p.nsegs, 4); /* 25 | 5+20 | 10 */
+	assert_int_equal(p.segs[1].lblk, 25);
+	assert_int_equal(p.segs[1].pblk, 525);
+	assert_int_equal(p.segs[1].len, 5);
+	assert_int_equal(p.segs[2].owner, 8);
+	assert_int_equal(p.segs[2].len, 20);
+	/* chunk 0 is one run of 25: in place; chunks 1 and 2 move */
+	assert_int_equal(p.chunks[0].state, PF_CHUNK_IN_PLACE);
+	assert_int_equal(p.chunks[1].state, PF_CHUNK_PLACED);
+	check_consistent(&p);
+	pf_plan_free(&p);
+}
+
+static void test_best_fit(void **state)
+{
+	(void)state;
+	struct pf_seg *s = scattered(2000, 100000);
+	struct pf_run fr[] = { { 100, 3000 }, { 10000, 2100 }, { 20000, 2500 }, { 30000, 2100 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 2000, fr, 4, &prm, &p), 0);
+	assert_int_equal(p.nunits, 1);
+	assert_int_equal(p.units[0].dst, 10000); /* smallest that fits, lowest address on a tie */
+	check_consistent(&p);
+	pf_plan_free(&p);
+	free(s);
+}
+
+static void test_neighbour_preferred(void **state)
+{
+	(void)state;
+	/* chunk 0 is already sequential at 50000..52000; chunk 1 goes right after it although a better fit exists */
+	struct pf_seg s[2001];
+	s[0] = (struct pf_seg){ .owner = 1, .lblk = 0, .pblk = 50000, .len = 2000 };
+	for (int i = 0; i < 2000; i++)
+		s[1 + i] = (struct pf_seg){ .owner = 2, .lblk = (uint64_t)i, .pblk = 80000 + 2 * (uint64_t)i, .len = 1 };
+	struct pf_run fr[] = { { 100, 2000 }, { 52000, 5000 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 2001, fr, 2, &prm, &p), 0);
+	assert_int_equal(p.chunks[0].state, PF_CHUNK_IN_PLACE);
+	assert_int_equal(p.nunits, 1);
+	assert_int_equal(p.units[0].dst, 52000);
+	/* and a neighbour with too little room is used for the first part, the rest split elsewhere */
+	struct pf_run fr2[] = { { 100, 2000 }, { 52000, 1200 } };
+	struct pf_plan p2;
+	assert_int_equal(pf_plan_make(s, 2001, fr2, 2, &prm, &p2), 0);
+	assert_int_equal(p2.nunits, 2);
+	assert_int_equal(p2.units[0].dst, 52000);
+	assert_int_equal(p2.units[0].len, 1200);
+	assert_int_equal(p2.units[1].dst, 100);
+	assert_int_equal(p2.units[1].len, 800);
+	assert_int_equal(p2.chunks_split, 1);
+	check_consistent(&p);
+	check_consistent(&p2);
+	pf_plan_free(&p);
+	pf_plan_free(&p2);
+}
+
+static void test_split_across_areas(void **state)
+{
+	(void)state;
+	struct pf_seg *s = scattered(6000, 100000);
+	/* no area holds a whole chunk of 2000 */
+	struct pf_run fr[] = { { 100, 1500 }, { 3000, 1500 }, { 6000, 1500 }, { 9000, 1500 }, { 12000, 1500 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 6000, fr, 5, &prm, &p), 0);
+	assert_int_equal(p.chunks_failed, 0);
+	assert_int_equal(p.blocks_to_move, 6000);
+	assert_int_equal(p.chunks_split, 3);
+	for (size_t u = 0; u < p.nunits; u++)
+		assert_true(p.units[u].len >= 500); /* pieces of at least min_piece */
+	check_consistent(&p);
+	pf_plan_free(&p);
+	free(s);
+}
+
+static void test_tiny_areas_no_failure(void **state)
+{
+	(void)state;
+	struct pf_seg *s = scattered(2000, 100000);
+	struct pf_run fr[30];
+	for (int i = 0; i < 30; i++)
+		fr[i] = (struct pf_run){ 1000 + 200 * (uint64_t)i, 100 };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 2000, fr, 30, &prm, &p), 0);
+	assert_int_equal(p.chunks_failed, 0); /* 3000 free: it fits, in pieces */
+	assert_int_equal(p.nunits, 20);
+	check_consistent(&p);
+	pf_plan_free(&p);
+	free(s);
+}
+
+static void test_reserve(void **state)
+{
+	(void)state;
+	struct pf_seg *s = scattered(2000, 100000);
+	struct pf_run fr[] = { { 100, 3000 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000, .reserve_blocks = 1500 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 2000, fr, 1, &prm, &p), 0);
+	assert_int_equal(p.usable_blocks, 1500);
+	assert_int_equal(p.chunks_failed, 1);
+	assert_int_equal(p.nmoves, 0);
+	pf_plan_free(&p);
+	prm.reserve_blocks = 1000;
+	assert_int_equal(pf_plan_make(s, 2000, fr, 1, &prm, &p), 0);
+	assert_int_equal(p.chunks_failed, 0);
+	assert_int_equal(p.blocks_to_move, 2000);
+	pf_plan_free(&p);
+	free(s);
+}
+
+static void test_fails_only_when_space_runs_out(void **state)
+{
+	(void)state;
+	struct pf_seg *s = scattered(5500, 100000);
+	struct pf_run fr[] = { { 100, 1000 }, { 2000, 1000 }, { 4000, 3000 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 5500, fr, 3, &prm, &p), 0);
+	assert_int_equal(p.nchunks, 3);
+	assert_int_equal(p.chunks[0].state != PF_CHUNK_FAILED, 1);
+	assert_int_equal(p.chunks[1].state != PF_CHUNK_FAILED, 1);
+	assert_int_equal(p.chunks[2].state, PF_CHUNK_FAILED); /* 1500 > 1000 left */
+	assert_int_equal(p.blocks_to_move, 4000);
+	assert_int_equal(p.blocks_failed, 1500);
+	check_consistent(&p);
+	pf_plan_free(&p);
+	free(s);
+}
+
+static void test_incremental_skip(void **state)
+{
+	(void)state;
+	/* already in layout order and contiguous: nothing to move */
+	struct pf_seg seq[] = { { .owner = 1, .lblk = 0, .pblk = 5000, .len = 1500 },
+				{ .owner = 2, .lblk = 0, .pblk = 6500, .len = 2500 } };
+	struct pf_run fr[] = { { 100, 3000 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(seq, 2, fr, 1, &prm, &p), 0);
+	assert_int_equal(p.nmoves, 0);
+	assert_int_equal(p.chunks_in_place, 2);
+	pf_plan_free(&p);
+
+	/* scattered data planned with splits; the result, planned again, moves nothing */
+	struct pf_seg *s = scattered(6000, 100000);
+	struct pf_run fr2[] = { { 100, 1500 }, { 3000, 1500 }, { 6000, 1500 }, { 9000, 1700 }, { 12000, 5000 } };
+	assert_int_equal(pf_plan_make(s, 6000, fr2, 5, &prm, &p), 0);
+	assert_true(p.chunks_split > 0);
+	struct pf_seg *after = calloc(p.nmoves, sizeof(*after));
+	for (size_t m = 0; m < p.nmoves; m++)
+		after[m] = (struct pf_seg){ .owner = p.moves[m].owner, .lblk = p.moves[m].lblk, .pblk = p.moves[m].dst,
+					    .len = p.moves[m].len };
+	struct pf_plan q;
+	struct pf_run fr3[] = { { 50000, 100000 } };
+	assert_int_equal(pf_plan_make(after, p.nmoves, fr3, 1, &prm, &q), 0);
+	assert_int_equal(q.nmoves, 0);
+	assert_int_equal(q.blocks_in_place, 6000);
+	pf_plan_free(&q);
+	pf_plan_free(&p);
+	free(after);
+	free(s);
+
+	/* a chunk of long runs stays; one with a short run moves */
+	struct pf_seg mix[] = { { .owner = 1, .lblk = 0, .pblk = 10000, .len = 1000 },
+				{ .owner = 1, .lblk = 1000, .pblk = 30000, .len = 1000 },
+				{ .owner = 2, .lblk = 0, .pblk = 40000, .len = 1990 },
+				{ .owner = 2, .lblk = 1990, .pblk = 60000, .len = 10 } };
+	assert_int_equal(pf_plan_make(mix, 4, fr3, 1, &prm, &p), 0);
+	assert_int_equal(p.chunks[0].state, PF_CHUNK_IN_PLACE);
+	assert_int_equal(p.chunks[1].state, PF_CHUNK_PLACED);
+	pf_plan_free(&p);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct pf_seg s[] = { { .owner = 1, .lblk = 0, .pblk = 5000, .len = 10 } };
+	struct pf_run overlap[] = { { 100, 50 }, { 120, 50 } };
+	struct pf_plan_params prm = { .chunk_blocks = 0 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 1, overlap, 1, &prm, &p), -EINVAL);
+	prm.chunk_blocks = 10;
+	assert_int_equal(pf_plan_make(s, 1, overlap, 2, &prm, &p), -EINVAL);
+	assert_int_equal(pf_plan_make(NULL, 0, NULL, 0, &prm, &p), 0);
+	assert_int_equal(p.nchunks, 0);
+	pf_plan_free(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_chunking),
+		cmocka_unit_test(test_segments_cut_at_chunk_boundary),
+		cmocka_unit_test(test_best_fit),
+		cmocka_unit_test(test_neighbour_preferred),
+		cmocka_unit_test(test_split_across_areas),
+		cmocka_unit_test(test_tiny_areas_no_failure),
+		cmocka_unit_test(test_reserve),
+		cmocka_unit_test(test_fails_only_when_space_runs_out),
+		cmocka_unit_test(test_incremental_skip),
+		cmocka_unit_test(test_bad_input),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
