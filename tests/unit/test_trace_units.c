@@ -1,0 +1,164 @@
+/* Tracer parts that need no fanotify: the residency pass (mincore + FIEMAP) on a real file, and the pid file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "pidfile.h"
+#include "trace_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/pf-trace-unit.XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_residency(void **state)
+{
+	(void)state;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/f", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	long pg = sysconf(_SC_PAGESIZE);
+	char *buf = malloc((size_t)pg * 3);
+	memset(buf, 'x', (size_t)pg);
+	for (int i = 0; i < 16; i++)
+		assert_int_equal(write(fd, buf, (size_t)pg), pg);
+	assert_int_equal(write(fd, buf, 100), 100); /* a partial last page */
+	assert_int_equal(fsync(fd), 0);
+	struct statvfs sv;
+	assert_int_equal(fstatvfs(fd, &sv), 0);
+	uint32_t bs = (uint32_t)sv.f_bsize;
+	uint64_t size = 16 * (uint64_t)pg + 100;
+
+	/* Evict (clean pages go), then read pages 3..5 and the last page with readahead off for this fd. */
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+	struct pf_range *r;
+	size_t n;
+	assert_int_equal(pf_resident_ranges(fd, size, bs, &r, &n), 0);
+	if (n != 0) {
+		free(r);
+		close(fd);
+		free(buf);
+		skip(); /* this filesystem keeps the pages (e.g. tmpfs): nothing to measure */
+	}
+	assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM), 0);
+	assert_int_equal(pread(fd, buf, (size_t)pg * 3, 3 * pg), pg * 3);
+	assert_int_equal(pread(fd, buf, 100, 16 * pg), 100);
+	assert_int_equal(pf_resident_ranges(fd, size, bs, &r, &n), 0);
+	/* merged view: [3pg, 6pg) and [16pg, size); extents may split them at physical boundaries */
+	uint64_t covered = 0, first = UINT64_MAX, last_end = 0;
+	for (size_t i = 0; i < n; i++) {
+		covered += r[i].length;
+		if (r[i].offset < first)
+			first = r[i].offset;
+		if (r[i].offset + r[i].length > last_end)
+			last_end = r[i].offset + r[i].length;
+		assert_true(r[i].offset % (uint64_t)pg == 0);
+		if (i)
+			assert_true(r[i].offset >= r[i - 1].offset + r[i - 1].length);
+	}
+	assert_int_equal(first, 3 * pg);
+	assert_int_equal(last_end, size);
+	assert_int_equal(covered, 3 * pg + 100);
+
+	/* whole-file mapping (what directories get): everything, and a known position when FIEMAP works */
+	free(r);
+	assert_int_equal(pf_mapped_ranges(fd, size, bs, &r, &n), 0);
+	covered = 0;
+	for (size_t i = 0; i < n; i++)
+		covered += r[i].length;
+	assert_int_equal(covered, size);
+	free(r);
+	assert_int_equal(pf_resident_ranges(fd, 0, bs, &r, &n), 0);
+	assert_int_equal(n, 0);
+	close(fd);
+	free(buf);
+}
+
+static void test_pidfile(void **state)
+{
+	(void)state;
+	char path[128];
+	snprintf(path, sizeof(path), "%s/run/sub/p.pid", dir); /* directories are created */
+	pid_t pid;
+	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid), 1); /* none running */
+
+	struct pf_pidfile a, b;
+	pid_t holder;
+	assert_int_equal(pf_pidfile_acquire(path, &a, &holder), 0);
+	assert_int_equal(pf_pidfile_acquire(path, &b, &holder), -EBUSY);
+	assert_int_equal(holder, getpid());
+	pf_pidfile_release(&a);
+	pf_pidfile_release(&a); /* twice is harmless */
+	assert_int_equal(access(path, F_OK), -1);
+
+	/* a stale file (nobody holds the lock) is "none running" and can be taken over */
+	FILE *f = fopen(path, "w");
+	fprintf(f, "999999\n");
+	fclose(f);
+	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid), 1);
+	assert_int_equal(pf_pidfile_acquire(path, &a, &holder), 0);
+	pf_pidfile_release(&a);
+
+	/* a live holder gets the signal, and stop returns once it has released */
+	int ready[2];
+	assert_int_equal(pipe(ready), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGTERM);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		struct pf_pidfile c;
+		if (pf_pidfile_acquire(path, &c, NULL))
+			_exit(1);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		int sig;
+		sigwait(&set, &sig);
+		usleep(100000); /* "writing the trace" */
+		pf_pidfile_release(&c);
+		_exit(0);
+	}
+	char x;
+	assert_int_equal(read(ready[0], &x, 1), 1);
+	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 5000, &pid), 0);
+	assert_int_equal(pid, child);
+	int status;
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_residency),
+		cmocka_unit_test(test_pidfile),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
