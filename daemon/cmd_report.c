@@ -1,11 +1,129 @@
-/* STUB: replaced by the real implementation of 'prefetchd report'. */
+/* prefetchd report: the boot-time table of the recorded boots, per setup (none / prefetch / prefetch+reorder),
+ * and optionally an SVG bar chart of it. */
+#include "boottime.h"
 #include "commands.h"
+#include "config.h"
+#include "format.h"
 #include "log.h"
+#include "report_stats.h"
+#include "report_svg.h"
+#include "safe_file.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: prefetchd report [--config FILE] [--log FILE] [--svg FILE] [--title TEXT]\n"
+		"\n"
+		"Print the boot time and the disk busy time of the recorded boots per setup: none (no layout\n"
+		"replayed), prefetch, prefetch+reorder: boots, average, standard deviation, min and max.\n"
+		"\n"
+		"  --config FILE   configuration (default " PF_DEFAULT_CONFIG "), for PREFETCH_DIR\n"
+		"  --log FILE      boot-time log (default $PREFETCH_DIR/boottime.log)\n"
+		"  --svg FILE      also write a bar chart with error bars (one standard deviation)\n"
+		"  --title TEXT    title of the chart\n"
+		"\n"
+		"Exit: 0, 1 when the log cannot be read, 2 on usage errors.\n");
+}
 
 int cmd_report(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	pf_err("'report' is not implemented yet");
-	return PF_EXIT_FAILURE;
+	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
+					       { "log", required_argument, NULL, 'l' },
+					       { "svg", required_argument, NULL, 's' },
+					       { "title", required_argument, NULL, 't' },
+					       { "help", no_argument, NULL, 'h' },
+					       { NULL, 0, NULL, 0 } };
+	const char *config = NULL, *log = NULL, *svg = NULL, *title = NULL;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "c:l:s:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 'l': log = optarg; break;
+		case 's': svg = optarg; break;
+		case 't': title = optarg; break;
+		case 'h': usage(stdout); return PF_EXIT_OK;
+		default: usage(stderr); return PF_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return PF_EXIT_USAGE;
+	}
+
+	struct pf_config cfg;
+	struct pf_config_diag diag = { 0 };
+	pf_config_defaults(&cfg);
+	int rc = pf_config_load(&cfg, config ? config : PF_DEFAULT_CONFIG, &diag);
+	if (rc && (config || rc != -ENOENT))
+		pf_warn("cannot read %s: %s; using defaults", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
+	for (int i = 0; i < diag.nwarnings; i++)
+		pf_warn("%s", diag.warnings[i]);
+
+	char logpath[512];
+	if (log)
+		snprintf(logpath, sizeof(logpath), "%s", log);
+	else
+		snprintf(logpath, sizeof(logpath), "%s/boottime.log", cfg.state_dir);
+
+	struct pf_boot_record *recs;
+	size_t n, bad;
+	rc = pf_boottime_load(logpath, &recs, &n, &bad);
+	if (rc == -ENOENT) {
+		pf_err("%s does not exist: no traced boot has finished yet", logpath);
+		return PF_EXIT_FAILURE;
+	}
+	if (rc == -EPROTO) {
+		pf_err("%s: written in an unknown format version", logpath);
+		return PF_EXIT_FAILURE;
+	}
+	if (rc) {
+		pf_err("cannot read %s: %s", logpath, pf_strerror(rc));
+		return PF_EXIT_FAILURE;
+	}
+	if (bad)
+		pf_warn("%s: %zu unreadable line%s skipped", logpath, bad, bad == 1 ? "" : "s");
+
+	struct pf_report_row rows[PF_SETUP_COUNT];
+	rc = pf_report_rows(recs, n, rows);
+	if (rc) {
+		free(recs);
+		pf_err("%s", strerror(-rc));
+		return PF_EXIT_FAILURE;
+	}
+	int systemd_end = 0, other_end = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(recs[i].end_source, "systemd"))
+			systemd_end++;
+		else
+			other_end++;
+	}
+	printf("%zu boot%s recorded in %s\n\n", n, n == 1 ? "" : "s", logpath);
+	pf_report_table(stdout, rows);
+	printf("\nboot time: uptime when the boot finished (%d from systemd's FinishTimestamp, %d from the stop\n"
+	       "script or trace stop); disk busy time: /proc/diskstats I/O ticks of the traced disk at trace stop.\n",
+	       systemd_end, other_end);
+	free(recs);
+
+	if (svg) {
+		char *doc = pf_report_svg(rows, title);
+		if (!doc) {
+			pf_err("out of memory");
+			return PF_EXIT_FAILURE;
+		}
+		rc = pf_write_atomic(svg, doc, strlen(doc), 0644);
+		free(doc);
+		if (rc) {
+			pf_err("cannot write %s: %s", svg, strerror(-rc));
+			return PF_EXIT_FAILURE;
+		}
+		printf("chart: %s\n", svg);
+	}
+	return PF_EXIT_OK;
 }

@@ -1,0 +1,287 @@
+/* Boot-time log records: formatting, parsing, appending, and the measurements they hold. */
+#include "boottime.h"
+#include "safe_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+const char *pf_setup_name(enum pf_setup s)
+{
+	switch (s) {
+	case PF_SETUP_NONE: return "none";
+	case PF_SETUP_PREFETCH: return "prefetch";
+	case PF_SETUP_PREFETCH_REORDER: return "prefetch+reorder";
+	case PF_SETUP_REORDER_ONLY: return "reorder";
+	default: return "?";
+	}
+}
+
+enum pf_setup pf_boot_record_setup(const struct pf_boot_record *r)
+{
+	if (r->prefetch)
+		return r->reorder ? PF_SETUP_PREFETCH_REORDER : PF_SETUP_PREFETCH;
+	return r->reorder ? PF_SETUP_REORDER_ONLY : PF_SETUP_NONE;
+}
+
+/* A field must be one word: spaces would shift every column after it. */
+static const char *word(const char *s)
+{
+	if (!s[0])
+		return "-";
+	for (const char *p = s; *p; p++)
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '#')
+			return "-";
+	return s;
+}
+
+int pf_boot_record_format(const struct pf_boot_record *r, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s %" PRId64 " %.2f %s %d %d %s %" PRId64 " %" PRId64 " %" PRId64, word(r->boot_id),
+			 r->when, r->boot_s, word(r->end_source), r->prefetch ? 1 : 0, r->reorder ? 1 : 0,
+			 word(r->disk), r->io_ms, r->reads, r->sectors);
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	return n;
+}
+
+int pf_boot_record_parse(const char *line, struct pf_boot_record *r)
+{
+	struct pf_boot_record t;
+	memset(&t, 0, sizeof(t));
+	char end;
+	/* %n-free: the last %c catches nothing but a trailing field of a newer version, which is allowed */
+	int got = sscanf(line, "%39s %" SCNd64 " %lf %15s %d %d %31s %" SCNd64 " %" SCNd64 " %" SCNd64 " %c", t.boot_id,
+			 &t.when, &t.boot_s, t.end_source, &t.prefetch, &t.reorder, t.disk, &t.io_ms, &t.reads,
+			 &t.sectors, &end);
+	if (got < 10)
+		return -EINVAL;
+	if (!(t.boot_s >= 0 && t.boot_s < 1e7) || (t.prefetch != 0 && t.prefetch != 1) ||
+	    (t.reorder != 0 && t.reorder != 1) || t.io_ms < -1 || t.reads < -1 || t.sectors < -1)
+		return -EINVAL;
+	*r = t;
+	return 0;
+}
+
+int pf_boottime_parse(const char *text, struct pf_boot_record **recs, size_t *n, size_t *bad)
+{
+	*recs = NULL;
+	*n = *bad = 0;
+	size_t cap = 0;
+	int first = 1;
+	const char *p = text;
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		char line[PF_BOOTTIME_LINE_MAX];
+		if (len >= sizeof(line)) {
+			(*bad)++;
+		} else {
+			memcpy(line, p, len);
+			line[len] = '\0';
+			if (first && !strncmp(line, "# prefetch boottime log, format ", 32) &&
+			    strcmp(line, PF_BOOTTIME_HEADER) != 0) {
+				free(*recs);
+				*recs = NULL;
+				*n = 0;
+				return -EPROTO;
+			}
+			if (line[0] != '#' && line[0] != '\0') {
+				struct pf_boot_record r;
+				if (pf_boot_record_parse(line, &r)) {
+					(*bad)++;
+				} else {
+					if (*n == cap) {
+						size_t ncap = cap ? cap * 2 : 64;
+						struct pf_boot_record *g = realloc(*recs, ncap * sizeof(*g));
+						if (!g) {
+							free(*recs);
+							*recs = NULL;
+							*n = 0;
+							return -ENOMEM;
+						}
+						*recs = g;
+						cap = ncap;
+					}
+					(*recs)[(*n)++] = r;
+				}
+			}
+		}
+		first = 0;
+		if (!eol)
+			break;
+		p = eol + 1;
+	}
+	return 0;
+}
+
+int pf_boottime_load(const char *path, struct pf_boot_record **recs, size_t *n, size_t *bad)
+{
+	void *buf;
+	size_t len;
+	*recs = NULL;
+	*n = *bad = 0;
+	int rc = pf_read_file(path, 64u << 20, 0, &buf, &len);
+	if (rc)
+		return rc;
+	char *text = realloc(buf, len + 1);
+	if (!text) {
+		free(buf);
+		return -ENOMEM;
+	}
+	text[len] = '\0';
+	rc = pf_boottime_parse(text, recs, n, bad);
+	free(text);
+	return rc;
+}
+
+int pf_boottime_append(const char *path, const struct pf_boot_record *r)
+{
+	char line[PF_BOOTTIME_LINE_MAX];
+	int len = pf_boot_record_format(r, line, sizeof(line) - 1);
+	if (len < 0)
+		return len;
+	line[len++] = '\n';
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int rc = fstat(fd, &st) < 0 ? -errno : 0;
+	char out[PF_BOOTTIME_LINE_MAX + 256];
+	size_t olen = 0;
+	if (rc == 0 && st.st_size == 0)
+		olen = (size_t)snprintf(out, sizeof(out),
+					"%s\n# boot_id unix_time boot_s end_source prefetch reorder disk io_ms reads sectors\n",
+					PF_BOOTTIME_HEADER);
+	memcpy(out + olen, line, (size_t)len);
+	olen += (size_t)len;
+	/* one write(): O_APPEND keeps concurrent appenders from interleaving inside a line */
+	if (rc == 0) {
+		ssize_t w = write(fd, out, olen);
+		if (w < 0)
+			rc = -errno;
+		else if ((size_t)w != olen)
+			rc = -EIO;
+	}
+	if (rc == 0 && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+int pf_diskstats_parse(const char *text, unsigned maj, unsigned min, char *name, size_t namelen, int64_t *reads,
+		       int64_t *sectors, int64_t *io_ms)
+{
+	const char *p = text;
+	while (*p) {
+		unsigned a, b;
+		char nm[64];
+		long long f[10];
+		/* major minor name, then (after the name) 1 reads, 2 merged, 3 sectors read, 4 ms reading,
+		 * 5 writes, 6 merged, 7 sectors written, 8 ms writing, 9 in flight, 10 ms doing I/O */
+		int got = sscanf(p, "%u %u %63s %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld", &a, &b, nm, &f[0], &f[1],
+				 &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9]);
+		if (got == 13 && a == maj && b == min) {
+			snprintf(name, namelen, "%s", nm);
+			*reads = f[0];
+			*sectors = f[2];
+			*io_ms = f[9];
+			return 0;
+		}
+		const char *eol = strchr(p, '\n');
+		if (!eol)
+			break;
+		p = eol + 1;
+	}
+	return -ENOENT;
+}
+
+/* The whole disk of a partition: /sys/dev/block/M:m/partition exists, and the parent directory is the disk. */
+static dev_t whole_disk(dev_t dev)
+{
+	char path[128], real[PATH_MAX];
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
+	if (access(path, F_OK) != 0)
+		return dev;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../dev", major(dev), minor(dev));
+	if (!realpath(path, real))
+		return dev;
+	FILE *f = fopen(real, "re");
+	if (!f)
+		return dev;
+	unsigned a, b;
+	int ok = fscanf(f, "%u:%u", &a, &b) == 2;
+	fclose(f);
+	return ok ? makedev(a, b) : dev;
+}
+
+int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
+{
+	strcpy(r->disk, "-");
+	r->io_ms = r->reads = r->sectors = -1;
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	dev_t dev = whole_disk(st.st_dev);
+	/* /proc files report size 0: read them to EOF */
+	FILE *f = fopen("/proc/diskstats", "re");
+	if (!f)
+		return -errno;
+	size_t cap = 1u << 16, len = 0;
+	char *text = malloc(cap);
+	while (text) {
+		size_t got = fread(text + len, 1, cap - len - 1, f);
+		len += got;
+		if (got == 0 || len + 1 < cap)
+			break;
+		if (cap >= (4u << 20))
+			break;
+		char *g = realloc(text, cap * 2);
+		if (!g) {
+			free(text);
+			text = NULL;
+			break;
+		}
+		text = g;
+		cap *= 2;
+	}
+	fclose(f);
+	if (!text)
+		return -ENOMEM;
+	text[len] = '\0';
+	int rc = pf_diskstats_parse(text, major(dev), minor(dev), r->disk, sizeof(r->disk), &r->reads, &r->sectors,
+				    &r->io_ms);
+	free(text);
+	return rc;
+}
+
+double pf_uptime(void)
+{
+	FILE *f = fopen("/proc/uptime", "re");
+	if (!f)
+		return -1;
+	double up;
+	int ok = fscanf(f, "%lf", &up) == 1;
+	fclose(f);
+	return ok ? up : -1;
+}
+
+void pf_boot_id(char *buf, size_t len)
+{
+	snprintf(buf, len, "-");
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (!f)
+		return;
+	char id[64];
+	if (fscanf(f, "%63s", id) == 1)
+		snprintf(buf, len, "%s", id);
+	fclose(f);
+}

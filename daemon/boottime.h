@@ -1,0 +1,74 @@
+/* Boot-time log: one text line per traced boot in $PREFETCH_DIR/boottime.log, so that integrators can compare
+ * boots without prefetch, with prefetch, and with prefetch and reordering ('prefetchd report').
+ *
+ * File format (version 1): a first line "# prefetch boottime log, format 1", comment lines starting with '#',
+ * then one record per line, fields separated by spaces:
+ *
+ *   boot_id unix_time boot_s end_source prefetch reorder disk io_ms reads sectors
+ *
+ *   boot_id     /proc/sys/kernel/random/boot_id ("-" unknown)
+ *   unix_time   when the record was written
+ *   boot_s      uptime in seconds when the boot finished (see end_source)
+ *   end_source  how boot end was known: "systemd" (FinishTimestampMonotonic of the manager, what
+ *               systemd-analyze prints), "file" (written by the stop init script or a test), "trace-stop"
+ *               (uptime when tracing stopped: nothing better was known)
+ *   prefetch    1 when a layout was replayed during this boot
+ *   reorder     1 when a reorder was armed at the previous shutdown (and ENABLE_FILE_REORDERING=1)
+ *   disk        the whole disk holding the first traced filesystem ("-" unknown, e.g. in a container)
+ *   io_ms       its "time spent doing I/Os" from /proc/diskstats at trace stop, ms (-1 unknown)
+ *   reads       reads completed (-1 unknown)
+ *   sectors     sectors read, 512 bytes each (-1 unknown)
+ * Unknown trailing fields are ignored, so later versions may append columns. */
+#ifndef PREFETCH_BOOTTIME_H
+#define PREFETCH_BOOTTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define PF_BOOTTIME_HEADER "# prefetch boottime log, format 1"
+#define PF_BOOTTIME_LINE_MAX 512
+
+/* The setups 'prefetchd report' compares. */
+enum pf_setup { PF_SETUP_NONE = 0, PF_SETUP_PREFETCH, PF_SETUP_PREFETCH_REORDER, PF_SETUP_REORDER_ONLY, PF_SETUP_COUNT };
+
+struct pf_boot_record {
+	char boot_id[40];
+	int64_t when;
+	double boot_s;
+	char end_source[16];
+	int prefetch, reorder;
+	char disk[32];
+	int64_t io_ms, reads, sectors;
+};
+
+/* Display name of a setup: "none", "prefetch", "prefetch+reorder", "reorder". */
+const char *pf_setup_name(enum pf_setup s);
+enum pf_setup pf_boot_record_setup(const struct pf_boot_record *r);
+
+/* One line without the newline.  Returns the length, or -ENOSPC if it does not fit. */
+int pf_boot_record_format(const struct pf_boot_record *r, char *buf, size_t len);
+/* Parse one record line.  Returns 0 or -EINVAL. */
+int pf_boot_record_parse(const char *line, struct pf_boot_record *r);
+
+/* Parse a whole log text.  Returns 0 with a malloc'd array (free it) and the number of unreadable lines in
+ * *bad, -EPROTO when the header names another format, -ENOMEM. */
+int pf_boottime_parse(const char *text, struct pf_boot_record **recs, size_t *n, size_t *bad);
+/* Read a log file (missing file: -ENOENT). */
+int pf_boottime_load(const char *path, struct pf_boot_record **recs, size_t *n, size_t *bad);
+/* Append one record (the header first if the file is new or empty), fsync'd.  Returns 0 or -errno. */
+int pf_boottime_append(const char *path, const struct pf_boot_record *r);
+
+/* From /proc/diskstats text: the line of device major:minor.  Returns 0 or -ENOENT. */
+int pf_diskstats_parse(const char *text, unsigned maj, unsigned min, char *name, size_t namelen, int64_t *reads,
+		       int64_t *sectors, int64_t *io_ms);
+/* Fill disk/io_ms/reads/sectors for the whole disk holding path (a partition is mapped to its disk through
+ * sysfs).  Leaves "-" / -1 when unknown.  Returns 0 or a negative errno. */
+int pf_boot_record_disk(const char *path, struct pf_boot_record *r);
+
+/* Seconds since boot (/proc/uptime), or -1. */
+double pf_uptime(void);
+/* The kernel's boot id into buf (at least 37 bytes), "-" if unknown. */
+void pf_boot_id(char *buf, size_t len);
+
+#endif
