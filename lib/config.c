@@ -27,6 +27,7 @@ void pf_config_defaults(struct pf_config *cfg)
 	cfg->replay_timeout = 60;
 	cfg->replay_threads = 4;
 	cfg->medium = PF_MEDIUM_AUTO;
+	cfg->enable_replay = 1;
 }
 
 static void warn(struct pf_config_diag *diag, const char *origin, int line, const char *fmt, ...)
@@ -41,7 +42,7 @@ static void warn(struct pf_config_diag *diag, const char *origin, int line, cons
 	snprintf(diag->warnings[diag->nwarnings++], sizeof(diag->warnings[0]), "%s:%d: %s", origin, line, msg);
 }
 
-enum vtype { V_INT, V_LONG, V_BOOL, V_PATH, V_MEDIUM, V_MOUNTS };
+enum vtype { V_INT, V_LONG, V_BOOL, V_PATH, V_MEDIUM, V_MOUNTS, V_IGNORED };
 
 struct key {
 	const char *name;
@@ -68,6 +69,9 @@ static const struct key keys[] = {
 	K("REPLAY_THREADS", V_INT, replay_threads, 1, 64),
 	K("PREFETCH_MEDIUM", V_MEDIUM, medium, 0, 0),
 	K("TRACE_MOUNTS", V_MOUNTS, nmounts, 0, 0),
+	K("ENABLE_REPLAY", V_BOOL, enable_replay, 0, 1),
+	/* historical (2007) keys of features that do not exist any more: accepted without a warning */
+	K("ENABLE_APP_PREFETCHING", V_IGNORED, enable_prefetch, 0, 0),
 };
 #undef K
 
@@ -134,6 +138,8 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 	long v;
 	int b;
 	switch (k->type) {
+	case V_IGNORED:
+		return;
 	case V_INT:
 	case V_LONG:
 		if (parse_long(val, &v) || v < k->min || v > k->max) {

@@ -3,6 +3,7 @@
  * The historical keys of the 2007 prefetch project keep their meaning (PREFETCH_DIR, LOGIN_TRACING_DELAY,
  * TRACE_AGGREGATION_COUNT, ENABLE_FILE_REORDERING, CHUNK_SIZE_BLOCKS).  A bad value or an unknown key
  * never stops anything: it is reported as a warning naming the line and the default is kept.
+ * ENABLE_APP_PREFETCHING (2007: application prefetching) is accepted and has no effect.
  */
 #ifndef PREFETCH_CONFIG_H
 #define PREFETCH_CONFIG_H
@@ -37,6 +38,7 @@ struct pf_config {
 	int medium;                  /* PREFETCH_MEDIUM (auto|rotational|ssd) */
 	int nmounts;                 /* TRACE_MOUNTS ("" = every local filesystem) */
 	char mounts[PF_CONFIG_MAX_MOUNTS][256];
+	int enable_replay;           /* ENABLE_REPLAY (1): 0 = trace and measure boots without replaying (baseline) */
 };
 
 struct pf_config_diag {

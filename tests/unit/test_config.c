@@ -28,6 +28,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.reorder_time_budget, 20);
 	assert_string_equal(c.state_dir, "/var/lib/prefetch");
 	assert_int_equal(c.nmounts, 0);
+	assert_int_equal(c.enable_replay, 1);
 }
 
 static void test_historical_keys_and_quotes(void **state)
@@ -45,7 +46,9 @@ static void test_historical_keys_and_quotes(void **state)
 			"ENABLE_FILE_REORDERING=yes\n"
 			"CHUNK_SIZE_BLOCKS=4096\n"
 			"PREFETCH_MEDIUM=rotational\n"
-			"TRACE_MOUNTS=\"/ /usr,/boot\"\n",
+			"TRACE_MOUNTS=\"/ /usr,/boot\"\n"
+			"ENABLE_APP_PREFETCHING=1\n"
+			"ENABLE_REPLAY=no\n",
 			"test", &d);
 	assert_int_equal(d.nwarnings, 0);
 	assert_string_equal(c.state_dir, "/srv/prefetch");
@@ -57,6 +60,8 @@ static void test_historical_keys_and_quotes(void **state)
 	assert_int_equal(c.nmounts, 3);
 	assert_string_equal(c.mounts[1], "/usr");
 	assert_string_equal(c.mounts[2], "/boot");
+	assert_int_equal(c.enable_replay, 0);
+	assert_int_equal(c.enable_prefetch, 1); /* the ignored historical key changes nothing */
 }
 
 static void test_bad_values_keep_defaults(void **state)
