@@ -19,14 +19,20 @@ struct pf_replay_opts {
 
 struct pf_replay_stats {
 	unsigned files, files_skipped; /* skipped: missing, changed or unreadable */
-	unsigned long long bytes;
-	unsigned metadata_blocks;  /* inode-table / directory blocks pulled in the metadata pass */
-	int medium;                /* enum pf_medium used */
+	unsigned files_missing;    /* of files_skipped: gone, or their filesystem is not mounted */
+	unsigned files_changed;    /* of files_skipped: inode, size, mtime or generation differ (never read) */
+	unsigned long long bytes;  /* readahead requested (clipped to the files' sizes) */
+	unsigned metadata_blocks;  /* inode-table / directory / extent-tree blocks pulled in the metadata pass */
+	int medium;                /* enum pf_medium used (rotational if any filesystem was swept) */
 	int timed_out;
+	int stopped;               /* *opts->stop was set */
 	double seconds;
 };
 
-/* Returns 0 (also when some files were skipped) or a negative error. */
+/* Returns 0 (also when some files were skipped, or when stopped or timed out: see st) or a negative error
+ * (PF_EKIND for a trace, -ENOMEM).  Logs nothing; thread-safe with respect to other threads of the process
+ * (it starts up to opts->threads readers of its own and joins them before returning).  Memory is bounded by
+ * the layout's size; a changed or missing file is skipped, never read. */
 int pf_replay(const struct pf_image *layout, const struct pf_replay_opts *o, struct pf_replay_stats *st);
 
 #endif

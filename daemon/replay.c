@@ -1,0 +1,134 @@
+/* pf_replay: plan the layout's reads, then sweep the rotational filesystems (metadata pass, physical order)
+ * while readers pull the solid-state ones in access order. */
+#include "replay_internal.h"
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+int pf_rctx_should_stop(struct pf_rctx *c)
+{
+	if (c->o && c->o->stop && *c->o->stop) {
+		atomic_store(&c->stopped, 1);
+		return 1;
+	}
+	if (atomic_load(&c->stopped) || atomic_load(&c->timed_out))
+		return 1;
+	if (c->has_deadline) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec > c->deadline.tv_sec ||
+		    (t.tv_sec == c->deadline.tv_sec && t.tv_nsec >= c->deadline.tv_nsec)) {
+			atomic_store(&c->timed_out, 1);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int fd_budget(void)
+{
+	struct rlimit rl;
+	rlim_t b = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur / 4 : 64;
+	return b < 16 ? 16 : b > 1024 ? 1024 : (int)b;
+}
+
+static int is_ext(const char *type)
+{
+	return !strcmp(type, "ext2") || !strcmp(type, "ext3") || !strcmp(type, "ext4");
+}
+
+int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct pf_replay_stats *st)
+{
+	double t0 = now_s();
+	memset(st, 0, sizeof(*st));
+	if (!l || l->kind != PF_KIND_LAYOUT)
+		return PF_EKIND;
+	struct pf_rctx c = { .l = l, .o = o, .fd_budget = fd_budget() };
+	atomic_init(&c.bytes, 0);
+	atomic_init(&c.timed_out, 0);
+	atomic_init(&c.stopped, 0);
+	if (o && o->timeout_s > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &c.deadline);
+		c.deadline.tv_sec += o->timeout_s;
+		c.has_deadline = 1;
+	}
+	struct pf_ritem *items = NULL, *solid = NULL;
+	struct pf_rpar *par = NULL;
+	size_t n = 0;
+	int rc = -ENOMEM;
+	c.fs = calloc(l->nfs ? l->nfs : 1, sizeof(*c.fs));
+	c.fstate = calloc(l->nfiles ? l->nfiles : 1, sizeof(*c.fstate));
+	c.dir_done = calloc(l->nfiles ? l->nfiles : 1, 1);
+	if (!c.fs || !c.fstate || !c.dir_done)
+		goto out;
+	pf_replay_resolve_fs(&c);
+
+	struct pf_rplan_opts po = { .max_bytes = o ? o->max_bytes : 0 };
+	rc = pf_rplan_build(l, &po, &items, &n);
+	if (rc)
+		goto out;
+
+	/* Split by medium; the files of a filesystem that is not there are skipped at once. */
+	size_t nrot = 0, nsolid = 0;
+	solid = malloc((n ? n : 1) * sizeof(*solid));
+	if (!solid) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct pf_rfs *f = &c.fs[items[i].fs];
+		if (!f->ok)
+			atomic_store(&c.fstate[items[i].file], PF_RFILE_MISSING);
+		else if (f->medium == PF_MEDIUM_SOLID)
+			solid[nsolid++] = items[i];
+		else
+			items[nrot++] = items[i];
+	}
+	if (nsolid) {
+		rc = pf_replay_parallel_start(&c, solid, nsolid, o && o->threads > 0 ? o->threads : 4, &par);
+		if (rc)
+			goto out;
+	}
+	if (nrot) {
+		unsigned blocks = 0;
+		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
+			if (c.fs[f].ok && c.fs[f].medium == PF_MEDIUM_ROTATIONAL && c.fs[f].devname[0] &&
+			    is_ext(c.fs[f].type))
+				(void)pf_replay_metadata(&c, f, &blocks); /* only a hint: the data sweep goes on */
+		st->metadata_blocks = blocks;
+		rc = pf_replay_sweep(&c, items, nrot);
+	}
+	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nsolid ? PF_MEDIUM_SOLID : PF_MEDIUM_UNKNOWN;
+out:
+	pf_replay_parallel_join(par);
+	if (c.fstate) {
+		for (uint32_t i = 0; i < l->nfiles; i++) {
+			unsigned char s = atomic_load(&c.fstate[i]);
+			st->files += s == PF_RFILE_OK;
+			st->files_skipped += s >= PF_RFILE_MISSING;
+			st->files_missing += s == PF_RFILE_MISSING;
+			st->files_changed += s == PF_RFILE_CHANGED;
+		}
+	}
+	st->bytes = atomic_load(&c.bytes);
+	st->timed_out = atomic_load(&c.timed_out);
+	st->stopped = atomic_load(&c.stopped);
+	st->seconds = now_s() - t0;
+	free(items);
+	free(solid);
+	free(c.fs);
+	free((void *)c.fstate);
+	free(c.dir_done);
+	return rc;
+}

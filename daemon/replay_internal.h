@@ -1,0 +1,73 @@
+/* Shared state of one replay, split across replay_*.c by concern.  Internal: others call pf_replay(). */
+#ifndef PREFETCH_REPLAY_INTERNAL_H
+#define PREFETCH_REPLAY_INTERNAL_H
+
+#include "replay.h"
+#include "replay_plan.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* Largest single readahead(2)/getdents call: readahead may block while it submits I/O (queue full, block
+ * mapping), so the stop flag and the deadline are checked at least this often. */
+#define PF_REPLAY_CHUNK (1u << 20)
+
+/* A layout filesystem as it is found now. */
+struct pf_rfs {
+	int ok;               /* mounted where the layout says, same UUID (when both are known) */
+	dev_t dev;            /* st_dev of the mount point now */
+	ino_t root_ino;       /* inode of the mount point's root directory */
+	int medium;           /* enum pf_medium (never UNKNOWN: unknown counts as rotational) */
+	uint32_t block_size;
+	char type[32];        /* blkid TYPE, "" if unknown */
+	char devname[256];    /* block device node, "" if none */
+};
+
+/* Per-file outcome; the first thread to decide records it. */
+enum { PF_RFILE_UNSEEN = 0, PF_RFILE_OK, PF_RFILE_MISSING, PF_RFILE_CHANGED, PF_RFILE_UNREADABLE };
+
+struct pf_rctx {
+	const struct pf_image *l;
+	const struct pf_replay_opts *o;
+	struct pf_rfs *fs;               /* [l->nfs] */
+	_Atomic unsigned char *fstate;   /* [l->nfiles] PF_RFILE_* */
+	unsigned char *dir_done;         /* [l->nfiles] blocks already pulled by the metadata pass */
+	struct timespec deadline;
+	int has_deadline;
+	atomic_ullong bytes;
+	atomic_int timed_out, stopped;
+	int fd_budget;                   /* fds the sweep may keep open at once */
+};
+
+/* Stop flag set or deadline passed (records which).  Cheap; call between reads. */
+int pf_rctx_should_stop(struct pf_rctx *c);
+
+/* replay_open.c: find the layout's filesystems now (mount point, UUID, device, medium). */
+void pf_replay_resolve_fs(struct pf_rctx *c);
+/* Does a file found now match its layout record?  0, or -ESTALE (changed) / -EXDEV (other filesystem). */
+int pf_replay_verify(const struct pf_file *f, const struct stat *st, dev_t dev);
+/* Open a layout file after checking its identity; records the outcome.  META items need no fd: returns 0
+ * without opening when want_fd is 0.  Returns an fd (>= 0 when want_fd), 0, or a negative errno. */
+int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd);
+/* Do one item on an open fd: readahead in chunks, or read a directory.  Returns 0 or -errno / -EINTR. */
+int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it);
+
+/* replay_fiemap.c: physical places of DATA items of one file (sorted by offset), from FIEMAP. */
+int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n);
+
+/* replay_metadata.c: metadata pass on one ext2/3/4 filesystem; adds the blocks read to *blocks. */
+int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
+
+/* replay_rotational.c: map, sort and sweep items (all on rotational filesystems). */
+int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n);
+
+/* replay_parallel.c: readers pulling items in access order. */
+struct pf_rpar;
+int pf_replay_parallel_start(struct pf_rctx *c, const struct pf_ritem *items, size_t n, int threads,
+			     struct pf_rpar **out);
+void pf_replay_parallel_join(struct pf_rpar *p);
+
+#endif

@@ -1,0 +1,424 @@
+/* The metadata pass (ext2/3/4 on rotational media).  Opening a file reads its inode-table block and the
+ * blocks of every directory on its path; done file by file in boot order, the head goes back to the inode
+ * tables between data reads about twice per file.  ext4 reads those blocks through the block device's page
+ * cache, so readahead on the device node, in block order, warms them in one sweep before the data sweep.
+ *
+ * Steps, each one sorted sweep on the device:
+ *   1. inode-table blocks of every inode the layout names (number from the layout, place from the group
+ *      descriptors: no I/O needed to find them);
+ *   2. extent-tree / indirect blocks of its regular files (their inodes are now cached);
+ *   3. the directory tree, level by level from the mount's root: the inode blocks of the level's
+ *      directories, then their blocks, then libext2fs looks the next level's names up in them (cached). */
+#include "replay_internal.h"
+
+#include <errno.h>
+#include <ext2fs/ext2fs.h>
+#include <ext2fs/ext3_extents.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Bounds: metadata is small next to data; a layout asking for more is strange, not a reason to read a lot. */
+#define META_MAX_BLOCKS (1u << 16)  /* 256 MiB of 4 KiB blocks over the whole pass */
+#define META_GAP_BLOCKS 32          /* read through gaps up to 128 KiB: cheaper than a seek */
+
+struct rvec {
+	struct pf_brange *r;
+	size_t n, cap;
+	uint64_t blocks; /* requested, for the budget */
+};
+
+struct meta {
+	struct pf_rctx *c;
+	ext2_filsys fs;
+	int bdev;
+	struct rvec all;  /* everything requested, to count distinct blocks */
+};
+
+static int push(struct rvec *v, uint64_t start, uint64_t count)
+{
+	if (!count)
+		return 0;
+	if (v->blocks + count > META_MAX_BLOCKS)
+		return -E2BIG;
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 256;
+		struct pf_brange *r = realloc(v->r, cap * sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		v->r = r;
+		v->cap = cap;
+	}
+	v->r[v->n++] = (struct pf_brange){ start, count };
+	v->blocks += count;
+	return 0;
+}
+
+/* Readahead a list of blocks on the device, sorted and merged; the list is emptied. */
+static int sweep(struct meta *m, struct rvec *v)
+{
+	int rc = 0;
+	for (size_t i = 0; i < v->n && !rc; i++)
+		rc = push(&m->all, v->r[i].start, v->r[i].count);
+	size_t n = pf_branges_normalize(v->r, v->n, META_GAP_BLOCKS);
+	uint64_t bs = m->fs->blocksize, max = ext2fs_blocks_count(m->fs->super);
+	for (size_t i = 0; i < n && !rc; i++) {
+		uint64_t b = v->r[i].start, end = b + v->r[i].count;
+		if (end > max)
+			end = max;
+		while (b < end) {
+			if (pf_rctx_should_stop(m->c)) {
+				rc = -EINTR;
+				break;
+			}
+			uint64_t cnt = end - b;
+			if (cnt * bs > PF_REPLAY_CHUNK)
+				cnt = PF_REPLAY_CHUNK / bs;
+			(void)readahead(m->bdev, (off64_t)(b * bs), (size_t)(cnt * bs));
+			b += cnt;
+		}
+	}
+	v->n = 0;
+	v->blocks = 0;
+	return rc;
+}
+
+static int inode_block(ext2_filsys fs, uint64_t ino, uint64_t *blk)
+{
+	struct ext2_super_block *sb = fs->super;
+	if (ino < 1 || ino > sb->s_inodes_count || !sb->s_inodes_per_group)
+		return -1;
+	dgrp_t g = (dgrp_t)((ino - 1) / sb->s_inodes_per_group);
+	uint64_t idx = (ino - 1) % sb->s_inodes_per_group;
+	blk64_t tab = ext2fs_inode_table_loc(fs, g);
+	if (!tab)
+		return -1;
+	*blk = tab + idx * EXT2_INODE_SIZE(sb) / fs->blocksize;
+	return 0;
+}
+
+struct iter {
+	struct rvec *v;
+	int data;
+	int err;
+};
+
+static int block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk64_t ref_blk, int ref_offset,
+		    void *priv)
+{
+	(void)fs, (void)ref_blk, (void)ref_offset;
+	struct iter *it = priv;
+	if (blockcnt < 0 || it->data)
+		it->err = push(it->v, *blocknr, 1);
+	return it->err ? BLOCK_ABORT : 0;
+}
+
+/* Blocks an inode's reads need: its tree (extent index or indirect blocks) and, with data, its data. */
+static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct rvec *v)
+{
+	struct ext2_inode inode;
+	if (ext2fs_read_inode(fs, ino, &inode))
+		return -EIO;
+	if (inode.i_flags & EXT4_INLINE_DATA_FL)
+		return 0;
+	if (inode.i_flags & EXT4_EXTENTS_FL) {
+		const struct ext3_extent_header *h = (const void *)inode.i_block;
+		if (!data && !ext2fs_le16_to_cpu(h->eh_depth))
+			return 0; /* the whole tree is in the inode */
+		ext2_extent_handle_t eh;
+		if (ext2fs_extent_open2(fs, ino, &inode, &eh))
+			return -EIO;
+		struct ext2fs_extent e;
+		int rc = 0;
+		for (errcode_t err = ext2fs_extent_get(eh, EXT2_EXTENT_ROOT, &e); !err && !rc;
+		     err = ext2fs_extent_get(eh, EXT2_EXTENT_NEXT, &e)) {
+			if (e.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT)
+				continue;
+			if (!(e.e_flags & EXT2_EXTENT_FLAGS_LEAF))
+				rc = push(v, e.e_pblk, 1); /* an index entry points at the next level's block */
+			else if (data && !(e.e_flags & EXT2_EXTENT_FLAGS_UNINIT))
+				rc = push(v, e.e_pblk, e.e_len);
+		}
+		ext2fs_extent_free(eh);
+		return rc;
+	}
+	if (!data && !inode.i_block[EXT2_IND_BLOCK] && !inode.i_block[EXT2_DIND_BLOCK] &&
+	    !inode.i_block[EXT2_TIND_BLOCK])
+		return 0;
+	struct iter it = { v, data, 0 };
+	if (ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY, NULL, block_cb, &it))
+		return it.err ? it.err : -EIO;
+	return it.err;
+}
+
+/* ---- the directory tree of the layout's paths ---- */
+
+struct dnode {
+	const char *path; /* prefix of a layout path, relative to the mount point */
+	uint32_t len;     /* its length */
+	uint32_t name;    /* offset of its last component */
+	uint32_t depth;   /* 1 = in the mount's root directory */
+	uint32_t first, nchild; /* children: nodes [first, first + nchild) at depth + 1 */
+	ext2_ino_t ino;   /* from the lookup in the parent, 0 if not found */
+};
+
+static int prefix_cmp(const char *a, size_t al, const char *b, size_t bl)
+{
+	int r = memcmp(a, b, al < bl ? al : bl);
+	return r ? r : al < bl ? -1 : al > bl;
+}
+
+static int dnode_cmp(const void *pa, const void *pb)
+{
+	const struct dnode *a = pa, *b = pb;
+	if (a->depth != b->depth)
+		return a->depth < b->depth ? -1 : 1;
+	return prefix_cmp(a->path, a->len, b->path, b->len);
+}
+
+/* Path of a file relative to the mount point, or NULL if it is not below it. */
+static const char *relative(const char *path, const char *mnt)
+{
+	size_t ml = strlen(mnt);
+	while (ml && mnt[ml - 1] == '/')
+		ml--;
+	if (strncmp(path, mnt, ml) || (path[ml] != '/' && path[ml]))
+		return NULL;
+	path += ml;
+	while (*path == '/')
+		path++;
+	return path;
+}
+
+/* All directory prefixes (and directories) of the fs's layout paths, sorted by depth and name, unique. */
+static int build_tree(struct meta *m, uint32_t fsi, struct dnode **out, size_t *nout)
+{
+	const struct pf_image *l = m->c->l;
+	const char *mnt = l->fs[fsi].mountpoint;
+	size_t cap = 0, n = 0;
+	for (uint32_t i = 0; i < l->nfiles; i++) {
+		const char *r = l->files[i].fs == fsi ? relative(l->files[i].path, mnt) : NULL;
+		for (; r && *r; r++)
+			cap += *r == '/';
+		cap += r != NULL; /* a directory entry itself */
+	}
+	struct dnode *d = malloc((cap ? cap : 1) * sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < l->nfiles; i++) {
+		const struct pf_file *f = &l->files[i];
+		const char *r = f->fs == fsi ? relative(f->path, mnt) : NULL;
+		if (!r || !*r)
+			continue;
+		uint32_t depth = 0, name = 0;
+		for (const char *p = r;; p++) {
+			if (*p != '/' && *p)
+				continue;
+			int last = !*p;
+			if (p > r + name) { /* skip empty components ("a//b") */
+				depth++;
+				if (!last || (f->flags & PF_FILE_DIR))
+					d[n++] = (struct dnode){ .path = r, .len = (uint32_t)(p - r), .name = name,
+								 .depth = depth };
+			}
+			if (last)
+				break;
+			name = (uint32_t)(p - r + 1);
+		}
+	}
+	if (n > 1)
+		qsort(d, n, sizeof(*d), dnode_cmp);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!w || dnode_cmp(&d[w - 1], &d[i]))
+			d[w++] = d[i];
+	n = w;
+	/* Children of one parent are contiguous in this order (they share the prefix "parent/" and nothing else
+	 * at their depth does). */
+	size_t lo = 0; /* start of the previous depth's range */
+	for (size_t i = 0, start = 0; i < n; i++) {
+		if (i && d[i].depth != d[i - 1].depth) {
+			lo = start;
+			start = i;
+		}
+		if (d[i].depth == 1)
+			continue;
+		size_t a = lo, b = start; /* parent at depth - 1: bsearch its path */
+		const char *pp = d[i].path;
+		size_t pl = d[i].name ? d[i].name - 1 : 0;
+		while (pl && pp[pl - 1] == '/')
+			pl--;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			int c = prefix_cmp(d[mid].path, d[mid].len, pp, pl);
+			if (c < 0)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a < start && !prefix_cmp(d[a].path, d[a].len, pp, pl)) {
+			if (!d[a].nchild)
+				d[a].first = (uint32_t)i;
+			d[a].nchild++;
+		}
+	}
+	*out = d;
+	*nout = n;
+	return 0;
+}
+
+struct lookup {
+	struct dnode *d;
+	size_t first, n, found;
+};
+
+static int lookup_cb(ext2_ino_t dir, int entry, struct ext2_dir_entry *de, int offset, int blocksize, char *buf,
+		     void *priv)
+{
+	(void)dir, (void)entry, (void)offset, (void)blocksize, (void)buf;
+	struct lookup *lk = priv;
+	size_t nl = (size_t)ext2fs_dirent_name_len(de);
+	if (!de->inode || !nl)
+		return 0;
+	size_t a = lk->first, b = lk->first + lk->n;
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+		struct dnode *x = &lk->d[mid];
+		int c = prefix_cmp(x->path + x->name, x->len - x->name, de->name, nl);
+		if (!c) {
+			if (!x->ino)
+				lk->found++;
+			x->ino = de->inode;
+			break;
+		}
+		if (c < 0)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return lk->found == lk->n ? DIRENT_ABORT : 0;
+}
+
+static void lookup_children(ext2_filsys fs, ext2_ino_t dir, struct dnode *d, size_t first, size_t n)
+{
+	if (!n || !dir)
+		return;
+	struct lookup lk = { d, first, n, 0 };
+	(void)ext2fs_dir_iterate2(fs, dir, 0, NULL, lookup_cb, &lk);
+}
+
+static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
+{
+	struct dnode *d;
+	size_t n;
+	int rc = build_tree(m, fsi, &d, &n);
+	if (rc)
+		return rc;
+	ext2_filsys fs = m->fs;
+	ext2_ino_t root = (ext2_ino_t)m->c->fs[fsi].root_ino;
+	/* the root: its inode was in step 1, its blocks now, then the names of the first level */
+	size_t n1 = 0;
+	while (n1 < n && d[n1].depth == 1)
+		n1++;
+	rc = inode_blocks(fs, root, 1, v);
+	if (!rc || rc == -EIO)
+		rc = sweep(m, v);
+	if (!rc)
+		lookup_children(fs, root, d, 0, n1);
+	for (size_t lo = 0; lo < n && !rc;) {
+		size_t hi = lo;
+		while (hi < n && d[hi].depth == d[lo].depth)
+			hi++;
+		uint64_t blk;
+		for (size_t i = lo; i < hi && !rc; i++)
+			if (d[i].ino && inode_block(fs, d[i].ino, &blk) == 0)
+				rc = push(v, blk, 1);
+		if (!rc)
+			rc = sweep(m, v);
+		for (size_t i = lo; i < hi && !rc; i++)
+			if (d[i].ino) {
+				rc = inode_blocks(fs, d[i].ino, 1, v);
+				if (rc == -EIO) /* not a directory we can read: no blocks from it */
+					rc = 0;
+			}
+		if (!rc)
+			rc = sweep(m, v);
+		for (size_t i = lo; i < hi && !rc; i++)
+			lookup_children(fs, d[i].ino, d, d[i].first, d[i].nchild);
+		lo = hi;
+	}
+	/* Directories of the layout whose blocks were read here need no getdents in the data sweep. */
+	if (!rc) {
+		const struct pf_image *l = m->c->l;
+		for (uint32_t i = 0; i < l->nfiles; i++) {
+			const struct pf_file *f = &l->files[i];
+			const char *r = (f->flags & PF_FILE_DIR) && f->fs == fsi ? relative(f->path, l->fs[fsi].mountpoint)
+										   : NULL;
+			if (!r)
+				continue;
+			size_t rl = strlen(r);
+			while (rl && r[rl - 1] == '/')
+				rl--;
+			if (!rl) {
+				m->c->dir_done[i] = f->ino == root;
+				continue;
+			}
+			struct dnode key = { .path = r, .len = (uint32_t)rl };
+			for (size_t k = 0; k < rl; k++) /* depth = non-empty components */
+				key.depth += r[k] != '/' && (k == 0 || r[k - 1] == '/');
+			struct dnode *hit = bsearch(&key, d, n, sizeof(*d), dnode_cmp);
+			m->c->dir_done[i] = hit && hit->ino && hit->ino == f->ino;
+		}
+	}
+	free(d);
+	return rc;
+}
+
+int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
+{
+	const struct pf_rfs *rf = &c->fs[fsi];
+	struct meta m = { .c = c, .bdev = -1 };
+	if (ext2fs_open2(rf->devname, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0, unix_io_manager,
+			 &m.fs))
+		return -EIO;
+	int rc = 0;
+	m.bdev = open(rf->devname, O_RDONLY | O_CLOEXEC);
+	if (m.bdev < 0) {
+		rc = -errno;
+		goto out;
+	}
+	const struct pf_image *l = c->l;
+	struct rvec v = { 0 };
+	uint64_t blk;
+	/* 1: inode tables */
+	if (inode_block(m.fs, rf->root_ino, &blk) == 0)
+		rc = push(&v, blk, 1);
+	for (uint32_t i = 0; i < l->nfiles && !rc; i++)
+		if (l->files[i].fs == fsi && inode_block(m.fs, l->files[i].ino, &blk) == 0)
+			rc = push(&v, blk, 1);
+	if (!rc)
+		rc = sweep(&m, &v);
+	/* 2: extent trees of the regular files (inodes cached now: the reads below wait for the sweep) */
+	for (uint32_t i = 0; i < l->nfiles && !rc; i++) {
+		const struct pf_file *f = &l->files[i];
+		if (f->fs == fsi && !(f->flags & PF_FILE_DIR) && f->ino <= m.fs->super->s_inodes_count) {
+			rc = inode_blocks(m.fs, (ext2_ino_t)f->ino, 0, &v);
+			if (rc == -EIO)
+				rc = 0;
+		}
+	}
+	if (!rc)
+		rc = sweep(&m, &v);
+	/* 3: directories */
+	if (!rc)
+		rc = tree_pass(&m, fsi, &v);
+	free(v.r);
+	*blocks += (unsigned)pf_branges_count(m.all.r, m.all.n);
+	free(m.all.r);
+out:
+	if (m.bdev >= 0)
+		close(m.bdev);
+	ext2fs_close_free(&m.fs);
+	return rc == -E2BIG ? 0 : rc;
+}

@@ -1,0 +1,168 @@
+/* Finding the layout's filesystems and files as they are now, and refusing anything that changed: a replay
+ * must never pull in data that is not what the boot will read. */
+#include "replay_internal.h"
+
+#include "config.h"
+#include "fsid.h"
+#include "medium.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+static const uint8_t zero_uuid[16];
+
+void pf_replay_resolve_fs(struct pf_rctx *c)
+{
+	for (uint32_t i = 0; i < c->l->nfs; i++) {
+		const struct pf_fs *lf = &c->l->fs[i];
+		struct pf_rfs *r = &c->fs[i];
+		memset(r, 0, sizeof(*r));
+		struct stat st;
+		if (!lf->mountpoint || stat(lf->mountpoint, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		r->dev = st.st_dev;
+		r->root_ino = st.st_ino;
+		struct pf_fsid id;
+		int rc = pf_fsid_from_devno(st.st_dev, &id);
+		if (rc == 0) {
+			/* Another filesystem mounted there (or not mounted yet, so the parent's shows through). */
+			if (memcmp(lf->uuid, zero_uuid, 16) && memcmp(lf->uuid, id.uuid, 16))
+				continue;
+			snprintf(r->type, sizeof(r->type), "%s", id.type);
+			snprintf(r->devname, sizeof(r->devname), "%s", id.devname);
+		}
+		r->block_size = lf->block_size;
+		if (!r->block_size) {
+			struct statvfs sv;
+			r->block_size = statvfs(lf->mountpoint, &sv) == 0 && sv.f_bsize ? (uint32_t)sv.f_bsize : 4096;
+		}
+		r->medium = pf_medium_of_devno(st.st_dev, c->o ? c->o->medium_override : PF_MEDIUM_AUTO);
+		/* Unknown (no sysfs queue: btrfs anonymous devices, device-mapper oddities): a sorted sweep costs little
+		 * on solid-state media, parallel random reads cost a lot on a disk. */
+		if (r->medium == PF_MEDIUM_UNKNOWN)
+			r->medium = PF_MEDIUM_ROTATIONAL;
+		r->ok = 1;
+	}
+}
+
+int pf_replay_verify(const struct pf_file *f, const struct stat *st, dev_t dev)
+{
+	if (st->st_dev != dev)
+		return -EXDEV;
+	if ((uint64_t)st->st_ino != f->ino)
+		return -ESTALE;
+	if (f->flags & PF_FILE_DIR)
+		/* A directory's size and mtime move whenever an entry comes or goes; reading it is still right. */
+		return S_ISDIR(st->st_mode) ? 0 : -ESTALE;
+	if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size != f->size)
+		return -ESTALE;
+	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	return mtime == f->mtime_ns ? 0 : -ESTALE;
+}
+
+static void record(struct pf_rctx *c, uint32_t file, unsigned char state)
+{
+	unsigned char unseen = PF_RFILE_UNSEEN;
+	atomic_compare_exchange_strong(&c->fstate[file], &unseen, state);
+}
+
+static int fail(struct pf_rctx *c, uint32_t file, int err)
+{
+	record(c, file, err == -ESTALE || err == -EXDEV ? PF_RFILE_CHANGED
+			: err == -ENOENT || err == -ENOTDIR ? PF_RFILE_MISSING
+							    : PF_RFILE_UNREADABLE);
+	return err;
+}
+
+int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd)
+{
+	unsigned char s = atomic_load(&c->fstate[file]);
+	if (s != PF_RFILE_UNSEEN && s != PF_RFILE_OK)
+		return -ESTALE;
+	const struct pf_file *f = &c->l->files[file];
+	if (f->fs >= c->l->nfs || !c->fs[f->fs].ok)
+		return fail(c, file, -ENOENT);
+	dev_t dev = c->fs[f->fs].dev;
+	/* lstat first: a path that is now a device node or a FIFO must not even be opened. */
+	struct stat st;
+	if (lstat(f->path, &st) < 0)
+		return fail(c, file, -errno);
+	int rc = pf_replay_verify(f, &st, dev);
+	if (rc)
+		return fail(c, file, rc);
+	if (!want_fd) {
+		record(c, file, PF_RFILE_OK);
+		return 0;
+	}
+	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_NOATIME;
+	if (f->flags & PF_FILE_DIR)
+		flags |= O_DIRECTORY;
+	int fd = open(f->path, flags);
+	if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
+		fd = open(f->path, flags & ~O_NOATIME);
+	if (fd < 0)
+		return errno == EMFILE || errno == ENFILE ? -errno : fail(c, file, -errno);
+	/* Replaced between lstat and open? */
+	if (fstat(fd, &st) < 0 || (rc = pf_replay_verify(f, &st, dev)) != 0) {
+		close(fd);
+		return fail(c, file, rc ? rc : -EIO);
+	}
+	if (f->generation) { /* inode number reused by a newer file (ext*, btrfs, xfs answer; others don't) */
+		unsigned int gen;
+		if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 && gen != f->generation) {
+			close(fd);
+			return fail(c, file, -ESTALE);
+		}
+	}
+	record(c, file, PF_RFILE_OK);
+	return fd;
+}
+
+static int read_dir(struct pf_rctx *c, int fd)
+{
+	char buf[32768];
+	/* Bounded: a huge directory costs at most this many calls. */
+	for (int calls = 0; calls < 256; calls++) {
+		if (pf_rctx_should_stop(c))
+			return -EINTR;
+		ssize_t r = getdents64(fd, buf, sizeof(buf));
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+	}
+	return 0;
+}
+
+int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it)
+{
+	if (it->kind == PF_RITEM_DIR)
+		return c->dir_done[it->file] ? 0 : read_dir(c, fd);
+	if (it->kind != PF_RITEM_DATA)
+		return 0;
+	uint64_t size = c->l->files[it->file].size, off = it->offset;
+	uint64_t end = off + it->length;
+	if (end > size) /* the identity check made size the file's size now */
+		end = size;
+	while (off < end) {
+		if (pf_rctx_should_stop(c))
+			return -EINTR;
+		uint64_t n = end - off > PF_REPLAY_CHUNK ? PF_REPLAY_CHUNK : end - off;
+		if (readahead(fd, (off64_t)off, (size_t)n) < 0) {
+			/* some filesystems refuse readahead(2) (EINVAL); the advice is the same request */
+			int err = posix_fadvise(fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED);
+			if (err)
+				return -err;
+		}
+		atomic_fetch_add(&c->bytes, n);
+		off += n;
+	}
+	return 0;
+}

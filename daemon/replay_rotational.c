@@ -1,0 +1,103 @@
+/* The rotational sweep: every item placed on the disk (layout record or FIEMAP now), then read bin by bin in
+ * physical order, so the head crosses each bin's span about once instead of seeking per file. */
+#include "replay_internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static int by_file_offset(const void *a, const void *b)
+{
+	const struct pf_ritem *x = *(struct pf_ritem *const *)a, *y = *(struct pf_ritem *const *)b;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+/* Ask FIEMAP for the items the layout gave no physical place. */
+static int map_unknown(struct pf_rctx *c, struct pf_ritem *items, size_t n)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		m += items[i].kind == PF_RITEM_DATA && !items[i].phys_known;
+	if (!m)
+		return 0;
+	struct pf_ritem **p = malloc(m * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (items[i].kind == PF_RITEM_DATA && !items[i].phys_known)
+			p[m++] = &items[i];
+	qsort(p, m, sizeof(*p), by_file_offset);
+	for (size_t i = 0, j; i < m && !pf_rctx_should_stop(c); i = j) {
+		for (j = i + 1; j < m && p[j]->file == p[i]->file;)
+			j++;
+		int fd = pf_replay_open(c, p[i]->file, 1);
+		if (fd < 0)
+			continue; /* recorded; the sweep skips it */
+		(void)pf_replay_fiemap(fd, p + i, j - i); /* no FIEMAP (tmpfs, ...): access order within the bin */
+		close(fd);
+	}
+	free(p);
+	return 0;
+}
+
+int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
+{
+	if (!n)
+		return 0;
+	int rc = map_unknown(c, items, n);
+	if (rc)
+		return rc;
+	pf_rplan_sort_physical(items, n);
+	n = pf_rplan_coalesce(items, n);
+
+	/* A file's fd stays open from its first item to its last one (most files live within one bin), within a
+	 * budget that leaves the process (and a tracer sharing it) plenty of descriptors. */
+	uint32_t nfiles = c->l->nfiles;
+	size_t *last = malloc(nfiles * sizeof(*last));
+	int *fds = malloc(nfiles * sizeof(*fds));
+	if (!last || !fds) {
+		free(last);
+		free(fds);
+		return -ENOMEM;
+	}
+	for (uint32_t f = 0; f < nfiles; f++)
+		fds[f] = -1;
+	for (size_t i = 0; i < n; i++)
+		last[items[i].file] = i;
+	int nopen = 0;
+	for (size_t i = 0; i < n && !pf_rctx_should_stop(c); i++) {
+		const struct pf_ritem *it = &items[i];
+		uint32_t f = it->file;
+		if (it->kind == PF_RITEM_META || (it->kind == PF_RITEM_DIR && c->dir_done[f])) {
+			(void)pf_replay_open(c, f, 0); /* identity check (and the inode, if not cached yet) */
+			continue;
+		}
+		int fd = fds[f];
+		if (fd < 0) {
+			fd = pf_replay_open(c, f, 1);
+			if (fd < 0)
+				continue;
+			if (last[f] > i && nopen < c->fd_budget) {
+				fds[f] = fd;
+				nopen++;
+			}
+		}
+		(void)pf_replay_do_item(c, fd, it); /* a failed read only means less is cached */
+		if (fds[f] != fd) {
+			close(fd);
+		} else if (last[f] == i) {
+			close(fd);
+			fds[f] = -1;
+			nopen--;
+		}
+	}
+	for (uint32_t f = 0; f < nfiles; f++)
+		if (fds[f] >= 0)
+			close(fds[f]);
+	free(last);
+	free(fds);
+	return 0;
+}
