@@ -298,6 +298,35 @@ static void test_order_merged_rank(void **state)
 	free_all(t, 3, l);
 }
 
+/* A boot that touches many more files inflates raw ranks: X is early in the small boot and late in the big one,
+ * Y the reverse; only normalised ranks put X (0.5 and 0.8) before Y (0.4 and 1.0). */
+static void test_order_normalised(void **state)
+{
+	(void)state;
+	struct pf_image *t[3];
+	for (int i = 0; i < 3; i++)
+		t[i] = trace_new(1, 0x800);
+	add_file(t[0], 1, "/a");
+	add_file(t[0], 100, "/X"); /* 2 of 4 */
+	add_file(t[0], 2, "/b");
+	add_file(t[0], 3, "/c");
+	for (int k = 1; k <= 20; k++) {
+		char p[32];
+		snprintf(p, sizeof(p), "/noise%d", k);
+		add_file(t[1], k == 8 ? 200 : k == 16 ? 100 : 1000 + k, k == 8 ? "/Y" : k == 16 ? "/X" : p);
+	}
+	add_file(t[2], 4, "/d");
+	add_file(t[2], 5, "/e");
+	add_file(t[2], 6, "/f");
+	add_file(t[2], 200, "/Y"); /* 4 of 4 */
+	struct pf_aggregate_report rep;
+	struct pf_image *l = run(t, 3, NULL, &rep);
+	assert_int_equal(l->nfiles, 2);
+	assert_string_equal(l->files[0].path, "/X");
+	assert_string_equal(l->files[1].path, "/Y");
+	free_all(t, 3, l);
+}
+
 static void test_order_ties_and_dirs(void **state)
 {
 	(void)state;
@@ -695,6 +724,7 @@ int main(void)
 		cmocka_unit_test(test_vote_even_counts),
 		cmocka_unit_test(test_page_majority),
 		cmocka_unit_test(test_order_merged_rank),
+		cmocka_unit_test(test_order_normalised),
 		cmocka_unit_test(test_order_ties_and_dirs),
 		cmocka_unit_test(test_vanished_and_changed),
 		cmocka_unit_test(test_superseded_identity),
