@@ -625,6 +625,83 @@ static void test_empty_and_errors(void **state)
 	free_all(t, 2, NULL);
 }
 
+/* ---- real boots: tests/data/debian12-boot (three boots of one Debian 12 system, same files, small swaps) ---- */
+
+static uint64_t path_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a: a stable stand-in inode number */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* order, first_ts, path, size, resident_bytes; '-' for an order or time the tracer did not see */
+static struct pf_image *load_tsv(const char *path)
+{
+	FILE *fp = fopen(path, "r");
+	if (!fp)
+		return NULL;
+	struct pf_image *t = trace_new(1, 0x801);
+	char line[4200], ord[32], ts[32], p[4096];
+	unsigned long long size, res;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "%31[^\t]\t%31[^\t]\t%4095[^\t]\t%llu\t%llu", ord, ts, p, &size, &res) != 5)
+			continue;
+		struct pf_file f = { .fs = 0, .ino = path_hash(p), .mode = 0100644, .size = size, .boots = 1,
+				     .first_order = ord[0] == '-' ? 0 : (uint32_t)atoi(ord),
+				     .first_ns = ts[0] == '-' ? 0 : (uint64_t)(atof(ts) * 1e9), .path = p };
+		int i = pf_image_add_file(t, &f);
+		assert_true(i >= 0);
+		if (res)
+			add_ext(t, i, 0, res);
+	}
+	fclose(fp);
+	return t;
+}
+
+static void test_real_boots(void **state)
+{
+	(void)state;
+	struct pf_image *t[3];
+	for (int i = 0; i < 3; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "tests/data/debian12-boot/boot%d.tsv", i + 1);
+		if (!(t[i] = load_tsv(p))) {
+			free_all(t, (size_t)i, NULL);
+			skip(); /* not run from the top of the tree */
+		}
+	}
+	struct pf_aggregate_opts o = { .max_bytes = 256ull << 20, .max_files = 20000 };
+	struct pf_aggregate_report rep;
+	struct pf_image *l = run(t, 3, &o, &rep);
+	/* same files and resident bytes in every boot: all kept, nothing cut, the bytes of one boot */
+	assert_int_equal(rep.files_seen, t[0]->nfiles);
+	assert_int_equal(rep.files_kept, t[0]->nfiles);
+	assert_int_equal(rep.bytes_kept, pf_image_bytes(t[0]));
+	/* Spearman rank correlation of the layout order with each boot's order, over the traced files */
+	for (int i = 0; i < 3; i++) {
+		double d2 = 0;
+		unsigned n = 0, last_traced = 0;
+		for (uint32_t k = 0; k < l->nfiles; k++) {
+			uint32_t o1 = 0;
+			for (uint32_t j = 0; j < t[i]->nfiles; j++)
+				if (t[i]->files[j].ino == l->files[k].ino)
+					o1 = t[i]->files[j].first_order;
+			if (!o1)
+				continue;
+			n++;
+			assert_true(k + 1 > last_traced); /* traced files first, in one block */
+			last_traced = k + 1;
+			d2 += ((double)n - o1) * ((double)n - o1);
+		}
+		double rho = 1.0 - 6.0 * d2 / ((double)n * ((double)n * n - 1));
+		print_message("boot %d: %u traced files, rank correlation with the layout %.4f\n", i + 1, n, rho);
+		assert_true(rho > 0.99);
+	}
+	print_message("layout: %u files, %.1f MiB\n", l->nfiles, (double)rep.bytes_kept / 1048576.0);
+	free_all(t, 3, l);
+}
+
 /* ---- the command line ---- */
 
 static int cli(int argc, const char **argv)
@@ -733,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_physical_from_newest),
 		cmocka_unit_test(test_empty_and_errors),
+		cmocka_unit_test(test_real_boots),
 		cmocka_unit_test(test_cmd_aggregate),
 	};
 	return cmocka_run_group_tests_name("aggregate", tests, NULL, NULL);
