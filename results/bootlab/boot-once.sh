@@ -1,0 +1,80 @@
+#!/bin/bash
+# bootlab: boot the guest once and keep what it reported.
+#   boot-once.sh DISK IMAGE OUTDIR
+# DISK: sim  = IMAGE (on tmpfs) behind the simulated 7200 rpm disk (results/simdisk, sleep mode), qemu cache=none
+#       warm = IMAGE (on tmpfs) opened directly: an instant device, the lower bound
+# OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
+# A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
+source "$(dirname "$0")/lab.sh"
+set +e
+disk_kind=$1 img=$2 out=$3
+[ -f "$img" ] || die "no image $img"
+mkdir -p "$out"
+rm -f "$out/console.log" "$out/report.log" "$out/host.env"
+# shellcheck source=../lib-sim.sh
+source "$TOP/results/lib-sim.sh"   # also tests/lib.sh: cleanup on every exit path
+QEMU_PID=''
+kill_qemu() { [ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null; [ -n "$QEMU_PID" ] && wait "$QEMU_PID" 2>/dev/null; QEMU_PID=''; }
+pf_cleanup_add kill_qemu
+
+sync; echo 3 >/proc/sys/vm/drop_caches
+case "$disk_kind" in
+sim)
+	sim_available || die "simdisk not built: make -C $TOP/results progs"
+	sim_start "$img" sleep
+	drive="file=$SIM_DEV,format=raw,if=virtio,cache=none,aio=native"
+	disk_desc=$(sim_describe)
+	;;
+warm)
+	# tmpfs takes O_DIRECT on recent kernels; fall back to the page cache (it is RAM either way).
+	cache=none
+	dd if="$img" of=/dev/null bs=4096 count=1 iflag=direct status=none 2>/dev/null || cache=writeback
+	drive="file=$img,format=raw,if=virtio,cache=$cache,aio=threads"
+	disk_desc="image on tmpfs, no simulated disk (instant device), cache=$cache"
+	;;
+*) die "disk must be sim or warm" ;;
+esac
+
+qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 1 -m "$GUEST_MEM"
+	-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initrd.img" -append "$KERNEL_APPEND"
+	-drive "$drive" -nic none -nographic -no-reboot -monitor none
+	-serial "file:$out/console.log" -serial "file:$out/report.log")
+load0=$(cut -d' ' -f1 /proc/loadavg)
+t0=$(date +%s.%N)
+"${qemu[@]}" </dev/null >"$out/qemu.out" 2>&1 &
+QEMU_PID=$!
+status=ok
+bootend_env=$out/host-bootend.env
+rm -f "$bootend_env"
+while kill -0 "$QEMU_PID" 2>/dev/null; do
+	# The simulated disk's counters at boot end: taken when the guest's report appears (within 0.2 s).
+	if [ "$disk_kind" = sim ] && [ ! -e "$bootend_env" ] && grep -q BOOTLAB-BEGIN "$out/report.log" 2>/dev/null; then
+		for k in requests reads writes read_bytes seeks model_ns wall_ns; do echo "simend_$k=$(sim_stat "$k")"; done >"$bootend_env"
+	fi
+	if awk -v a="$t0" -v b="$(date +%s.%N)" -v t="$BOOT_TIMEOUT" 'BEGIN { exit !(b - a > t) }'; then
+		status=timeout; kill_qemu; break
+	fi
+	sleep 0.2
+done
+if [ "$status" = ok ]; then wait "$QEMU_PID"; qrc=$?; QEMU_PID=''; else qrc=137; fi
+t1=$(date +%s.%N)
+[ "$status" = ok ] && [ "$qrc" -ne 0 ] && status=qemu-rc-$qrc
+[ "$status" = ok ] && ! grep -q BOOTLAB-END "$out/report.log" 2>/dev/null && status=no-report
+{
+	echo "status=$status"
+	echo "disk=$disk_kind"
+	echo "wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
+	echo "host_load1_start=$load0"
+	echo "host_load1_end=$(cut -d' ' -f1 /proc/loadavg)"
+	echo "disk_desc=$disk_desc"
+	echo "qemu_cmd=${qemu[*]}"
+	[ -f "$bootend_env" ] && cat "$bootend_env"
+	if [ "$disk_kind" = sim ]; then
+		for k in requests reads writes read_bytes write_bytes seeks model_ns wall_ns; do
+			echo "sim_$k=$(sim_stat "$k")"
+		done
+	fi
+} >"$out/host.env"
+[ "$disk_kind" = sim ] && sim_stop
+log "boot $(basename "$out"): $status, wall $(grep ^wall_s= "$out/host.env" | cut -d= -f2) s"
+[ "$status" = ok ]

@@ -1,0 +1,100 @@
+#!/bin/bash
+# bootlab: build (once, cached) the Debian 12 guest and one golden disk image per setup.
+#   build-guest.sh base            debootstrap + guest configuration  -> $CACHE/rootfs-base, vmlinuz, initrd.img
+#   build-guest.sh golden SETUP    base + this project installed, configured for SETUP -> $CACHE/golden-SETUP.img
+# SETUP: none (installed, not enabled), prefetch (prefetch.service + stop timer), reorder (also
+# ENABLE_FILE_REORDERING=1, so the shutdown hook reorders). "warm" boots golden-none.img.
+source "$(dirname "$0")/lab.sh"
+
+PACKAGES=systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,cron,rsyslog,openssh-server,ifupdown
+# Runtime libraries of prefetchd / prefetch-reorder (host build installed into the guest: same Debian 12).
+PACKAGES+=,libext2fs2,libcom-err2,libblkid1,libsystemd0,libcap2,procps
+
+build_base() {
+	local base=$CACHE/rootfs-base boot=$CACHE/rootfs.debootstrap
+	[ -e "$base/.bootlab-ok" ] && { log "base guest cached: $base"; return 0; }
+	mkdir -p "$CACHE"
+	if [ ! -e "$boot/.debootstrap-ok" ]; then
+		rm -rf "$boot"
+		log "debootstrap --variant=minbase $SUITE from $MIRROR (a few minutes)"
+		debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$boot" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 ||
+			die "debootstrap failed, see $CACHE/debootstrap.log"
+		touch "$boot/.debootstrap-ok"
+	fi
+	rm -rf "$base.tmp"
+	cp -a "$boot" "$base.tmp"
+	local r=$base.tmp
+	echo bootlab >"$r/etc/hostname"
+	printf '127.0.0.1\tlocalhost\n127.0.1.1\tbootlab\n' >"$r/etc/hosts"
+	echo '/dev/vda / ext4 errors=remount-ro 0 1' >"$r/etc/fstab"
+	printf 'auto lo\niface lo inet loopback\n' >"$r/etc/network/interfaces"
+	chroot "$r" passwd -d root >/dev/null
+	# A fixed machine id: no first-boot work, every boot of every setup alike.
+	rm -f "$r/etc/machine-id"; chroot "$r" systemd-machine-id-setup >/dev/null 2>&1 || true
+	install -m 0755 "$LAB_DIR/guest/bootlab-report" "$r/usr/local/sbin/bootlab-report"
+	install -m 0644 "$LAB_DIR/guest/bootlab-report.service" "$r/etc/systemd/system/bootlab-report.service"
+	systemctl --root="$r" enable bootlab-report.service >/dev/null 2>&1
+	chroot "$r" apt-get clean
+	local k i
+	k=$(ls "$r"/boot/vmlinuz-* | sort -V | tail -n 1); i=$(ls "$r"/boot/initrd.img-* | sort -V | tail -n 1)
+	[ -f "$k" ] && [ -f "$i" ] || die "no kernel/initrd in the guest"
+	cp "$k" "$CACHE/vmlinuz"; cp "$i" "$CACHE/initrd.img"
+	touch "$r/.bootlab-ok"
+	rm -rf "$base"; mv "$r" "$base"
+	log "base guest ready: $base ($(du -sh "$base" | cut -f1))"
+}
+
+# Set KEY=value in a shell-style config file (replace the key's lines or append).
+set_key() {
+	local f=$1 k=$2 v=$3
+	touch "$f"
+	if grep -qE "^[#[:space:]]*$k=" "$f"; then sed -i -E "s|^[#[:space:]]*$k=.*|$k=$v|" "$f"; else echo "$k=$v" >>"$f"; fi
+}
+
+build_golden() {
+	local setup=$1 dir img
+	case "$setup" in none|prefetch|reorder) ;; *) die "unknown setup '$setup'";; esac
+	[ -e "$CACHE/rootfs-base/.bootlab-ok" ] || build_base
+	img=$CACHE/golden-$setup.img
+	dir=$(mktemp -d "$CACHE/rootfs-$setup.XXXXXX")
+	trap 'rm -rf "$dir" "$img.tmp"' EXIT
+	cp -a "$CACHE/rootfs-base/." "$dir/"
+	rm -f "$dir/.bootlab-ok"
+	make -s -C "$TOP" all >/dev/null
+	make -s -C "$TOP" install DESTDIR="$dir" >/dev/null
+	mkdir -p "$dir/var/lib/prefetch"
+	local cfg=$dir/etc/default/prefetch
+	case "$setup" in
+	none)
+		: ;;
+	prefetch|reorder)
+		[ -f "$dir/lib/systemd/system/prefetch.service" ] || die "prefetch.service not installed (systemd/ not ready?)"
+		systemctl --root="$dir" enable prefetch.service >/dev/null 2>&1
+		local t
+		for t in "$dir"/lib/systemd/system/prefetch*.timer; do
+			[ -f "$t" ] && systemctl --root="$dir" enable "$(basename "$t")" >/dev/null 2>&1
+		done
+		set_key "$cfg" ENABLE_PREFETCH 1
+		if [ "$setup" = reorder ]; then set_key "$cfg" ENABLE_FILE_REORDERING 1; else set_key "$cfg" ENABLE_FILE_REORDERING 0; fi
+		;;
+	esac
+	{
+		echo "setup=$setup"
+		echo "built=$(date -u +%FT%TZ)"
+		echo "prefetch_commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null)$(git -C "$TOP" diff --quiet HEAD -- daemon lib reorder systemd config 2>/dev/null || echo +dirty)"
+		echo "kernel=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)")"
+		echo "enabled=$(ls "$dir"/etc/systemd/system/*.wants 2>/dev/null | grep -E '^prefetch|^bootlab' | tr '\n' ' ')"
+		[ -f "$cfg" ] && grep -E '^[A-Z_]+=' "$cfg" | sed 's/^/config: /'
+	} >"$img.info.tmp"
+	# No lazy init: the guest must not do background inode-table/journal writes during measured boots.
+	mkfs.ext4 -q -F -L bootlab -E lazy_itable_init=0,lazy_journal_init=0 -d "$dir" "$img.tmp" "$IMG_SIZE"
+	mv "$img.tmp" "$img"; mv "$img.info.tmp" "$img.info"
+	rm -rf "$dir"; trap - EXIT
+	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2
+}
+
+case "${1:-}" in
+base) build_base ;;
+golden) shift; for s in "$@"; do build_golden "$s"; done ;;
+*) echo "usage: $0 base | golden SETUP..." >&2; exit 2 ;;
+esac

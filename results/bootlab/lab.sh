@@ -1,0 +1,25 @@
+# bootlab: shared settings and helpers, sourced by the lab's scripts.
+set -euo pipefail
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(cd "$LAB_DIR/../.." && pwd)
+CACHE=${BOOTLAB_CACHE:-/var/cache/prefetch-bootlab}
+# Same mirror as this machine's apt sources (first deb.debian.org-style URI found), else the default.
+mirror_from_sources() {
+	local m
+	m=$(grep -rhoE '^(URIs:|deb)[[:space:]]+(\[[^]]*\][[:space:]]+)?https?://[^[:space:]]+/debian/?([[:space:]]|$)' \
+		/etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null | grep -oE 'https?://[^[:space:]]+' | head -n 1 || true)
+	echo "${m:-http://deb.debian.org/debian}"
+}
+MIRROR=${BOOTLAB_MIRROR:-$(mirror_from_sources)}
+SUITE=bookworm
+IMG_SIZE=${BOOTLAB_IMG_SIZE:-2G}
+GUEST_MEM=${BOOTLAB_MEM:-1024}
+BOOT_TIMEOUT=${BOOTLAB_TIMEOUT:-300}
+KERNEL_APPEND=${BOOTLAB_APPEND:-root=/dev/vda console=ttyS0 panic=-1}
+SETUPS_ALL="none prefetch reorder warm"
+
+log() { printf '[bootlab %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Golden image of a setup (warm boots the "none" image from tmpfs without the simulated disk).
+golden_of() { case "$1" in warm) echo "$CACHE/golden-none.img" ;; *) echo "$CACHE/golden-$1.img" ;; esac; }
