@@ -269,6 +269,29 @@ static void test_page_majority(void **state)
 	free_all(t, 3, l);
 }
 
+/* Intervals, not bitmaps: a sparse 16 TiB file costs nothing, and page rounding near the end of the range holds. */
+static void test_sparse_huge_file(void **state)
+{
+	(void)state;
+	const uint64_t TiB = 1ull << 40;
+	struct pf_image *t[3];
+	for (int i = 0; i < 3; i++) {
+		t[i] = trace_new(1, 0x800);
+		int f = add_file_fs(t[i], 0, 10, "/var/lib/vm.img", 16 * TiB + 100, 0);
+		add_ext(t[i], f, 0, PG);
+		add_ext(t[i], f, 9 * TiB + (uint64_t)i * PG, 2 * PG); /* pages 9T+1, 9T+2 in two traces */
+		add_ext(t[i], f, 16 * TiB, 100);                       /* the partial last page */
+	}
+	struct pf_aggregate_report rep;
+	struct pf_image *l = run(t, 3, NULL, &rep);
+	assert_int_equal(l->nextents, 3);
+	assert_int_equal(l->extents[1].offset, 9 * TiB + PG);
+	assert_int_equal(l->extents[1].length, 2 * PG);
+	assert_int_equal(l->extents[2].offset, 16 * TiB);
+	assert_int_equal(l->extents[2].length, PG);
+	free_all(t, 3, l);
+}
+
 static void test_order_merged_rank(void **state)
 {
 	(void)state;
@@ -800,6 +823,7 @@ int main(void)
 		cmocka_unit_test(test_stable_and_unstable),
 		cmocka_unit_test(test_vote_even_counts),
 		cmocka_unit_test(test_page_majority),
+		cmocka_unit_test(test_sparse_huge_file),
 		cmocka_unit_test(test_order_merged_rank),
 		cmocka_unit_test(test_order_normalised),
 		cmocka_unit_test(test_order_ties_and_dirs),
