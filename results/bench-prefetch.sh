@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Prefetch benchmark on the simulated spinning disk (results/simdisk): the cold read of a real boot's file set
+# (tests/mkbootset.sh: Debian 12 boot, scattered on an aged ext4 image) with
+#   none      no prefetch: the workload alone, cold
+#   access    prefetchd replay in access (first-touch) order, one reader, then the workload
+#   physical  prefetchd replay for a rotational disk (metadata pass, then physical-block order), then the workload
+#   warm      the workload with everything already cached
+# The layout comes from the real pipeline: prefetchd trace while the workload runs cold, prefetchd aggregate.
+# Time = disk time of everything the case does (replay + workload), serialized on the one disk: in count mode
+# the model's sum (exact), in sleep mode the measured wall time.  Ratios are against "none" of the same run.
+#
+# Environment: RUNS (5) count-mode runs per case; SLEEP_RUNS (2) sleep-mode runs per case (0 = none);
+# SCALE (1) boot set copies; RATIO (8) other data per boot data; SEED (1); TRACES (3) traces aggregated; SIM_SCHED (none); KEEP_LOG=FILE keeps the
+# per-run figures.  Needs root, /dev/fuse, the default build and build/results (make -C results progs).
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+source "$TOP/tests/lib.sh"
+source "$TOP/results/lib-sim.sh"
+pf_require_root
+RUNS=${RUNS:-5} SLEEP_RUNS=${SLEEP_RUNS:-2} SCALE=${SCALE:-1} RATIO=${RATIO:-8} SEED=${SEED:-1} TRACES=${TRACES:-3}
+WLRUN=$TOP/build/results/wlrun
+sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C results progs)"
+for b in "$PREFETCHD" "$WLRUN" "$TOOLS/mkbootset"; do [ -x "$b" ] || pf_fail "$b missing (make all tools; make -C results progs)"; done
+
+# Which replay orders this prefetchd can do (the replay command may not exist yet).
+cases=(none)
+if "$PREFETCHD" replay --help >/dev/null 2>&1; then
+	cases+=(access physical)
+else
+	pf_note "prefetchd replay not available: measuring the baseline only"
+fi
+cases+=(warm)
+REPLAY_ACCESS=(--medium ssd --threads 1)
+REPLAY_PHYSICAL=(--medium rotational)
+
+tmp=$(sim_tmpfs_dir)
+work=$(pf_tmpdir)
+pf_note "building the image (scale $SCALE, ratio $RATIO, seed $SEED)"
+"$TOP/tests/mkbootset.sh" --scale "$SCALE" --ratio "$RATIO" --seed "$SEED" "$tmp/img" | sed 's/^/   /' || pf_fail "mkbootset"
+wl=$tmp/img.workload
+sim_start "$tmp/img" count
+fs=$work/fs
+sim_mount "$fs"
+describe=$(sim_describe)
+
+# ---- the layout, from traces of the cold workload ----
+if [ ${#cases[@]} -gt 2 ]; then
+	traces=()
+	for ((t = 1; t <= TRACES; t++)); do
+		pf_drop_caches
+		pf_bg "$PREFETCHD" trace --mount "$fs" --output "$work/trace$t" --pid-file "$work/pid" >"$work/trace.out"
+		for ((i = 0; i < 100; i++)); do [ -s "$work/pid" ] && break; sleep 0.05; done
+		[ -s "$work/pid" ] || pf_fail "tracer did not start"
+		"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "workload"
+		"$PREFETCHD" stop --pid-file "$work/pid" >/dev/null || pf_fail "prefetchd stop"
+		wait "$PF_BG_PID" || pf_fail "tracer failed"
+		traces+=("$work/trace$t")
+	done
+	pf_note "$(cat "$work/trace.out")"
+	"$PREFETCHD" aggregate --max-mb 0 --max-files 0 --output "$work/layout" "${traces[@]}" | sed 's/^/-- /' ||
+		pf_fail "aggregate"
+fi
+
+# One case, cold unless warm; prints "seconds replay_seconds requests seeks".
+run_case() {
+	local c=$1 t0 t1 rs=0
+	pf_drop_caches
+	[ "$c" = warm ] && "$WLRUN" -q -C "$fs" "$wl" >/dev/null
+	sim_reset
+	t0=$(date +%s%N)
+	case $c in
+	access) "$PREFETCHD" replay "${REPLAY_ACCESS[@]}" "$work/layout" >"$work/replay.out" || pf_fail "replay ($c)" ;;
+	physical) "$PREFETCHD" replay "${REPLAY_PHYSICAL[@]}" "$work/layout" >"$work/replay.out" || pf_fail "replay ($c)" ;;
+	esac
+	case $c in access | physical) rs=$(sim_seconds) ;; esac
+	"$WLRUN" -q -C "$fs" "$wl" >"$work/wl.out" || pf_fail "workload ($c)"
+	t1=$(date +%s%N)
+	local secs
+	if [ "$(sim_stat mode)" = sleep ]; then
+		secs=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.6f", d / 1e9 }')
+	else
+		secs=$(sim_seconds)
+	fi
+	echo "$secs $rs $(sim_stat requests) $(sim_stat seeks)"
+}
+
+log=${KEEP_LOG:-$work/runs}
+: >"$log"
+measure() { # MODE RUNS
+	local mode=$1 n=$2 r c i
+	[ "$n" -gt 0 ] || return 0
+	sim_mode "$mode"
+	for ((r = 1; r <= n; r++)); do
+		# Rotate the case order from run to run so no case always follows the same one.
+		for ((i = 0; i < ${#cases[@]}; i++)); do
+			c=${cases[$(((i + r) % ${#cases[@]}))]}
+			echo "$mode $r $c $(run_case "$c")" >>"$log"
+		done
+	done
+	sim_mode count
+}
+pf_note "measuring: $RUNS count-mode runs, $SLEEP_RUNS sleep-mode runs of: ${cases[*]}"
+measure count "$RUNS"
+measure sleep "$SLEEP_RUNS"
+
+# ---- report ----
+reads=$(wc -l <"$wl")
+mib=$(awk -F'\t' '{ s += $1 } END { printf "%.1f", s / 1048576 }' "$wl")
+echo
+echo "Image: tests/mkbootset.sh --scale $SCALE --ratio $RATIO --seed $SEED ($(($(stat -c %s "$tmp/img") >> 20)) MiB ext4, mounted ro)"
+echo "Workload: $reads files, $mib MiB (real Debian 12 boot reads, in boot order); layout from $TRACES traces"
+echo "Disk: $describe"
+echo "Data alone at 100 MB/s: $(awk -F'\t' '{ s += $1 } END { printf "%.3f", s / 100e6 }' "$wl") s"
+[ -f "$work/replay.out" ] && echo "Last replay: $(tail -1 "$work/replay.out")"
+echo
+echo "| mode | case | N | avg s | stddev | min | max | of which replay s | requests | seeks | speedup vs none |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+awk '
+	{ k = $1 SUBSEP $3; n[k]++; s[k] += $4; ss[k] += $4 * $4; rp[k] += $5; rq[k] += $6; sk[k] += $7
+	  if (!(k in mn) || $4 < mn[k]) mn[k] = $4; if (!(k in mx) || $4 > mx[k]) mx[k] = $4
+	  t[$1 SUBSEP $2 SUBSEP $3] = $4 }
+	END {
+		nc = split(cases, cl, " ")
+		for (i = 1; i <= 2 * nc; i++) {
+			m = i <= nc ? "count" : "sleep"; c = cl[(i - 1) % nc + 1]; k = m SUBSEP c
+			if (!(k in n)) continue
+			avg = s[k] / n[k]; var = n[k] > 1 ? (ss[k] - n[k] * avg * avg) / (n[k] - 1) : 0
+			# speedup: mean over runs of none/case, both from the same run
+			sp = 0; np = 0
+			for (r = 1; r <= n[k]; r++) if (t[m, r, c] > 0 && (m SUBSEP r SUBSEP "none") in t) {
+				sp += t[m, r, "none"] / t[m, r, c]; np++ }
+			printf "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %d | %d | %s |\n", m, c, n[k], avg,
+				sqrt(var > 0 ? var : 0), mn[k], mx[k], rp[k] / n[k], rq[k] / n[k], sk[k] / n[k],
+				np ? sprintf("%.2fx", sp / np) : (c == "warm" ? "(no disk I/O)" : "-")
+		}
+	}' cases="${cases[*]}" "$log"
