@@ -10,7 +10,7 @@ enum agg_fate agg_check_file(const struct pf_file *f)
 	/* lstat: a path that became a symlink is another file */
 	if (lstat(f->path, &st) != 0)
 		return AGG_VANISHED; /* gone, or no longer reachable (a missing mount counts the same) */
-	if ((uint64_t)st.st_ino != f->ino || (st.st_mode & S_IFMT) != (f->mode & S_IFMT))
+	if ((uint64_t)st.st_ino != f->ino || ((f->mode & S_IFMT) && (st.st_mode & S_IFMT) != (f->mode & S_IFMT)))
 		return AGG_CHANGED;
 	if (S_ISDIR(st.st_mode))
 		return AGG_KEPT; /* a directory's size and mtime move with every entry added: not a change of content */
