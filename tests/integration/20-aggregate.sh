@@ -2,6 +2,7 @@
 # prefetchd aggregate on three real traces of scripted "boots" of an ext4 loop filesystem: a file read only in
 # boot 1 is unstable, a file read in boots 2 and 3 enters, a file deleted before aggregation vanishes, a file
 # modified in place and a file replaced by a new inode (upgrade) are handled, a small order swap is averaged out.
+# Boot 2 sees the filesystem through another loop device (another st_dev): files are matched by fs UUID.
 # The layout must hold exactly the expected files in the expected order; bounds, --no-check and a bad trace too.
 source "$TOP/tests/lib.sh"
 pf_require_root
@@ -16,6 +17,11 @@ pf_mkfs "$tmp/img" 32M -b 4096
 dev=$(pf_loop "$tmp/img")
 pf_cleanup_add "losetup -d '$dev'"
 pf_mount "$dev" "$mnt"
+# a second attachment of the same image, only ever mounted while the first is not
+dev2=$(pf_loop "$tmp/img")
+pf_cleanup_add "losetup -d '$dev2'"
+pf_cleanup_add "umount '$mnt'" # whichever device is mounted at the end, before dev2 is detached
+[ "$dev" != "$dev2" ] || pf_fail "two loop attachments got the same device"
 
 mkdir "$mnt/d"
 for f in common1 common2 only1 late gone modified upgraded d/f; do head -c 20000 /dev/urandom >"$mnt/$f"; done
@@ -31,10 +37,10 @@ wait_pidfile() { # FILE: the tracer writes its pid once its marks are in place
 	pf_fail "tracer did not start (no pid in $1)"
 }
 
-boot() { # N FILE...: trace one "boot" that reads FILEs (relative to the mount) in this order
-	local n=$1; shift
+boot() { # N DEV FILE...: trace one "boot" on DEV that reads FILEs (relative to the mount) in this order
+	local n=$1 bdev=$2; shift 2
 	umount "$mnt" || pf_fail "umount $mnt"   # a cold cache, as at boot
-	mount "$dev" "$mnt" || pf_fail "remount $mnt"
+	mount "$bdev" "$mnt" || pf_fail "mount $bdev $mnt"
 	rm -f "$tmp/pid"
 	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t$n" --pid-file "$tmp/pid"
 	local tracer=$PF_BG_PID
@@ -54,10 +60,10 @@ field() { # DUMP_FILES PATH COLUMN
 	awk -F'\t' -v p="$mnt/$2" -v c="$3" '!/^#/ && $8 == p { print $c }' "$1"
 }
 
-boot 1 common1 d/f common2 only1 gone modified upgraded
-boot 2 common1 d/f common2 late gone modified upgraded
+boot 1 "$dev" common1 d/f common2 only1 gone modified upgraded
+boot 2 "$dev2" common1 d/f common2 late gone modified upgraded
 cp "$mnt/upgraded" "$mnt/upgraded.new" && mv "$mnt/upgraded.new" "$mnt/upgraded" # a package upgrade: new inode
-boot 3 common2 common1 d/f late gone modified upgraded
+boot 3 "$dev" common2 common1 d/f late gone modified upgraded
 for n in 1 2 3; do
 	"$PREFETCHD" dump --files "$tmp/t$n" >"$tmp/t$n.files" || pf_fail "dump of trace $n"
 	pf_note "boot $n: $(files_of "$tmp/t$n.files")"
