@@ -11,8 +11,11 @@
  * events from the open fanotify fd needs nothing):
  *   CAP_DAC_READ_SEARCH  open the parent directories of traced files by path (e.g. below a 0700 home), and
  *                        let the residency pass and replay open any file for reading;
- *   CAP_FOWNER           mincore() reports page-cache residency of a file only to its owner or to a holder of
- *                        CAP_FOWNER (mm/mincore.c can_do_mincore); also O_NOATIME on files not owned.
+ *   CAP_FOWNER           mincore() reports the real page-cache residency of a file only to its owner, a
+ *                        holder of CAP_FOWNER, or one who may write it (mm/mincore.c can_do_mincore); to anyone
+ *                        else it claims every page resident, and the trace would hold whole files (verified by
+ *                        tests/integration/10-trace.sh with a private file of another user); also O_NOATIME on
+ *                        files not owned.
  * Not needed: CAP_SYS_RAWIO (only FIBMAP and raw SCSI need it; we use FIEMAP, and reading a root-owned block
  * device node as uid 0 is plain DAC), CAP_DAC_OVERRIDE (state files are root's own). */
 #define PF_TRACER_CAPS { CAP_DAC_READ_SEARCH, CAP_FOWNER }

@@ -10,8 +10,9 @@
  * shrink while that file is being prefetched.  Pages evicted before the pass (memory pressure, drop_caches)
  * are missed.
  *
- * mincore() on a file mapping reports page-cache state only to the file's owner or a caller holding
- * CAP_FOWNER (or able to open it for writing): that is why the tracer keeps CAP_FOWNER (privileges.h).
+ * mincore() on a file mapping reports the real page-cache state only to the file's owner, a caller holding
+ * CAP_FOWNER, or one allowed to write the file; anyone else is told every page is resident.  That is why the
+ * tracer keeps CAP_FOWNER (privileges.h).
  */
 #include "trace_internal.h"
 

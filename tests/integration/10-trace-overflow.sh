@@ -2,7 +2,7 @@
 # fanotify queue overflow: with a bounded queue (--bounded-queue) and the tracer stopped (SIGSTOP) while more
 # files are opened than the queue holds, the tracer survives, counts the overflow, keeps what it got and writes
 # a trace flagged incomplete.  Also exercises many kept fds (one per recorded file).
-source "$TOP/tests/lib.sh"
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 
 qmax=$(cat /proc/sys/fs/fanotify/max_queued_events 2>/dev/null) || pf_skip "no /proc/sys/fs/fanotify/max_queued_events"

@@ -3,7 +3,7 @@
 # read, in first-touch order, with exactly the page ranges read (readahead off), parent directories before their
 # files, physical blocks known; untouched files and prefetchd's own reads are absent.  Also: --timeout, a second
 # tracer refused, stop with none running, bad --mount / no root / corrupt dump files give clear errors.
-source "$TOP/tests/lib.sh"
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 
 # pf_tmpdir and pf_loop run in a $(...) subshell, where their cleanup registration is lost: register here.
@@ -21,6 +21,14 @@ head -c $((64 * 4096)) /dev/urandom >"$mnt/b"
 head -c 10000 /dev/urandom >"$mnt/d/c"
 head -c 8192 /dev/urandom >"$mnt/untouched/u"
 head -c 16384 /dev/urandom >"$mnt/own"
+# Not root's and private: after the tracer drops to CAP_DAC_READ_SEARCH + CAP_FOWNER it must still open p/q by
+# path (parent walk) and see r's page-cache residency (to others than the owner or CAP_FOWNER, mincore claims
+# every page resident).
+mkdir -p "$mnt/p/q"
+head -c $((16 * 4096)) /dev/urandom >"$mnt/p/q/r"
+chown 65534:65534 "$mnt/p" "$mnt/p/q/r"
+chmod 0700 "$mnt/p"
+chmod 0600 "$mnt/p/q/r"
 sync
 
 # Reads pull exactly the pages asked for; restored before the loop device goes back to others.
@@ -62,6 +70,7 @@ attempt() {
 	dd if="$mnt/b" of=/dev/null bs=4096 skip=10 count=3 2>/dev/null
 	ls "$mnt/d" >/dev/null
 	cat "$mnt/d/c" >/dev/null
+	dd if="$mnt/p/q/r" of=/dev/null bs=4096 skip=2 count=2 2>/dev/null
 	"$PREFETCHD" stop --pid-file "$tmp/pid" >"$tmp/stop.out" || pf_fail "prefetchd stop failed"
 	grep -q "finished" "$tmp/stop.out" || pf_fail "stop: $(cat "$tmp/stop.out")"
 	wait "$tracer" || pf_fail "tracer exited with $?"
@@ -73,7 +82,7 @@ attempt() {
 check_order_and_flags() {
 	local order
 	order=$(awk -F'\t' '!/^#/ { print $8 }' "$tmp/files" | tr '\n' ' ')
-	[ "$order" = "$mnt $mnt/a $mnt/b $mnt/d $mnt/d/c " ] || pf_fail "files/order: got '$order'"
+	[ "$order" = "$mnt $mnt/a $mnt/b $mnt/d $mnt/d/c $mnt/p $mnt/p/q $mnt/p/q/r " ] || pf_fail "files/order: got '$order'"
 	[ "$(awk -F'\t' -v p="$mnt/d" '$8 == p { print $2 }' "$tmp/files")" = "d--" ] || pf_fail "d is not a directory entry"
 	[ "$(awk -F'\t' -v p="$mnt" '$8 == p { print $2 }' "$tmp/files")" = "d--" ] || pf_fail "mount root not recorded as dir"
 	grep -q "untouched" "$tmp/dump" && pf_fail "an untouched file or directory is in the trace"
@@ -81,14 +90,14 @@ check_order_and_flags() {
 	# extent order = access order: files appear in first-touch order
 	local eorder
 	eorder=$(awk -F'\t' '!/^#/ && !seen[$1]++ { print $1 }' "$tmp/dump" | tr '\n' ' ')
-	[ "$eorder" = "$mnt $mnt/a $mnt/b $mnt/d $mnt/d/c " ] || pf_fail "extent order: got '$eorder'"
+	[ "$eorder" = "$mnt $mnt/a $mnt/b $mnt/d $mnt/d/c $mnt/p $mnt/p/q $mnt/p/q/r " ] || pf_fail "extent order: got '$eorder'"
 	awk -F'\t' '!/^#/ && $5 == "-" { bad = 1 } END { exit bad }' "$tmp/dump" || pf_fail "physical block unknown somewhere"
 	grep -q '^# kind: trace$' "$tmp/dump" || pf_fail "kind"
 	grep -q '^# flags: none$' "$tmp/dump" || pf_fail "trace flagged incomplete"
 	grep -q "^# filesystem 0: uuid $(blkid -s UUID -o value "$dev"), mountpoint $mnt, medium [a-z-]*, block size 4096$" \
 		"$tmp/dump" || pf_fail "filesystem line: $(grep '^# filesystem' "$tmp/dump")"
-	grep -q '^# files: 3 ' "$tmp/dump" || pf_fail "file count: $(grep '^# files' "$tmp/dump")"
-	grep -q '^# dirs: 2$' "$tmp/dump" || pf_fail "dir count"
+	grep -q '^# files: 4 ' "$tmp/dump" || pf_fail "file count: $(grep '^# files' "$tmp/dump")"
+	grep -q '^# dirs: 4$' "$tmp/dump" || pf_fail "dir count"
 }
 
 check_ranges() { # returns 1 on a range mismatch (pages evicted by someone's drop_caches: retried)
@@ -97,6 +106,8 @@ check_ranges() { # returns 1 on a range mismatch (pages evicted by someone's dro
 	got=$(ranges "$tmp/dump" "$mnt/b"); [ "$got" = "40960+12288" ] || { echo "b: $got"; ok=1; }
 	got=$(ranges "$tmp/dump" "$mnt/d/c"); [ "$got" = "0+10000" ] || { echo "d/c: $got"; ok=1; }
 	got=$(ranges "$tmp/dump" "$mnt/d"); [ "$got" = "0+4096" ] || { echo "d: $got"; ok=1; }
+	got=$(ranges "$tmp/dump" "$mnt/p/q"); [ "$got" = "0+4096" ] || { echo "p/q: $got"; ok=1; }
+	got=$(ranges "$tmp/dump" "$mnt/p/q/r"); [ "$got" = "8192+8192" ] || { echo "p/q/r: $got"; ok=1; }
 	return $ok
 }
 
