@@ -1,0 +1,395 @@
+#!/usr/bin/env python3
+"""bootlab records and report.
+
+  report.py record OUTDIR --run ID --setup S --phase learn|measure --boot I [--golden-info TEXT]
+      parse one boot (OUTDIR/report.log from the guest, host.env from the host), append a row to boots.csv
+      and keep the guest report under raw/ID/.
+  report.py render [--run ID ...]
+      RESULTS.md and bootlab.svg from boots.csv: per setup the latest run holding measured boots of it
+      (or the named runs).
+"""
+import argparse
+import csv
+import math
+import os
+import re
+import statistics
+import sys
+
+LAB = os.path.dirname(os.path.abspath(__file__))
+CSV_PATH = os.path.join(LAB, "boots.csv")
+RAW = os.path.join(LAB, "raw")
+SETUPS = ["none", "prefetch", "reorder", "warm"]
+LABEL = {
+    "none": "none",
+    "prefetch": "prefetch",
+    "reorder": "prefetch + reorder",
+    "warm": "warm bound (tmpfs)",
+}
+FIELDS = [
+    "run", "setup", "phase", "boot", "status", "disk", "boot_end_s", "boot_end_source", "systemd_finish_s",
+    "report_uptime_s", "kernel_s", "userspace_s", "pf_boot_s", "pf_prefetch", "pf_reorder", "pf_io_ms",
+    "guest_reads", "guest_sectors_read", "guest_read_ms", "guest_io_ticks_ms", "guest_scheduler",
+    "sim_requests", "sim_reads", "sim_read_mb", "sim_seeks", "sim_model_s", "sim_wall_s",
+    "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
+    "prefetch_stop_s", "prefetch_result", "failed_units", "boot_id", "golden",
+]
+
+
+def read_env(path):
+    env = {}
+    try:
+        with open(path, errors="replace") as f:
+            for line in f:
+                line = line.rstrip("\r\n")
+                if "=" in line:
+                    k, v = line.split("=", 1)
+                    env.setdefault(k.strip(), v)
+    except FileNotFoundError:
+        pass
+    return env
+
+
+def parse_report(text):
+    """The guest's report: key=value lines, systemd-analyze output, the prefetch section."""
+    r = {"failed": [], "boottime": [], "config": {}}
+    section = None
+    for line in text.splitlines():
+        line = line.rstrip("\r")
+        if line.startswith("--- "):
+            section = line[4:]
+            continue
+        if line in ("BOOTLAB-BEGIN", "BOOTLAB-END"):
+            section = None
+            continue
+        m = re.match(r"Startup finished in (.*) = ([0-9.]+)(min )?", line)
+        if m:
+            for part in m.group(1).split("+"):
+                pm = re.match(r"\s*(?:([0-9]+)min )?([0-9.]+)s \((\w+)\)", part)
+                if pm:
+                    r[pm.group(3) + "_s"] = int(pm.group(1) or 0) * 60 + float(pm.group(2))
+            continue
+        if section == "failed units":
+            if line.strip():
+                r["failed"].append(line.split()[0])
+            continue
+        if section and section.startswith("boottime.log"):
+            if line and not line.startswith("#"):
+                r["boottime"].append(line.split())
+            continue
+        if line.startswith("config: ") and "=" in line:
+            k, v = line[8:].split("=", 1)
+            r["config"][k] = v
+            continue
+        if section in (None, "prefetch.service", "state dir") and "=" in line and re.match(r"^[A-Za-z_0-9]+=", line):
+            k, v = line.split("=", 1)
+            r.setdefault(k, v)
+    return r
+
+
+def fnum(v, scale=1.0, digits=3):
+    try:
+        return f"{float(v) * scale:.{digits}f}"
+    except (TypeError, ValueError):
+        return ""
+
+
+def record(args):
+    out = args.outdir
+    try:
+        with open(os.path.join(out, "report.log"), errors="replace") as f:
+            text = f.read().replace("\r", "")
+    except FileNotFoundError:
+        text = ""
+    host = read_env(os.path.join(out, "host.env"))
+    rep = parse_report(text)
+    row = {k: "" for k in FIELDS}
+    row.update(run=args.run, setup=args.setup, phase=args.phase, boot=args.boot, golden=args.golden_info.strip())
+    row["status"] = host.get("status", "no-host-record")
+    row["disk"] = host.get("disk", "")
+    fin = rep.get("finish_timestamp_monotonic_us", "")
+    row["systemd_finish_s"] = fnum(fin, 1e-6) if fin not in ("", "0") else ""
+    row["report_uptime_s"] = rep.get("uptime_at_report_start", "")
+    row["kernel_s"] = fnum(rep.get("kernel_s"))
+    row["userspace_s"] = fnum(rep.get("userspace_s"))
+    row["boot_id"] = rep.get("boot_id", "")
+    ds = rep.get("diskstats_vda", "").split()
+    if len(ds) >= 4:
+        row["guest_reads"], row["guest_sectors_read"], row["guest_read_ms"], row["guest_io_ticks_ms"] = ds[:4]
+    sched = re.search(r"\[(\S+)\]", rep.get("scheduler", ""))
+    row["guest_scheduler"] = sched.group(1) if sched else rep.get("scheduler", "")
+    # The project's own boot-time log: the record of this boot (same boot id).
+    for f in rep["boottime"]:
+        if len(f) >= 10 and f[0] == row["boot_id"]:
+            row["pf_boot_s"], row["pf_prefetch"], row["pf_reorder"], row["pf_io_ms"] = f[2], f[4], f[5], f[7]
+    if row["pf_boot_s"]:
+        row["boot_end_s"], row["boot_end_source"] = row["pf_boot_s"], "prefetch boottime.log"
+    elif row["systemd_finish_s"]:
+        row["boot_end_s"], row["boot_end_source"] = row["systemd_finish_s"], "guest unit (systemd finish)"
+    row["prefetch_stop_s"] = rep.get("prefetch_stop_seconds", "")
+    row["prefetch_result"] = rep.get("Result", "")
+    row["failed_units"] = " ".join(rep["failed"])
+    for k in ("requests", "reads", "seeks"):
+        row["sim_" + k] = host.get("simend_" + k, "")
+    row["sim_read_mb"] = fnum(host.get("simend_read_bytes"), 1 / 1048576, 2)
+    row["sim_model_s"] = fnum(host.get("simend_model_ns"), 1e-9)
+    row["sim_wall_s"] = fnum(host.get("simend_wall_ns"), 1e-9)
+    row["sim_total_requests"] = host.get("sim_requests", "")
+    row["sim_total_model_s"] = fnum(host.get("sim_model_ns"), 1e-9)
+    row["wall_s"] = host.get("wall_s", "")
+    row["host_load_start"] = host.get("host_load1_start", "")
+    row["host_load_end"] = host.get("host_load1_end", "")
+    if row["status"] == "ok" and not row["boot_end_s"]:
+        row["status"] = "no-boot-end"
+
+    new = not os.path.exists(CSV_PATH)
+    with open(CSV_PATH, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        if new:
+            w.writeheader()
+        w.writerow(row)
+    rawdir = os.path.join(RAW, args.run)
+    os.makedirs(rawdir, exist_ok=True)
+    name = f"{args.setup}-{args.phase}{args.boot}"
+    with open(os.path.join(rawdir, name + ".report"), "w") as f:
+        f.write(text)
+        f.write("\n--- host\n")
+        for k, v in host.items():
+            f.write(f"{k}={v}\n")
+    print(f"{name}: {row['status']} boot_end={row['boot_end_s']} s ({row['boot_end_source']}) "
+          f"io_ticks={row['guest_io_ticks_ms']} ms sim_requests={row['sim_requests']} "
+          f"sim_model={row['sim_model_s']} s", file=sys.stderr)
+
+
+def load_rows():
+    if not os.path.exists(CSV_PATH):
+        return []
+    with open(CSV_PATH, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def num(rows, key, scale=1.0):
+    out = []
+    for r in rows:
+        try:
+            out.append(float(r[key]) * scale)
+        except (KeyError, TypeError, ValueError):
+            pass
+    return out
+
+
+def stats(v):
+    if not v:
+        return None
+    return {
+        "n": len(v), "avg": statistics.fmean(v), "sd": statistics.stdev(v) if len(v) > 1 else 0.0,
+        "min": min(v), "max": max(v),
+    }
+
+
+def fmt_stats(s, digits=2):
+    if not s:
+        return "–", "–", "–", "–"
+    return (f"{s['avg']:.{digits}f}", f"{s['sd']:.{digits}f}", f"{s['min']:.{digits}f}", f"{s['max']:.{digits}f}")
+
+
+def pct(a, b):
+    if not a or not b or b["avg"] == 0:
+        return "–"
+    return f"{(a['avg'] / b['avg'] - 1) * 100:+.1f} %"
+
+
+def select(rows, runs):
+    """Per setup: rows of the chosen runs (the latest run holding measured boots of that setup by default)."""
+    chosen = {}
+    for s in SETUPS:
+        srows = [r for r in rows if r["setup"] == s]
+        if runs:
+            srows = [r for r in srows if r["run"] in runs]
+        else:
+            mruns = sorted({r["run"] for r in srows if r["phase"] == "measure"})
+            srows = [r for r in srows if mruns and r["run"] == mruns[-1]]
+        if srows:
+            chosen[s] = srows
+    return chosen
+
+
+def svg_chart(data, path):
+    """Two panels of horizontal bars (avg, whiskers min..max): boot time, guest I/O ticks."""
+    setups = [s for s in SETUPS if s in data]
+    W, bar_h, gap, left, top = 760, 22, 12, 170, 50
+    panel_h = len(setups) * (bar_h + gap) + 40
+    H = top + 2 * panel_h + 40
+    colors = {"none": "#b0413e", "prefetch": "#e0a030", "reorder": "#3a7d44", "warm": "#7a8b99"}
+    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
+         f'<rect width="{W}" height="{H}" fill="white"/>',
+         '<text x="10" y="22" font-size="15" font-weight="bold">Debian 12 guest boot (qemu TCG) on a simulated '
+         '7200 rpm disk</text>',
+         '<text x="10" y="40" fill="#555">bars: average of the measured boots; whiskers: min..max; labels: average</text>']
+    for p, (key, title) in enumerate((("boot", "uptime at boot end (s)"), ("io", "guest I/O ticks at boot end (s)"))):
+        y0 = top + p * panel_h + 20
+        vals = [data[s][key] for s in setups]
+        vmax = max([v["max"] for v in vals if v] + [1.0])
+        scale = (W - left - 60) / (vmax * 1.05)
+        o.append(f'<text x="10" y="{y0}" font-weight="bold">{title}</text>')
+        for i, s in enumerate(setups):
+            st = data[s][key]
+            y = y0 + 12 + i * (bar_h + gap)
+            o.append(f'<text x="{left - 8}" y="{y + bar_h * 0.7:.1f}" text-anchor="end">{LABEL[s]}</text>')
+            if not st:
+                continue
+            w = st["avg"] * scale
+            o.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{colors[s]}"/>')
+            x1, x2, ym = left + st["min"] * scale, left + st["max"] * scale, y + bar_h / 2
+            o.append(f'<line x1="{x1:.1f}" y1="{ym}" x2="{x2:.1f}" y2="{ym}" stroke="black"/>')
+            for x in (x1, x2):
+                o.append(f'<line x1="{x:.1f}" y1="{y + 5}" x2="{x:.1f}" y2="{y + bar_h - 5}" stroke="black"/>')
+            o.append(f'<text x="{x2 + 6:.1f}" y="{y + bar_h * 0.7:.1f}">{st["avg"]:.2f}</text>')
+        axis_y = y0 + 12 + len(setups) * (bar_h + gap)
+        o.append(f'<line x1="{left}" y1="{axis_y}" x2="{W - 40}" y2="{axis_y}" stroke="#999"/>')
+        step = 10 ** math.floor(math.log10(vmax)) if vmax > 0 else 1
+        if vmax / step < 3:
+            step /= 2
+        t = 0.0
+        while t <= vmax * 1.05:
+            x = left + t * scale
+            o.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#999"/>')
+            o.append(f'<text x="{x:.1f}" y="{axis_y + 16}" text-anchor="middle" fill="#555">{t:g}</text>')
+            t += step
+    o.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(o) + "\n")
+
+
+def render(args):
+    rows = load_rows()
+    chosen = select(rows, set(args.run or []))
+    data, lines = {}, []
+    for s, srows in chosen.items():
+        meas = [r for r in srows if r["phase"] == "measure"]
+        ok = [r for r in meas if r["status"] == "ok"]
+        data[s] = {
+            "rows": srows, "meas": meas, "ok": ok,
+            "boot": stats(num(ok, "boot_end_s")),
+            "io": stats(num(ok, "guest_io_ticks_ms", 1e-3)),
+            "sim": stats(num(ok, "sim_model_s")),
+            "simreq": stats(num(ok, "sim_requests")),
+            "reads": stats(num(ok, "guest_reads")),
+            "mb": stats(num(ok, "guest_sectors_read", 512 / 1048576)),
+            "sysd": stats(num(ok, "systemd_finish_s")),
+            "wall": stats(num(ok, "wall_s")),
+            "load": stats(num(ok, "host_load_start")),
+        }
+    base = data.get("none", {})
+    L = lines.append
+    L("# Boot lab: prefetch and reorder on a real Debian 12 boot")
+    L("")
+    L("Generated by `results/bootlab/report.py render` from `boots.csv` (one row per boot; the guest's own report of")
+    L("each boot is under `raw/RUN/`). Runs shown: " + ", ".join(
+        f"{LABEL[s]} = `{sorted({r['run'] for r in d['rows']})[0]}`" for s, d in data.items()) + ".")
+    L("")
+    L("## Measured boots")
+    L("")
+    L("| setup | boots ok / run | boot time avg (s) | stddev | min | max | vs none | I/O ticks avg (s) | stddev | min "
+      "| max | vs none |")
+    L("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for s in SETUPS:
+        if s not in data:
+            continue
+        d = data[s]
+        b, i = fmt_stats(d["boot"]), fmt_stats(d["io"])
+        L(f"| {LABEL[s]} | {len(d['ok'])} / {len(d['meas'])} | {b[0]} | {b[1]} | {b[2]} | {b[3]} | "
+          f"{pct(d['boot'], base.get('boot')) if s != 'none' else '–'} | {i[0]} | {i[1]} | {i[2]} | {i[3]} | "
+          f"{pct(d['io'], base.get('io')) if s != 'none' else '–'} |")
+    L("")
+    L("Boot time: uptime at boot end (systemd's FinishTimestampMonotonic, what `systemd-analyze` prints as the total;")
+    L("for the prefetch setups the value prefetchd wrote to its own `/var/lib/prefetch/boottime.log` when it has a")
+    L("record for that boot, see `boot_end_source` in the CSV). I/O ticks: the guest's `/proc/diskstats` io_ticks of")
+    L("vda (time the disk was busy) sampled right after the boot finished.")
+    L("")
+    L("| setup | guest reads | guest MB read | disk requests (host) | disk model time (s) | systemd finish (s) | "
+      "wall per boot (s) | host load at start |")
+    L("|---|---|---|---|---|---|---|---|")
+    for s in SETUPS:
+        if s not in data:
+            continue
+        d = data[s]
+
+        def a(k, dg=1):
+            return f"{d[k]['avg']:.{dg}f}" if d[k] else "–"
+        L(f"| {LABEL[s]} | {a('reads', 0)} | {a('mb')} | {a('simreq', 0)} | {a('sim', 2)} | {a('sysd', 2)} | "
+          f"{a('wall')} | {a('load', 2)} |")
+    L("")
+    slower = []
+    if base.get("boot"):
+        for s in ("prefetch", "reorder"):
+            if s in data:
+                worst = max(num(data[s]["ok"], "boot_end_s"), default=None)
+                if worst is not None:
+                    slower.append(f"{LABEL[s]}: slowest measured boot {worst:.2f} s vs none's fastest "
+                                  f"{base['boot']['min']:.2f} s and average {base['boot']['avg']:.2f} s")
+    if slower:
+        L("Slowest boots against none: " + "; ".join(slower) + ".")
+        L("")
+    L("## Learning and first boots (not measured)")
+    L("")
+    L("The prefetch setups first boot TRACE_AGGREGATION_COUNT times so that a layout exists; none and warm boot once")
+    L("from the fresh image first (first-boot work of the image). These boots are not in the table above.")
+    L("")
+    L("| setup | boot | status | boot time (s) | I/O ticks (s) | disk requests | prefetch replayed | reorder armed |"
+      " prefetchd stop (s) |")
+    L("|---|---|---|---|---|---|---|---|---|")
+    for s in SETUPS:
+        if s not in data:
+            continue
+        for r in data[s]["rows"]:
+            if r["phase"] != "learn":
+                continue
+            io = fnum(r["guest_io_ticks_ms"], 1e-3, 2)
+            L(f"| {LABEL[s]} | {r['boot']} | {r['status']} | {fnum(r['boot_end_s'], 1, 2)} | {io} | "
+              f"{r['sim_requests'] or '–'} | {r['pf_prefetch'] or '–'} | {r['pf_reorder'] or '–'} | "
+              f"{r['prefetch_stop_s'] or '–'} |")
+    L("")
+    L("## Every measured boot")
+    L("")
+    L("| setup | boot | status | boot time (s) | source | I/O ticks (s) | disk requests | model time (s) | "
+      "prefetch replayed | reorder armed | failed units |")
+    L("|---|---|---|---|---|---|---|---|---|---|---|")
+    for s in SETUPS:
+        if s not in data:
+            continue
+        for r in data[s]["meas"]:
+            L(f"| {LABEL[s]} | {r['boot']} | {r['status']} | {fnum(r['boot_end_s'], 1, 2)} | "
+              f"{'prefetch log' if r['boot_end_source'].startswith('prefetch') else 'guest unit'} | "
+              f"{fnum(r['guest_io_ticks_ms'], 1e-3, 2)} | {r['sim_requests'] or '–'} | {fnum(r['sim_model_s'], 1, 2)} | "
+              f"{r['pf_prefetch'] or '–'} | {r['pf_reorder'] or '–'} | {r['failed_units'] or '–'} |")
+    L("")
+    notes = os.path.join(LAB, "NOTES.md")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            L(f.read().rstrip())
+        L("")
+    with open(os.path.join(LAB, "RESULTS.md"), "w") as f:
+        f.write("\n".join(lines))
+    svg_chart(data, os.path.join(LAB, "bootlab.svg"))
+    print(f"wrote {os.path.join(LAB, 'RESULTS.md')} and bootlab.svg ({len(data)} setups)", file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser(description="bootlab records and report")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("record")
+    r.add_argument("outdir")
+    r.add_argument("--run", required=True)
+    r.add_argument("--setup", required=True, choices=SETUPS)
+    r.add_argument("--phase", required=True, choices=["learn", "measure"])
+    r.add_argument("--boot", required=True)
+    r.add_argument("--golden-info", default="")
+    g = sub.add_parser("render")
+    g.add_argument("--run", action="append")
+    a = ap.parse_args()
+    record(a) if a.cmd == "record" else render(a)
+
+
+if __name__ == "__main__":
+    main()
