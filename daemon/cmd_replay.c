@@ -72,6 +72,7 @@ int cmd_replay(int argc, char **argv)
 	long threads = -1, timeout = -1;
 	int c;
 	optind = 1;
+	opterr = 0; /* one message of our own */
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -96,12 +97,13 @@ int cmd_replay(int argc, char **argv)
 			usage(stdout);
 			return PF_EXIT_OK;
 		default:
-			usage(stderr);
+			fprintf(stderr, "prefetchd replay: unknown option or missing value: '%s' (try --help)\n",
+				argv[optind - 1]);
 			return PF_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		fprintf(stderr, "prefetchd replay: want exactly one LAYOUT argument (try --help)\n");
 		return PF_EXIT_USAGE;
 	}
 	const char *path = argv[optind];
