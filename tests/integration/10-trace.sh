@@ -146,10 +146,12 @@ grep -q "^trace: 0 files, 0 dirs, 0 bytes" "$tmp/t3.out" || pf_fail "summary: $(
 # ---- one tracer per pid file; stop with none running ----
 pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t4" --pid-file "$tmp/pid4"
 wait_pidfile "$tmp/pid4"
+cp /bin/true "$mnt/true" && "$mnt/true" || pf_fail "running a program from the test filesystem"
 out=$("$PREFETCHD" trace --mount "$mnt" --output "$tmp/t5" --pid-file "$tmp/pid4" 2>&1) && pf_fail "second tracer accepted"
 [[ $out == *"another tracer is running (pid $PF_BG_PID"* ]] || pf_fail "second tracer message: $out"
 "$PREFETCHD" stop --pid-file "$tmp/pid4" >/dev/null || pf_fail "stop pid4"
 [ -s "$tmp/t4" ] || pf_fail "stopped tracer wrote no trace"
+"$PREFETCHD" dump --files "$tmp/t4" | grep -q "^[0-9]*	-x-	.*	$mnt/true$" || pf_fail "executed file not flagged x"
 out=$("$PREFETCHD" stop --pid-file "$tmp/pid4") || pf_fail "stop with none running should exit 0"
 [[ $out == *"no tracer running"* ]] || pf_fail "stop message: $out"
 
