@@ -1,0 +1,83 @@
+#include "boot_end.h"
+#include "boottime.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+
+int pf_boot_end_parse(const char *text, double *uptime)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (errno || end == text || !isfinite(v) || v < 0 || v > 1e7 || (*end && *end != ' ' && *end != '\n'))
+		return -EINVAL;
+	*uptime = v;
+	return 0;
+}
+
+static int from_file(const char *path, double *uptime)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	char buf[128];
+	int rc = fgets(buf, sizeof(buf), f) ? pf_boot_end_parse(buf, uptime) : -EINVAL;
+	fclose(f);
+	return rc;
+}
+
+/* The manager's private socket needs no D-Bus daemon (early boot, minimal systems); the system bus is the
+ * fallback.  Short timeout: a stuck bus must not hold up the end of tracing. */
+static int from_systemd(double *uptime)
+{
+	if (sd_booted() <= 0)
+		return -ENOENT;
+	sd_bus *bus = NULL;
+	int rc = sd_bus_new(&bus);
+	if (rc >= 0)
+		rc = sd_bus_set_address(bus, "unix:path=/run/systemd/private");
+	if (rc >= 0)
+		rc = sd_bus_start(bus);
+	if (rc < 0) {
+		sd_bus_unref(bus);
+		bus = NULL;
+		rc = sd_bus_open_system(&bus);
+		if (rc < 0)
+			return rc;
+	}
+	sd_bus_set_method_call_timeout(bus, 2 * 1000000ULL);
+	sd_bus_error err = SD_BUS_ERROR_NULL;
+	uint64_t usec = 0;
+	rc = sd_bus_get_property_trivial(bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+					 "org.freedesktop.systemd1.Manager", "FinishTimestampMonotonic", &err, 't', &usec);
+	sd_bus_error_free(&err);
+	sd_bus_flush_close_unref(bus);
+	if (rc < 0)
+		return rc;
+	if (usec == 0)
+		return -EAGAIN; /* still booting */
+	*uptime = (double)usec / 1e6;
+	return 0;
+}
+
+double pf_boot_end(const char *boot_end_file, char *source, size_t len)
+{
+	double up;
+	if (boot_end_file && from_file(boot_end_file, &up) == 0) {
+		snprintf(source, len, "file");
+		return up;
+	}
+	if (from_systemd(&up) == 0) {
+		snprintf(source, len, "systemd");
+		return up;
+	}
+	snprintf(source, len, "trace-stop");
+	up = pf_uptime();
+	return up < 0 ? 0 : up;
+}

@@ -1,0 +1,202 @@
+#include "boot_state.h"
+#include "boottime.h"
+#include "format.h"
+#include "safe_file.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void join(char *out, const char *dir, const char *name)
+{
+	/* config paths are < 256 bytes, so this never truncates; checked all the same */
+	if (snprintf(out, PF_BOOT_PATH, "%s/%s", dir, name) >= PF_BOOT_PATH)
+		out[0] = '\0';
+}
+
+void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->state, sizeof(p->state), "%s", cfg->state_dir);
+	snprintf(p->runtime, sizeof(p->runtime), "%s", cfg->runtime_dir);
+	join(p->traces, p->state, "traces");
+	join(p->layout, p->state, "layout");
+	join(p->boottime, p->state, "boottime.log");
+	join(p->reorder_armed, p->state, "reorder-armed");
+	join(p->reorder_log, p->state, "reorder.log");
+	join(p->pidfile, p->runtime, "prefetchd.pid");
+	join(p->boot_end, p->runtime, "boot-end");
+	join(p->pending, p->runtime, "pending");
+	join(p->pending_traces, p->pending, "traces");
+	join(p->pending_boottime, p->pending, "boottime.log");
+}
+
+int pf_boot_dir_writable(const char *dir)
+{
+	int rc = pf_mkdir_p(dir, 0755);
+	if (rc)
+		return rc;
+	return access(dir, W_OK) == 0 ? 0 : -errno;
+}
+
+void pf_trace_name(char *buf, size_t len, int64_t when, const char *boot_id)
+{
+	snprintf(buf, len, "trace-%" PRId64 "-%s.pf", when, boot_id && boot_id[0] ? boot_id : "-");
+}
+
+/* time in "trace-<time>-...pf", or -1 when the name is not a trace's */
+static int64_t trace_time(const char *name)
+{
+	size_t len = strlen(name);
+	if (strncmp(name, "trace-", 6) != 0 || len < 10 || strcmp(name + len - 3, ".pf") != 0)
+		return -1;
+	char *end;
+	errno = 0;
+	long long t = strtoll(name + 6, &end, 10);
+	if (errno || end == name + 6 || *end != '-' || t < 0)
+		return -1;
+	return t;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int64_t tx = trace_time(x), ty = trace_time(y);
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	return strcmp(x, y);
+}
+
+void pf_trace_names_free(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+int pf_traces_list(const char *dir, char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	size_t cap = 0;
+	struct dirent *e;
+	int rc = 0;
+	while ((e = readdir(d))) {
+		if (trace_time(e->d_name) < 0)
+			continue;
+		if (*n == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			char **g = realloc(*names, ncap * sizeof(*g));
+			if (!g) {
+				rc = -ENOMEM;
+				break;
+			}
+			*names = g;
+			cap = ncap;
+		}
+		if (!((*names)[*n] = strdup(e->d_name))) {
+			rc = -ENOMEM;
+			break;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	if (rc) {
+		pf_trace_names_free(*names, *n);
+		*names = NULL;
+		*n = 0;
+		return rc;
+	}
+	if (*n)
+		qsort(*names, *n, sizeof(char *), by_time);
+	return 0;
+}
+
+int pf_traces_rotate(const char *dir, size_t keep)
+{
+	char **names;
+	size_t n;
+	int rc = pf_traces_list(dir, &names, &n);
+	if (rc)
+		return rc;
+	int removed = 0;
+	for (size_t i = 0; i + keep < n; i++) {
+		char path[PF_BOOT_PATH];
+		join(path, dir, names[i]);
+		if (unlink(path) == 0)
+			removed++;
+		else if (errno != ENOENT && rc == 0)
+			rc = -errno;
+	}
+	pf_trace_names_free(names, n);
+	return rc ? rc : removed;
+}
+
+/* copy then unlink: the runtime dir is another filesystem (tmpfs), rename() cannot cross */
+static int move_file(const char *from, const char *to)
+{
+	void *buf;
+	size_t len;
+	int rc = pf_read_file(from, 1u << 30, 0, &buf, &len);
+	if (rc)
+		return rc < 0 && rc > -4096 ? rc : -EIO;
+	rc = pf_write_atomic(to, buf, len, 0644);
+	free(buf);
+	if (rc == 0)
+		unlink(from);
+	return rc;
+}
+
+int pf_boot_flush_pending(const struct pf_boot_paths *p)
+{
+	int moved = 0, rc = 0;
+	char **names;
+	size_t n;
+	int lrc = pf_traces_list(p->pending_traces, &names, &n);
+	if (lrc)
+		return lrc;
+	if (n && (rc = pf_mkdir_p(p->traces, 0755))) {
+		pf_trace_names_free(names, n);
+		return rc;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char from[PF_BOOT_PATH], to[PF_BOOT_PATH];
+		join(from, p->pending_traces, names[i]);
+		join(to, p->traces, names[i]);
+		int r = move_file(from, to);
+		if (r == 0)
+			moved++;
+		else if (rc == 0)
+			rc = r;
+	}
+	pf_trace_names_free(names, n);
+
+	struct pf_boot_record *recs;
+	size_t nrec, bad;
+	int r = pf_boottime_load(p->pending_boottime, &recs, &nrec, &bad);
+	if (r == 0) {
+		size_t i;
+		for (i = 0; i < nrec; i++)
+			if ((r = pf_boottime_append(p->boottime, &recs[i])))
+				break;
+		free(recs);
+		if (i == nrec) {
+			unlink(p->pending_boottime);
+			moved += (int)nrec;
+		} else if (rc == 0) {
+			rc = r; /* keep the buffer: appending it again later may duplicate some lines, never lose them */
+		}
+	} else if (r != -ENOENT && rc == 0) {
+		rc = r;
+	}
+	return rc ? rc : moved;
+}

@@ -1,0 +1,51 @@
+/* The state 'prefetchd boot' keeps between boots, and where it goes while /var cannot be written yet.
+ *
+ *   $PREFETCH_DIR/traces/trace-<unix time>-<boot id>.pf   the last traces (TRACE_AGGREGATION_COUNT + 2 kept)
+ *   $PREFETCH_DIR/layout                                   what the next boot replays
+ *   $PREFETCH_DIR/boottime.log                             one line per boot (boottime.h)
+ *   $PREFETCH_DIR/reorder-armed, reorder.log               the shutdown reorder's marker and history
+ *   $PREFETCH_RUNTIME_DIR/prefetchd.pid                    held while tracing ('prefetchd stop')
+ *   $PREFETCH_RUNTIME_DIR/boot-end                         uptime at boot end, written by the stop init script
+ *   $PREFETCH_RUNTIME_DIR/pending/                         early-boot buffer: traces/ and boottime.log
+ *
+ * When tracing ends before PREFETCH_DIR is writable (read-only root, /var not mounted yet), the trace and the
+ * boot record are buffered under $PREFETCH_RUNTIME_DIR/pending and moved over by pf_boot_flush_pending(). */
+#ifndef PREFETCH_BOOT_STATE_H
+#define PREFETCH_BOOT_STATE_H
+
+#include "config.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PF_BOOT_PATH 512
+
+struct pf_boot_paths {
+	char state[PF_BOOT_PATH], traces[PF_BOOT_PATH], layout[PF_BOOT_PATH], boottime[PF_BOOT_PATH];
+	char reorder_armed[PF_BOOT_PATH], reorder_log[PF_BOOT_PATH];
+	char runtime[PF_BOOT_PATH], pidfile[PF_BOOT_PATH], boot_end[PF_BOOT_PATH];
+	char pending[PF_BOOT_PATH], pending_traces[PF_BOOT_PATH], pending_boottime[PF_BOOT_PATH];
+};
+
+void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg);
+
+/* Create dir and parents (0755) if missing.  Returns 0 when it exists and is writable now, else -errno
+ * (-EROFS while the root is still read-only). */
+int pf_boot_dir_writable(const char *dir);
+
+/* "trace-<when>-<boot id>.pf" */
+void pf_trace_name(char *buf, size_t len, int64_t when, const char *boot_id);
+
+/* The trace files in dir, oldest first (by the time in the name, then by name).  *names is a malloc'd array of
+ * malloc'd names; free with pf_trace_names_free.  A missing dir gives 0 names.  Returns 0 or -errno. */
+int pf_traces_list(const char *dir, char ***names, size_t *n);
+void pf_trace_names_free(char **names, size_t n);
+
+/* Remove all but the newest keep traces in dir.  Returns how many were removed, or -errno. */
+int pf_traces_rotate(const char *dir, size_t keep);
+
+/* Move buffered traces and boot records from the runtime dir into the state dir (which must be writable).
+ * Returns how many items were moved, or -errno of the first failure (what could not move stays). */
+int pf_boot_flush_pending(const struct pf_boot_paths *p);
+
+#endif
