@@ -16,7 +16,15 @@ static int64_t ts_ns(struct timespec ts)
 	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
-static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_trace_entry *e, uint32_t *rank)
+/* The format bounds the string table and the extent count: past them, entries are left out rather than the
+ * whole trace failing to encode. */
+struct budget {
+	uint64_t strtab;
+	int extents_full;
+};
+
+static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_trace_entry *e, uint32_t *rank,
+		     struct budget *b)
 {
 	struct stat st;
 	if (e->fd < 0 || fstat(e->fd, &st) < 0) {
@@ -24,10 +32,12 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 		return 0;
 	}
 	char *path = pf_trace_fd_path(e->fd);
-	if (!path) {
-		t->st.dropped++; /* deleted since: nothing to prefetch next boot */
+	if (!path || b->strtab + strlen(path) + 1 > PF_MAX_STRTAB) {
+		free(path);
+		t->st.dropped++; /* deleted since (nothing to prefetch next boot), or no room */
 		return 0;
 	}
+	b->strtab += strlen(path) + 1;
 	const struct pf_trace_fs *fs = &t->fs[e->fs];
 	struct pf_range *r = NULL;
 	size_t nr = 0;
@@ -60,10 +70,15 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 		free(r);
 		return idx;
 	}
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; i < nr && !b->extents_full; i++) {
 		struct pf_extent x = { .file = (uint32_t)idx, .flags = r[i].phys_known ? PF_EXT_PHYS_KNOWN : 0,
 				       .offset = r[i].offset, .length = r[i].length, .physical = r[i].physical };
-		if ((rc = pf_image_add_extent(img, &x)) < 0) {
+		if ((rc = pf_image_add_extent(img, &x)) == PF_ETOOBIG) {
+			b->extents_full = 1;
+			t->st.dropped++;
+			break;
+		}
+		if (rc < 0) {
 			free(r);
 			return rc;
 		}
@@ -88,7 +103,9 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 	t->st.files = t->st.dirs = 0;
 	t->st.bytes = 0;
 	int rc = 0;
+	struct budget b = { 0 };
 	for (int i = 0; i < t->nfs && rc >= 0; i++) {
+		b.strtab += strlen(t->fs[i].mountpoint) + 1;
 		struct pf_fs fs = { .dev = (uint64_t)t->fs[i].dev, .block_size = t->fs[i].block_size,
 				    .medium = (uint32_t)t->fs[i].medium, .mountpoint = t->fs[i].mountpoint };
 		memcpy(fs.uuid, t->fs[i].uuid, 16);
@@ -96,7 +113,7 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 	}
 	uint32_t rank = 0;
 	for (size_t i = 0; i < t->nents && rc >= 0; i++)
-		rc = add_entry(img, t, &t->ents[i], &rank);
+		rc = add_entry(img, t, &t->ents[i], &rank, &b);
 	if (rc < 0) {
 		pf_image_free(img);
 		return rc;
