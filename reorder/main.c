@@ -1,8 +1,194 @@
-/* STUB: replaced by the real prefetch-reorder command line. */
-#include <stdio.h>
+/* prefetch-reorder: command line.
+ *
+ *   prefetch-reorder [--layout FILE]... [--chunk-blocks N] [--time-budget SEC] [--dry-run] [--config FILE]
+ *                    [--final-shutdown] [-v|-q] DEVICE|IMAGE
+ *   prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE
+ *
+ * Exit: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time budget (the next run continues). */
+#include "config.h"
+#include "log.h"
+#include "progress.h"
+#include "reorder.h"
 
-int main(void)
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define EXIT_BUDGET 3
+#define MAX_LAYOUTS 16
+
+static void usage(FILE *f)
 {
-	fprintf(stderr, "prefetch-reorder: not implemented yet\n");
-	return 1;
+	fprintf(f,
+		"Usage: prefetch-reorder [OPTIONS] DEVICE|IMAGE\n"
+		"       prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE\n"
+		"Move the blocks a boot reads (the prefetch layout) so that they lie contiguous, in boot order, on an\n"
+		"unmounted ext2/3/4 filesystem or image.  Interrupting it is safe: the filesystem is then checked by\n"
+		"the next fsck; run again to continue.\n\n"
+		"  -l, --layout FILE       layout to follow (repeatable, first has priority; default\n"
+		"                          $PREFETCH_DIR/layout)\n"
+		"  -c, --chunk-blocks N    blocks per chunk (CHUNK_SIZE_BLOCKS, 2000)\n"
+		"  -t, --time-budget SEC   stop between chunks after SEC seconds (REORDER_TIME_BUDGET, 20; 0 = none)\n"
+		"  -n, --dry-run           plan and report, write nothing\n"
+		"      --check             report how the layout lies now and after a reorder (read-only)\n"
+		"      --config FILE       settings (default " PF_DEFAULT_CONFIG ")\n"
+		"      --final-shutdown    allow a filesystem mounted read-only (only at the very end of shutdown)\n"
+		"  -v, --verbose           name every skipped file\n"
+		"  -q, --quiet             errors only\n"
+		"  -h, --help              this help\n"
+		"Exit status: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time budget (continue next run).\n");
+}
+
+static void note_cb(void *ctx, const char *msg)
+{
+	(void)ctx;
+	pf_info("%s", msg);
+}
+
+static long parse_long(const char *s, const char *what, long min)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min) {
+		fprintf(stderr, "prefetch-reorder: bad %s '%s'\n", what, s);
+		exit(EXIT_USAGE);
+	}
+	return v;
+}
+
+static void print_figures(const struct pf_reorder_result *r, int planned_label)
+{
+	const struct pf_layout_figures *a = &r->before, *b = &r->after;
+	printf("%-26s %14s %14s\n", "", "now", planned_label ? "after reorder" : "planned");
+	printf("%-26s %14llu %14llu\n", "files", (unsigned long long)a->files, (unsigned long long)b->files);
+	printf("%-26s %14llu %14llu\n", "blocks", (unsigned long long)a->blocks, (unsigned long long)b->blocks);
+	printf("%-26s %14llu %14llu\n", "extents", (unsigned long long)a->extents, (unsigned long long)b->extents);
+	printf("%-26s %14llu %14llu\n", "discontinuities", (unsigned long long)a->discontinuities,
+	       (unsigned long long)b->discontinuities);
+	printf("%-26s %14llu %14llu\n", "seeks (layout order)", (unsigned long long)a->seeks,
+	       (unsigned long long)b->seeks);
+	printf("%-26s %13.3fs %13.3fs\n", "read time (layout order)", a->read_s, b->read_s);
+	printf("%-26s %14llu %14llu\n", "seeks (sorted sweep)", (unsigned long long)a->sweep_seeks,
+	       (unsigned long long)b->sweep_seeks);
+	printf("%-26s %13.3fs %13.3fs\n", "read time (sorted sweep)", a->sweep_s, b->sweep_s);
+	printf("model: rotational disk, 1 ms + 14 ms*sqrt(distance/span) + 4.17 ms per seek, 100 MB/s\n");
+	printf("a reorder would move %llu of %llu blocks in %llu chunks (%llu split, %llu do not fit), "
+	       "%llu blocks already in place\n",
+	       (unsigned long long)r->planned_blocks, (unsigned long long)r->layout_blocks,
+	       (unsigned long long)r->chunks, (unsigned long long)r->chunks_split,
+	       (unsigned long long)r->chunks_failed, (unsigned long long)r->already_in_place_blocks);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "layout", required_argument, NULL, 'l' },     { "chunk-blocks", required_argument, NULL, 'c' },
+		{ "time-budget", required_argument, NULL, 't' }, { "dry-run", no_argument, NULL, 'n' },
+		{ "check", no_argument, NULL, 'C' },             { "config", required_argument, NULL, 'F' },
+		{ "final-shutdown", no_argument, NULL, 'S' },    { "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },             { "help", no_argument, NULL, 'h' },
+		{ "allow-any-owner-for-tests", no_argument, NULL, 'A' }, /* undocumented: test suites only */
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *layouts[MAX_LAYOUTS];
+	int nlayouts = 0, check = 0, dry = 0, final = 0, any_owner = 0, level = PF_LOG_NOTICE;
+	long chunk = -1, budget = -1;
+	const char *config = NULL;
+	int c;
+	while ((c = getopt_long(argc, argv, "l:c:t:nvqh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (nlayouts == MAX_LAYOUTS) {
+				fprintf(stderr, "prefetch-reorder: at most %d layouts\n", MAX_LAYOUTS);
+				return EXIT_USAGE;
+			}
+			layouts[nlayouts++] = optarg;
+			break;
+		case 'c': chunk = parse_long(optarg, "chunk size", 1); break;
+		case 't': budget = parse_long(optarg, "time budget", 0); break;
+		case 'n': dry = 1; break;
+		case 'C': check = 1; break;
+		case 'F': config = optarg; break;
+		case 'S': final = 1; break;
+		case 'v': level = PF_LOG_INFO; break;
+		case 'q': level = PF_LOG_ERR; break;
+		case 'A': any_owner = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *device = argv[optind];
+	pf_log_init("prefetch-reorder", level);
+
+	struct pf_config cfg;
+	struct pf_config_diag diag = { 0 };
+	pf_config_defaults(&cfg);
+	int rc = pf_config_load(&cfg, config ? config : PF_DEFAULT_CONFIG, &diag);
+	if (rc && (config || rc != -ENOENT)) {
+		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, strerror(-rc));
+		return 1;
+	}
+	for (int i = 0; i < diag.nwarnings; i++)
+		pf_warn("%s", diag.warnings[i]);
+	char deflayout[300];
+	if (nlayouts == 0) {
+		snprintf(deflayout, sizeof(deflayout), "%s/layout", cfg.state_dir);
+		layouts[nlayouts++] = deflayout;
+	}
+
+	struct pf_reorder_opts o = {
+		.layouts = layouts,
+		.nlayouts = nlayouts,
+		.chunk_blocks = chunk > 0 ? chunk : cfg.chunk_size_blocks,
+		.time_budget_s = budget >= 0 ? (int)budget : cfg.reorder_time_budget,
+		.reserve_percent = cfg.reorder_reserve_percent,
+		.dry_run = dry,
+		.check_only = check,
+		.progress = !check && !dry && isatty(STDERR_FILENO) && level >= PF_LOG_NOTICE,
+		.allow_any_owner = any_owner,
+		.allow_ro_mount = final,
+		.progress_cb = pf_progress_show,
+		.note = note_cb,
+	};
+	struct pf_reorder_result r;
+	char err[512];
+	rc = pf_reorder(device, &o, &r, err, sizeof(err));
+	pf_progress_done();
+	if (rc) {
+		pf_err("%s", err[0] ? err : strerror(-rc));
+		if (r.fsck_needed)
+			pf_err("%s is left marked for checking: run e2fsck -p on it", device);
+		return 1;
+	}
+	if (r.files_skipped)
+		pf_notice("skipped %u file%s: %s", r.files_skipped, r.files_skipped == 1 ? "" : "s", r.skipped);
+	if (check || dry) {
+		printf("%s: %llu blocks of the layout in %u files\n", device, (unsigned long long)r.layout_blocks,
+		       r.files);
+		print_figures(&r, check);
+		if (dry)
+			printf("dry run: nothing written\n");
+		return 0;
+	}
+	pf_notice("moved %llu blocks (%.1f MB) in %llu units; %llu chunks: %llu already in place, %llu split, %llu did "
+		  "not fit; %.2f s",
+		  (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
+		  (unsigned long long)r.units_done, (unsigned long long)r.chunks,
+		  (unsigned long long)r.chunks_in_place, (unsigned long long)r.chunks_split,
+		  (unsigned long long)r.chunks_failed, r.seconds);
+	if (!r.complete) {
+		pf_notice("stopped by the time budget after %llu of %llu blocks: the next run continues",
+			  (unsigned long long)r.moved_blocks, (unsigned long long)r.planned_blocks);
+		return EXIT_BUDGET;
+	}
+	return 0;
 }

@@ -1,22 +1,38 @@
 /* prefetch-reorder: relocate a layout's blocks on an unmounted ext2/3/4 filesystem (or image) so that the
- * next boot reads them nearly sequentially.  Passes: plan -> relocate -> verify. */
+ * next boot reads them nearly sequentially.  Passes: plan -> relocate -> verify.
+ *
+ * For the crash-injection harness and the benchmark (tests/tools/): call pf_reorder() with opts->io set to
+ * a stacked io_manager.  Every write of a run goes through that manager (data, bitmaps, descriptors,
+ * inodes, extent/indirect blocks, superblock), and durability is only assumed at io_channel_flush() calls
+ * (the manager's flush method); the write order and flush points are documented at the top of
+ * reorder/relocate.c.  After an interrupted run the filesystem is marked not clean (s_state without
+ * EXT2_VALID_FS): `e2fsck -p` must then repair it without questions and lose no file data; pf_reorder()
+ * itself refuses it ("run fsck first") until then.  After a completed run `e2fsck -fn` is clean and a second
+ * run with the same layout moves 0 blocks without writing anything. */
 #ifndef PREFETCH_REORDER_H
 #define PREFETCH_REORDER_H
 
 #include <ext2fs/ext2fs.h>
 #include <stdint.h>
 
+#include "check.h"
+
 struct pf_reorder_opts {
 	const char *const *layouts;  /* layout files, in priority order */
 	int nlayouts;
-	long chunk_blocks;           /* CHUNK_SIZE_BLOCKS */
-	int time_budget_s;           /* REORDER_TIME_BUDGET: stop between units of work after this */
-	int reserve_percent;         /* REORDER_FREE_RESERVE_PERCENT */
+	long chunk_blocks;           /* CHUNK_SIZE_BLOCKS (<= 0: 2000) */
+	int time_budget_s;           /* REORDER_TIME_BUDGET: stop between units of work after this (<= 0: none) */
+	int reserve_percent;         /* REORDER_FREE_RESERVE_PERCENT: free space (of the fs size) never used */
 	int dry_run;                 /* plan and report, write nothing */
 	int check_only;              /* --check: read-only report of the layout on disk */
-	int progress;                /* progress on a terminal */
+	int progress;                /* call progress_cb while moving */
 	int allow_any_owner;         /* tests only: skip the root-ownership check of layouts */
 	io_manager io;               /* NULL = unix_io_manager; tests stack a crash-injecting one */
+	/* added after the first version (zero = default): */
+	int allow_ro_mount;          /* --final-shutdown: write although mounted read-only (see reorder_open.c) */
+	void *ctx;                   /* passed to the callbacks */
+	void (*progress_cb)(void *ctx, uint64_t done_blocks, uint64_t total_blocks);
+	void (*note)(void *ctx, const char *msg);  /* one line per skipped file and other remarks (may be NULL) */
 };
 
 struct pf_reorder_result {
@@ -26,9 +42,22 @@ struct pf_reorder_result {
 	uint32_t files_skipped;      /* with reasons logged */
 	int complete;                /* 0 when the time budget stopped it (the next run continues) */
 	double seconds;
+	/* added after the first version: */
+	uint64_t layout_blocks;      /* blocks of the layout found on this filesystem */
+	uint64_t planned_blocks;     /* blocks the plan moves (moved_blocks when complete) */
+	uint64_t failed_blocks;      /* in chunks that did not fit in the free space minus the reserve */
+	uint64_t units, units_done;
+	uint64_t chunks_in_place;
+	uint32_t block_size;
+	uint32_t files;              /* files of the layout on this filesystem, usable */
+	char skipped[256];           /* "3 changed since the layout, 1 inline data", or "" */
+	int fsck_needed;             /* an error left the filesystem marked for fsck */
+	struct pf_layout_figures before, after; /* now / after the plan (--check, --dry-run, and a real run) */
 };
 
-/* Returns 0 or a negative error; message in err (may be NULL). */
+/* Return codes of pf_reorder besides 0 and -errno (reorder_open.h): PF_REORDER_EMOUNTED, _EUNCLEAN,
+ * _EFEATURE, _EOPEN; -ENOENT "layout is for another filesystem"; PF_E* from format.h for bad layouts. */
+/* Returns 0 (res->complete says whether everything planned was done) or a negative error; message in err. */
 int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_reorder_result *res, char *err,
 	       size_t errlen);
 

@@ -1,0 +1,107 @@
+/* Seek-model figures of a block sequence. */
+#include "check.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RATE_BPS 100e6
+#define SEEK_FIXED_S 0.001
+#define SEEK_FULL_S 0.014
+#define ROTATION_S 0.00417
+
+double pf_seek_time(uint64_t from, uint64_t to, uint32_t bsize, uint64_t span, int *is_seek)
+{
+	*is_seek = 0;
+	if (from == to)
+		return 0;
+	uint64_t dist = to > from ? to - from : from - to;
+	double seek = SEEK_FIXED_S + SEEK_FULL_S * sqrt((double)dist / (double)(span ? span : 1)) + ROTATION_S;
+	if (to > from) {
+		double through = (double)dist * bsize / RATE_BPS;
+		if (through < seek)
+			return through;
+	}
+	*is_seek = 1;
+	return seek;
+}
+
+static int cmp_pblk(const void *a, const void *b)
+{
+	const struct pf_seg *x = a, *y = b;
+	return (x->pblk > y->pblk) - (x->pblk < y->pblk);
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Time and seeks to read segs in the given order, head starting at block 0. */
+static double read_time(const struct pf_seg *s, size_t n, uint32_t bsize, uint64_t span, uint64_t *seeks)
+{
+	double t = 0;
+	uint64_t head = 0;
+	*seeks = 0;
+	for (size_t i = 0; i < n; i++) {
+		int is_seek;
+		t += pf_seek_time(head, s[i].pblk, bsize, span, &is_seek);
+		*seeks += is_seek;
+		t += (double)s[i].len * bsize / RATE_BPS;
+		head = s[i].pblk + s[i].len;
+	}
+	return t;
+}
+
+void pf_figures(const struct pf_seg *segs, size_t n, uint32_t bsize, uint64_t span, struct pf_layout_figures *f)
+{
+	memset(f, 0, sizeof(*f));
+	uint64_t end = 0;
+	for (size_t i = 0; i < n; i++) {
+		f->blocks += segs[i].len;
+		if (i == 0 || segs[i].pblk != end)
+			f->extents++;
+		end = segs[i].pblk + segs[i].len;
+	}
+	f->discontinuities = f->extents ? f->extents - 1 : 0;
+	f->read_s = read_time(segs, n, bsize, span, &f->seeks);
+
+	struct pf_seg *sorted = malloc((n ? n : 1) * sizeof(*sorted));
+	uint32_t *owners = malloc((n ? n : 1) * sizeof(*owners));
+	if (sorted && owners) {
+		memcpy(sorted, segs, n * sizeof(*sorted));
+		qsort(sorted, n, sizeof(*sorted), cmp_pblk);
+		f->sweep_s = read_time(sorted, n, bsize, span, &f->sweep_seeks);
+		for (size_t i = 0; i < n; i++)
+			owners[i] = segs[i].owner;
+		qsort(owners, n, sizeof(*owners), cmp_u32);
+		for (size_t i = 0; i < n; i++)
+			f->files += i == 0 || owners[i] != owners[i - 1];
+	}
+	free(sorted);
+	free(owners);
+}
+
+int pf_plan_result(const struct pf_plan *p, struct pf_seg **out, size_t *n)
+{
+	*out = malloc((p->nsegs + p->nmoves + 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t c = 0; c < p->nchunks; c++) {
+		const struct pf_chunk *ch = &p->chunks[c];
+		if (ch->state == PF_CHUNK_IN_PLACE || ch->state == PF_CHUNK_FAILED) {
+			for (size_t i = ch->first_seg; i < ch->first_seg + ch->nsegs; i++)
+				(*out)[k++] = p->segs[i];
+			continue;
+		}
+		for (size_t u = ch->first_unit; u < ch->first_unit + ch->nunits; u++)
+			for (size_t m = p->units[u].first; m < p->units[u].first + p->units[u].count; m++)
+				(*out)[k++] = (struct pf_seg){ .owner = p->moves[m].owner, .lblk = p->moves[m].lblk,
+							       .pblk = p->moves[m].dst, .len = p->moves[m].len };
+	}
+	*n = k;
+	return 0;
+}

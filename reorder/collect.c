@@ -1,0 +1,275 @@
+/* Layout wishes -> segments in layout order. */
+#include "collect.h"
+
+#include "blockmap.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+const char *pf_skip_reason(int r)
+{
+	static const char *const names[PF_SKIP_NR] = {
+		[PF_SKIP_NONE] = "ok",
+		[PF_SKIP_GONE] = "deleted since the layout",
+		[PF_SKIP_REPLACED] = "replaced by another file since the layout",
+		[PF_SKIP_CHANGED] = "changed since the layout (size or mtime)",
+		[PF_SKIP_TYPE] = "not a regular file or directory",
+		[PF_SKIP_INLINE] = "inline data (no blocks to move)",
+		[PF_SKIP_PROTECTED] = "immutable or append-only",
+		[PF_SKIP_ENCRYPTED] = "encrypted",
+		[PF_SKIP_VERITY] = "fs-verity",
+		[PF_SKIP_SPECIAL] = "EA inode or DAX",
+		[PF_SKIP_ERROR] = "block map unreadable",
+	};
+	return r >= 0 && r < PF_SKIP_NR ? names[r] : "?";
+}
+
+static int cmp_ino(const void *a, const void *b)
+{
+	const struct pf_cfile *x = a, *y = b;
+	return (x->ino > y->ino) - (x->ino < y->ino);
+}
+
+static long find_file(const struct pf_collect *c, ext2_ino_t ino)
+{
+	size_t lo = 0, hi = c->nfiles;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->files[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nfiles && c->files[lo].ino == ino ? (long)lo : -1;
+}
+
+/* mtime of the inode in ns, and whether the nanoseconds are known. */
+static int64_t inode_mtime_ns(ext2_filsys fs, const struct ext2_inode_large *in, int *has_ns)
+{
+	int64_t sec = (int32_t)in->i_mtime;
+	*has_ns = 0;
+	if (EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE &&
+	    in->i_extra_isize >= offsetof(struct ext2_inode_large, i_mtime_extra) + 4 - EXT2_GOOD_OLD_INODE_SIZE) {
+		sec += (int64_t)(in->i_mtime_extra & 3) << 32;
+		*has_ns = 1;
+		return sec * 1000000000LL + (in->i_mtime_extra >> 2);
+	}
+	return sec * 1000000000LL;
+}
+
+static int check_identity(ext2_filsys fs, struct pf_cfile *f, struct ext2_inode_large *in)
+{
+	const struct pf_file *r = f->rec;
+	if (f->ino < 1 || f->ino > fs->super->s_inodes_count)
+		return PF_SKIP_GONE;
+	if (f->ino != EXT2_ROOT_INO && f->ino < EXT2_FIRST_INODE(fs->super))
+		return PF_SKIP_TYPE;
+	if (!ext2fs_test_inode_bitmap2(fs->inode_map, f->ino))
+		return PF_SKIP_GONE;
+	memset(in, 0, sizeof(*in));
+	if (ext2fs_read_inode_full(fs, f->ino, (struct ext2_inode *)in, sizeof(*in)))
+		return PF_SKIP_ERROR;
+	if (in->i_links_count == 0 || in->i_dtime)
+		return PF_SKIP_GONE;
+	if (r->mode && (r->mode & S_IFMT) != (in->i_mode & S_IFMT))
+		return PF_SKIP_REPLACED;
+	if (r->generation && r->generation != in->i_generation)
+		return PF_SKIP_REPLACED;
+	if (!LINUX_S_ISREG(in->i_mode) && !LINUX_S_ISDIR(in->i_mode))
+		return PF_SKIP_TYPE;
+	if (EXT2_I_SIZE(in) != r->size)
+		return PF_SKIP_CHANGED;
+	int has_ns;
+	int64_t m = inode_mtime_ns(fs, in, &has_ns);
+	int64_t want = r->mtime_ns;
+	if (!has_ns)
+		want = (want >= 0 ? want : want - 999999999) / 1000000000 * 1000000000;
+	if (m != want)
+		return PF_SKIP_CHANGED;
+	if (in->i_flags & EXT4_INLINE_DATA_FL)
+		return PF_SKIP_INLINE;
+	if (in->i_flags & (EXT2_IMMUTABLE_FL | EXT2_APPEND_FL))
+		return PF_SKIP_PROTECTED;
+	if (in->i_flags & EXT4_ENCRYPT_FL)
+		return PF_SKIP_ENCRYPTED;
+	if (in->i_flags & EXT4_VERITY_FL)
+		return PF_SKIP_VERITY;
+	if (in->i_flags & (EXT4_EA_INODE_FL | 0x02000000 /* EXT4_DAX_FL */))
+		return PF_SKIP_SPECIAL;
+	return PF_SKIP_NONE;
+}
+
+static int push_seg(struct pf_collect *c, size_t *cap, uint32_t owner, uint64_t lblk, uint64_t pblk, uint64_t len)
+{
+	if (c->nsegs) {
+		struct pf_seg *l = &c->segs[c->nsegs - 1];
+		if (l->owner == owner && l->lblk + l->len == lblk && l->pblk + l->len == pblk) {
+			l->len += len;
+			return 0;
+		}
+	}
+	if (c->nsegs == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 1024;
+		struct pf_seg *p = realloc(c->segs, ncap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		c->segs = p;
+		*cap = ncap;
+	}
+	c->segs[c->nsegs++] = (struct pf_seg){ .owner = owner, .lblk = lblk, .pblk = pblk, .len = len };
+	return 0;
+}
+
+/* Emit the mapped, initialised blocks of [a, b) for file fi. */
+static int emit_mapped(struct pf_collect *c, size_t *cap, uint32_t fi, uint64_t a, uint64_t b)
+{
+	struct pf_cfile *f = &c->files[fi];
+	for (size_t i = 0; i < f->nruns && a < b; i++) {
+		const struct pf_bmap_run *r = &f->runs[i];
+		uint64_t s = r->lblk > a ? r->lblk : a, e = r->lblk + r->len < b ? r->lblk + r->len : b;
+		if (s >= e)
+			continue;
+		if (r->uninit) {
+			c->uninit_blocks += e - s;
+			continue;
+		}
+		int rc = push_seg(c, cap, fi, s, r->pblk + (s - r->lblk), e - s);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Emit the parts of [a, b) not taken before, and mark them taken.  covered stays sorted and disjoint. */
+static int take_range(struct pf_collect *c, size_t *cap, uint32_t fi, uint64_t a, uint64_t b)
+{
+	struct pf_cfile *f = &c->files[fi];
+	uint64_t pos = a;
+	for (size_t i = 0; i < f->ncov && pos < b; i++) {
+		const struct pf_run *cv = &f->covered[i];
+		if (cv->start + cv->len <= pos)
+			continue;
+		if (cv->start >= b)
+			break;
+		if (cv->start > pos) {
+			int rc = emit_mapped(c, cap, fi, pos, cv->start);
+			if (rc)
+				return rc;
+		}
+		pos = cv->start + cv->len;
+	}
+	if (pos < b) {
+		int rc = emit_mapped(c, cap, fi, pos, b);
+		if (rc)
+			return rc;
+	}
+	/* insert [a, b) merging with what it overlaps or touches */
+	if (f->ncov == f->capcov) {
+		size_t ncap = f->capcov ? f->capcov * 2 : 4;
+		struct pf_run *p = realloc(f->covered, ncap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		f->covered = p;
+		f->capcov = ncap;
+	}
+	size_t i = 0;
+	while (i < f->ncov && f->covered[i].start + f->covered[i].len < a)
+		i++;
+	size_t j = i;
+	uint64_t s = a, e = b;
+	while (j < f->ncov && f->covered[j].start <= b) {
+		if (f->covered[j].start < s)
+			s = f->covered[j].start;
+		if (f->covered[j].start + f->covered[j].len > e)
+			e = f->covered[j].start + f->covered[j].len;
+		j++;
+	}
+	if (j == i) {
+		memmove(&f->covered[i + 1], &f->covered[i], (f->ncov - i) * sizeof(*f->covered));
+		f->ncov++;
+	} else if (j > i + 1) {
+		memmove(&f->covered[i + 1], &f->covered[j], (f->ncov - j) * sizeof(*f->covered));
+		f->ncov -= j - i - 1;
+	}
+	f->covered[i] = (struct pf_run){ .start = s, .len = e - s };
+	return 0;
+}
+
+int pf_collect(ext2_filsys fs, const struct pf_layouts *l, struct pf_collect *out)
+{
+	memset(out, 0, sizeof(*out));
+	size_t cap = 0;
+	int rc = 0;
+	uint64_t bs = fs->blocksize;
+
+	/* distinct inodes, the first record of each kept */
+	out->files = calloc(l->nwant ? l->nwant : 1, sizeof(*out->files));
+	if (!out->files)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->nwant; i++)
+		out->files[i] = (struct pf_cfile){ .ino = (ext2_ino_t)l->want[i].file->ino, .rec = l->want[i].file };
+	/* stable: keep the first record of an inode (qsort is not stable, so order by (ino, position)) */
+	for (size_t i = 0; i < l->nwant; i++)
+		out->files[i].checked = (int)i; /* temporary: position */
+	qsort(out->files, l->nwant, sizeof(*out->files), cmp_ino);
+	size_t n = 0;
+	for (size_t i = 0; i < l->nwant; i++) {
+		if (n && out->files[n - 1].ino == out->files[i].ino) {
+			if (out->files[i].checked < out->files[n - 1].checked)
+				out->files[n - 1] = out->files[i];
+			continue;
+		}
+		out->files[n++] = out->files[i];
+	}
+	out->nfiles = n;
+	for (size_t i = 0; i < n; i++)
+		out->files[i].checked = 0;
+
+	for (size_t w = 0; w < l->nwant; w++) {
+		const struct pf_want *wt = &l->want[w];
+		long fi = find_file(out, (ext2_ino_t)wt->file->ino);
+		struct pf_cfile *f = &out->files[fi];
+		if (!f->checked) {
+			struct ext2_inode_large in;
+			f->checked = 1;
+			f->skip = check_identity(fs, f, &in);
+			if (f->skip == PF_SKIP_NONE &&
+			    pf_blockmap(fs, f->ino, (struct ext2_inode *)&in, &f->runs, &f->nruns))
+				f->skip = PF_SKIP_ERROR;
+			if (f->skip)
+				out->skipped[f->skip]++;
+			else
+				out->files_used++;
+		}
+		if (f->skip)
+			continue;
+		uint64_t nblocks = (f->rec->size + bs - 1) / bs;
+		uint64_t a = wt->offset / bs, b = wt->length ? (wt->offset + wt->length + bs - 1) / bs : nblocks;
+		if (b > nblocks)
+			b = nblocks;
+		if (a >= b)
+			continue;
+		rc = take_range(out, &cap, (uint32_t)fi, a, b);
+		if (rc)
+			break;
+	}
+	if (rc)
+		pf_collect_free(out);
+	return rc;
+}
+
+void pf_collect_free(struct pf_collect *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		free(c->files[i].runs);
+		free(c->files[i].covered);
+	}
+	free(c->files);
+	free(c->segs);
+	memset(c, 0, sizeof(*c));
+}

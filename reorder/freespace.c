@@ -1,0 +1,35 @@
+/* Free runs: alternate find-first-zero / find-first-set over the block bitmap. */
+#include "freespace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+int pf_freespace(ext2_filsys fs, struct pf_run **runs, size_t *n)
+{
+	blk64_t first = fs->super->s_first_data_block, last = ext2fs_blocks_count(fs->super) - 1;
+	struct pf_run *r = NULL;
+	size_t cnt = 0, cap = 0;
+	blk64_t pos = first;
+	while (pos <= last) {
+		blk64_t z, s;
+		if (ext2fs_find_first_zero_block_bitmap2(fs->block_map, pos, last, &z))
+			break; /* ENOENT: no more free blocks */
+		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, last, &s))
+			s = last + 1;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 256;
+			struct pf_run *p = realloc(r, ncap * sizeof(*p));
+			if (!p) {
+				free(r);
+				return -ENOMEM;
+			}
+			r = p;
+			cap = ncap;
+		}
+		r[cnt++] = (struct pf_run){ .start = z, .len = s - z };
+		pos = s;
+	}
+	*runs = r;
+	*n = cnt;
+	return 0;
+}

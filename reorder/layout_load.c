@@ -1,0 +1,115 @@
+/* Loading layouts and selecting the part for this filesystem. */
+#include "layout_load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsid.h"
+
+static int add(struct pf_layouts *l, size_t *cap, const struct pf_file *f, uint64_t off, uint64_t len)
+{
+	if (l->nwant == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 1024;
+		struct pf_want *p = realloc(l->want, ncap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->want = p;
+		*cap = ncap;
+	}
+	l->want[l->nwant++] = (struct pf_want){ .file = f, .offset = off, .length = len };
+	return 0;
+}
+
+static int by_first_order(const void *a, const void *b)
+{
+	const struct pf_file *x = *(const struct pf_file *const *)a, *y = *(const struct pf_file *const *)b;
+	return (x->first_order > y->first_order) - (x->first_order < y->first_order);
+}
+
+/* Append img's part for fs index fsi. */
+static int select_fs(struct pf_layouts *l, size_t *cap, const struct pf_image *img, uint32_t fsi)
+{
+	int rc = 0;
+	unsigned char *has_ext = calloc(img->nfiles ? img->nfiles : 1, 1);
+	const struct pf_file **dirs = malloc((img->nfiles ? img->nfiles : 1) * sizeof(*dirs));
+	if (!has_ext || !dirs) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < img->nextents; i++)
+		has_ext[img->extents[i].file] = 1;
+	size_t ndirs = 0;
+	for (uint32_t i = 0; i < img->nfiles; i++)
+		if (img->files[i].fs == fsi && (img->files[i].flags & PF_FILE_DIR) && !has_ext[i])
+			dirs[ndirs++] = &img->files[i];
+	qsort(dirs, ndirs, sizeof(*dirs), by_first_order);
+	for (size_t i = 0; i < ndirs && !rc; i++)
+		rc = add(l, cap, dirs[i], 0, 0);
+	for (uint32_t i = 0; i < img->nextents && !rc; i++) {
+		const struct pf_extent *e = &img->extents[i];
+		const struct pf_file *f = &img->files[e->file];
+		if (f->fs == fsi && e->length > 0)
+			rc = add(l, cap, f, e->offset, e->length);
+	}
+out:
+	free(has_ext);
+	free(dirs);
+	return rc;
+}
+
+int pf_layouts_load(const char *const *paths, int n, int require_root, const uint8_t uuid[16], struct pf_layouts *out,
+		    char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	size_t cap = 0;
+	int rc = 0;
+	out->imgs = calloc(n > 0 ? (size_t)n : 1, sizeof(*out->imgs));
+	if (!out->imgs)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		rc = pf_image_load(paths[i], require_root ? PF_LOAD_REQUIRE_ROOT : 0, PF_KIND_LAYOUT, &out->imgs[i]);
+		if (rc) {
+			if (rc == PF_EOWNER)
+				snprintf(err, errlen, "layout %s: %s (it must be owned by root and not writable by "
+					 "group or others)", paths[i], pf_strerror(rc));
+			else
+				snprintf(err, errlen, "layout %s: %s", paths[i], pf_strerror(rc));
+			goto fail;
+		}
+		out->nimgs++;
+		int fsi = pf_image_find_fs(out->imgs[i], uuid);
+		if (fsi < 0)
+			continue;
+		out->matched++;
+		rc = select_fs(out, &cap, out->imgs[i], (uint32_t)fsi);
+		if (rc) {
+			snprintf(err, errlen, "layout %s: %s", paths[i], pf_strerror(rc));
+			goto fail;
+		}
+	}
+	if (!out->matched) {
+		char u[37];
+		pf_uuid_format(uuid, u);
+		snprintf(err, errlen, "layout is for another filesystem (none of the %d layout%s has UUID %s)", n,
+			 n == 1 ? "" : "s", u);
+		rc = -ENOENT;
+		goto fail;
+	}
+	return 0;
+fail:
+	pf_layouts_free(out);
+	return rc;
+}
+
+void pf_layouts_free(struct pf_layouts *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < l->nimgs; i++)
+		pf_image_free(l->imgs[i]);
+	free(l->imgs);
+	free(l->want);
+	memset(l, 0, sizeof(*l));
+}

@@ -1,0 +1,31 @@
+/* The layouts' wishes for one filesystem: which byte ranges of which files, in layout order. */
+#ifndef PREFETCH_REORDER_LAYOUT_LOAD_H
+#define PREFETCH_REORDER_LAYOUT_LOAD_H
+
+#include "format.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct pf_want {
+	const struct pf_file *file;  /* points into one of the loaded images */
+	uint64_t offset, length;     /* bytes; length 0 = the whole file (a directory the layout only names) */
+};
+
+struct pf_layouts {
+	struct pf_image **imgs;
+	int nimgs;
+	int matched;                 /* layouts that have this filesystem */
+	struct pf_want *want;
+	size_t nwant;
+};
+
+/* Load every layout (root-owned unless require_root is 0), keep what belongs to the filesystem with this
+ * UUID: first the directories a layout names without ranges (a metadata pass reads them first at boot),
+ * then its extents in order; layouts one after the other.  Returns 0, a PF_E* / -errno error with a
+ * message, or -ENOENT with "layout is for another filesystem" when no layout has this UUID. */
+int pf_layouts_load(const char *const *paths, int n, int require_root, const uint8_t uuid[16], struct pf_layouts *out,
+		    char *err, size_t errlen);
+void pf_layouts_free(struct pf_layouts *l);
+
+#endif

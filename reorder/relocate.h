@@ -1,0 +1,25 @@
+/* Moving the planned units on disk, safely against a power cut at any instant (write order: relocate.c). */
+#ifndef PREFETCH_REORDER_RELOCATE_H
+#define PREFETCH_REORDER_RELOCATE_H
+
+#include "plan.h"
+
+#include <ext2fs/ext2fs.h>
+
+struct pf_reloc;
+
+/* Mark the filesystem "not clean" (durably), then allocate every unit's destination (durably).
+ * Uses fs->priv_data while the relocator lives.  Returns 0 or a negative error / errcode_t. */
+long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **out);
+
+/* Copy unit u, switch its files' block pointers to the copy, verify.  inos[owner] gives each move's inode.
+ * On failure *partial says whether some pointers may already have been switched (the filesystem then stays
+ * marked for fsck). */
+long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
+
+/* Units [0, done) are complete: free their old blocks; release the destinations of the others (except those
+ * of a partially switched unit); write everything; when mark_clean, mark the filesystem clean again.
+ * Frees r.  Returns 0 or an error. */
+long pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int partial_unit, int mark_clean);
+
+#endif

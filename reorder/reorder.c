@@ -1,0 +1,208 @@
+/* pf_reorder: open, plan, relocate unit by unit within the time budget, close. */
+#include "reorder.h"
+
+#include "collect.h"
+#include "freespace.h"
+#include "layout_load.h"
+#include "plan.h"
+#include "relocate.h"
+#include "reorder_open.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void note(const struct pf_reorder_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(const struct pf_reorder_opts *o, const char *fmt, ...)
+{
+	if (!o->note)
+		return;
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	o->note(o->ctx, buf);
+}
+
+static void summarize_skips(const struct pf_reorder_opts *o, const struct pf_collect *c, struct pf_reorder_result *res)
+{
+	size_t len = 0;
+	for (int r = 1; r < PF_SKIP_NR; r++) {
+		if (!c->skipped[r])
+			continue;
+		res->files_skipped += c->skipped[r];
+		int k = snprintf(res->skipped + len, sizeof(res->skipped) - len, "%s%u %s", len ? ", " : "",
+				 c->skipped[r], pf_skip_reason(r));
+		if (k > 0 && (size_t)k < sizeof(res->skipped) - len)
+			len += (size_t)k;
+	}
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].skip)
+			note(o, "skipped %s (inode %u): %s", c->files[i].rec->path ? c->files[i].rec->path : "?",
+			     c->files[i].ino, pf_skip_reason(c->files[i].skip));
+	if (c->uninit_blocks)
+		note(o, "%llu blocks in unwritten extents left in place", (unsigned long long)c->uninit_blocks);
+}
+
+static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
+			const struct pf_collect *col, double t0, struct pf_reorder_result *res, char *err,
+			size_t errlen)
+{
+	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
+	if (!inos)
+		return -ENOMEM;
+	for (size_t i = 0; i < col->nfiles; i++)
+		inos[i] = col->files[i].ino;
+
+	struct pf_reloc *r = NULL;
+	long rc = pf_reloc_begin(fs, plan, &r);
+	if (rc) {
+		snprintf(err, errlen, "cannot start the reorder: %s",
+			 rc < 0 ? strerror((int)-rc) : error_message((errcode_t)rc));
+		/* F0 may have been written: leave the fs marked; fsck clears it */
+		res->fsck_needed = 1;
+		free(inos);
+		return rc;
+	}
+	size_t done = 0;
+	int partial = 0;
+	uint64_t moved = 0;
+	res->complete = 1;
+	for (; done < plan->nunits; done++) {
+		if (o->time_budget_s > 0 && now_s() - t0 >= o->time_budget_s) {
+			res->complete = 0;
+			break;
+		}
+		rc = pf_reloc_unit(r, plan, done, inos, &partial);
+		if (rc) {
+			snprintf(err, errlen, "moving %llu blocks to %llu failed: %s",
+				 (unsigned long long)plan->units[done].len, (unsigned long long)plan->units[done].dst,
+				 rc < 0 ? strerror((int)-rc) : error_message((errcode_t)rc));
+			res->complete = 0;
+			break;
+		}
+		moved += plan->units[done].len;
+		if (o->progress && o->progress_cb)
+			o->progress_cb(o->ctx, moved, plan->blocks_to_move);
+	}
+	res->units_done = done;
+	res->moved_blocks = moved;
+	long rc2 = pf_reloc_end(r, plan, done, partial, !partial);
+	if (partial || rc2)
+		res->fsck_needed = 1;
+	if (!rc && rc2) {
+		rc = rc2;
+		snprintf(err, errlen, "writing the final bitmaps failed: %s",
+			 rc < 0 ? strerror((int)-rc) : error_message((errcode_t)rc));
+	}
+	free(inos);
+	return rc;
+}
+
+int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_reorder_result *res, char *err,
+	       size_t errlen)
+{
+	double t0 = now_s();
+	char dummy[8];
+	if (!err || !errlen) {
+		err = dummy;
+		errlen = sizeof(dummy);
+	}
+	err[0] = 0;
+	memset(res, 0, sizeof(*res));
+	if (!device || !o || o->nlayouts <= 0 || !o->layouts) {
+		snprintf(err, errlen, "no device or no layout given");
+		return -EINVAL;
+	}
+	int write = !o->check_only && !o->dry_run;
+	struct pf_open_opts oo = { .write = write, .allow_ro_mount = o->allow_ro_mount, .io = o->io };
+	ext2_filsys fs = NULL;
+	struct pf_layouts lay = { 0 };
+	struct pf_collect col = { 0 };
+	struct pf_plan plan = { 0 };
+	struct pf_run *free_runs = NULL;
+	struct pf_seg *after = NULL;
+	size_t nfree = 0, nafter = 0;
+
+	int rc = pf_reorder_open(device, &oo, &fs, err, errlen);
+	if (rc)
+		return rc;
+	rc = pf_layouts_load(o->layouts, o->nlayouts, !o->allow_any_owner, fs->super->s_uuid, &lay, err, errlen);
+	if (rc)
+		goto out;
+	if (lay.matched < o->nlayouts)
+		note(o, "%d of %d layouts are for other filesystems", o->nlayouts - lay.matched, o->nlayouts);
+	rc = pf_collect(fs, &lay, &col);
+	if (!rc)
+		rc = pf_freespace(fs, &free_runs, &nfree);
+	if (rc) {
+		snprintf(err, errlen, "%s", strerror(-rc));
+		goto out;
+	}
+	summarize_skips(o, &col, res);
+	res->files = col.files_used;
+	res->block_size = fs->blocksize;
+
+	uint64_t nblocks = ext2fs_blocks_count(fs->super);
+	int pct = o->reserve_percent < 0 ? 0 : o->reserve_percent > 100 ? 100 : o->reserve_percent;
+	struct pf_plan_params prm = {
+		.chunk_blocks = o->chunk_blocks > 0 ? (uint64_t)o->chunk_blocks : 2000,
+		.reserve_blocks = nblocks / 100 * (uint64_t)pct + nblocks % 100 * (uint64_t)pct / 100,
+		.start = fs->super->s_first_data_block,
+	};
+	rc = pf_plan_make(col.segs, col.nsegs, free_runs, nfree, &prm, &plan);
+	if (!rc)
+		rc = pf_plan_result(&plan, &after, &nafter);
+	if (rc) {
+		snprintf(err, errlen, "planning failed: %s", strerror(-rc));
+		goto out;
+	}
+	pf_figures(col.segs, col.nsegs, fs->blocksize, nblocks, &res->before);
+	pf_figures(after, nafter, fs->blocksize, nblocks, &res->after);
+	res->layout_blocks = plan.blocks_total;
+	res->planned_blocks = plan.blocks_to_move;
+	res->failed_blocks = plan.blocks_failed;
+	res->already_in_place_blocks = plan.blocks_in_place;
+	res->chunks = plan.nchunks;
+	res->chunks_split = plan.chunks_split;
+	res->chunks_in_place = plan.chunks_in_place;
+	res->chunks_failed = plan.chunks_failed;
+	res->units = plan.nunits;
+	res->complete = 1;
+	if (plan.chunks_failed)
+		note(o, "%llu chunk(s), %llu blocks, do not fit in the free space minus the %d%% reserve",
+		     (unsigned long long)plan.chunks_failed, (unsigned long long)plan.blocks_failed, pct);
+
+	if (write && plan.nunits > 0)
+	{
+		long lrc = do_relocate(fs, o, &plan, &col, t0, res, err, errlen);
+		rc = lrc > 0 ? -EIO : (int)lrc; /* errcode_t: the message already says which */
+	}
+out:
+	free(after);
+	free(free_runs);
+	pf_plan_free(&plan);
+	pf_collect_free(&col);
+	pf_layouts_free(&lay);
+	if (fs) {
+		errcode_t ec = ext2fs_close_free(&fs);
+		if (ec && !rc) {
+			snprintf(err, errlen, "closing %s: %s", device, error_message(ec));
+			res->fsck_needed = write;
+			rc = -EIO;
+		}
+	}
+	res->seconds = now_s() - t0;
+	return rc;
+}
