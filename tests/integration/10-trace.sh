@@ -149,7 +149,14 @@ wait_pidfile "$tmp/pid4"
 cp /bin/true "$mnt/true" && "$mnt/true" || pf_fail "running a program from the test filesystem"
 out=$("$PREFETCHD" trace --mount "$mnt" --output "$tmp/t5" --pid-file "$tmp/pid4" 2>&1) && pf_fail "second tracer accepted"
 [[ $out == *"another tracer is running (pid $PF_BG_PID"* ]] || pf_fail "second tracer message: $out"
-"$PREFETCHD" stop --pid-file "$tmp/pid4" >/dev/null || pf_fail "stop pid4"
+# a tracer that cannot finish (stopped): 'stop' gives up after --timeout with a message
+t4=$PF_BG_PID
+kill -STOP "$t4"
+pf_cleanup_add "kill -CONT $t4"  # runs before pf_bg's kill+wait, which would hang on a stopped process
+out=$("$PREFETCHD" stop --pid-file "$tmp/pid4" --timeout 1 2>&1) && pf_fail "stop of a stuck tracer succeeded"
+[[ $out == *"tracer (pid $t4) did not finish within 1 s"* ]] || pf_fail "stop timeout message: $out"
+kill -CONT "$t4"  # the SIGTERM is pending: it finishes now
+wait "$t4" || pf_fail "tracer t4 exited with $?"
 [ -s "$tmp/t4" ] || pf_fail "stopped tracer wrote no trace"
 "$PREFETCHD" dump --files "$tmp/t4" | grep -q "^[0-9]*	-x-	.*	$mnt/true$" || pf_fail "executed file not flagged x"
 out=$("$PREFETCHD" stop --pid-file "$tmp/pid4") || pf_fail "stop with none running should exit 0"
