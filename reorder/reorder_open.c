@@ -73,6 +73,11 @@ int pf_reorder_open(const char *device, const struct pf_open_opts *o, ext2_filsy
 	}
 	/* only the primary superblock and descriptors are rewritten, like the kernel does */
 	fs->flags |= EXT2_FLAG_MASTER_SB_ONLY;
+	/* Without the copy of the superblock as read, libext2fs writes the superblock whole, in one write,
+	 * instead of field by field: a cut between two field writes would leave its checksum wrong and the
+	 * filesystem unmountable until e2fsck -b. */
+	if (o->write && fs->orig_super)
+		ext2fs_free_mem(&fs->orig_super);
 
 	const char *feat = unsupported_feature(fs);
 	int rc = 0;
