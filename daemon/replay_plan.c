@@ -59,7 +59,8 @@ int pf_rplan_build(const struct pf_image *l, const struct pf_rplan_opts *o, stru
 		if (!has_data[i])
 			touch[k++] = (struct touch){ i, l->files[i].first_order };
 	free(has_data);
-	qsort(touch, ntouch, sizeof(*touch), touch_cmp);
+	if (ntouch > 1)
+		qsort(touch, ntouch, sizeof(*touch), touch_cmp);
 
 	/* Walk the extents (access order); a touch item goes before the first extent of a file touched later. */
 	size_t m = 0, t = 0;
