@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# sysvinit scripts and the shutdown reorder hook against a test root (paths from env overrides):
+#  - binaries missing, or ENABLE_PREFETCH=0: every action is harmless and exits 0 (status 4 / 3), bad action 3;
+#  - prefetch start: 'prefetchd boot' traces in the background, start returns once tracing is set up;
+#    stop-prefetch start: notes the boot end, ends tracing LOGIN_TRACING_DELAY later -> trace, layout and a
+#    boot-time record whose boot time is the noted boot end;
+#  - stop-prefetch stop with ENABLE_FILE_REORDERING=1 arms the reorder; prefetch-reorder stop runs the hook,
+#    which refuses a root still mounted read-write and runs prefetch-reorder --final-shutdown once it is
+#    read-only (a fake prefetch-reorder records its arguments), logging to the kernel log (a file here).
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
+pf_require_root
+
+tmp=$(pf_tmpdir)
+[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"
+mnt=$tmp/mnt
+pf_mkfs "$tmp/img" 32M -b 4096
+dev=$(pf_loop "$tmp/img")
+pf_cleanup_add "losetup -d '$dev'"
+pf_mount "$dev" "$mnt"
+mkdir "$mnt/etc" "$mnt/bin"
+for i in 1 2 3 4; do head -c 200000 /dev/urandom >"$mnt/bin/prog$i"; done
+echo "conf" >"$mnt/etc/conf"
+sync
+
+init=$TOP/initscripts
+hook=$TOP/systemd/system-shutdown/prefetch-reorder
+export PREFETCH_FORCE_SYSV=1 PREFETCH_NO_LSB=1
+
+# 1. Missing binaries: harmless.
+for s in prefetch stop-prefetch; do
+	for a in start stop restart force-reload; do
+		PREFETCHD=$tmp/none PREFETCH_DEFAULTS=$tmp/none "$init/$s" $a >/dev/null 2>&1 || pf_fail "$s $a without binary: exit $?"
+	done
+	PREFETCHD=$tmp/none "$init/$s" status >/dev/null 2>&1
+	[ $? -eq 4 ] || pf_fail "$s status without binary should exit 4"
+	PREFETCHD=$tmp/none "$init/$s" bogus >/dev/null 2>&1
+	[ $? -eq 3 ] || pf_fail "$s bogus action should exit 3"
+done
+PREFETCH_HOOK=$tmp/none "$init/prefetch-reorder" stop || pf_fail "prefetch-reorder stop without hook"
+PREFETCH_REORDER=$tmp/none PREFETCH_DEFAULTS=$tmp/none "$hook" reboot || pf_fail "hook without binary"
+"$hook" bogus 2>/dev/null
+[ $? -eq 2 ] || pf_fail "hook with a bad argument should exit 2"
+grep -q '^### BEGIN INIT INFO' "$init/prefetch" && grep -q '^# X-Stop-After: *umountroot' "$init/prefetch-reorder" &&
+	grep -q '^# Default-Start: *S$' "$init/prefetch" || pf_fail "LSB headers"
+
+# 2. Disabled: nothing runs.
+conf=$tmp/prefetch.conf
+cat >"$conf" <<EOF
+ENABLE_PREFETCH=0
+PREFETCH_DIR=$tmp/state
+PREFETCH_RUNTIME_DIR=$tmp/run
+EOF
+export PREFETCHD PREFETCH_DEFAULTS=$conf
+"$init/prefetch" start >/dev/null || pf_fail "disabled start"
+sleep 0.3
+[ ! -e "$tmp/run/prefetchd.pid" ] || pf_fail "disabled: a tracer started"
+
+# 3. A traced "boot" through the init scripts.
+cat >"$conf" <<EOF
+ENABLE_PREFETCH=1
+PREFETCH_DIR=$tmp/state
+PREFETCH_RUNTIME_DIR=$tmp/run
+TRACE_MOUNTS=$mnt
+LOGIN_TRACING_DELAY=1
+TRACE_TIMEOUT=60
+ENABLE_FILE_REORDERING=yes
+REORDER_TIME_BUDGET=500
+EOF
+umount "$mnt" && mount "$dev" "$mnt" || pf_fail "remount"
+start=$(date +%s%N)
+"$init/prefetch" start >/dev/null || pf_fail "prefetch start"
+ms=$((($(date +%s%N) - start) / 1000000))
+pid=$(cat "$tmp/run/prefetchd.pid" 2>/dev/null) || pf_fail "prefetch start returned before tracing was set up"
+pf_cleanup_add "kill $pid"
+[ "$ms" -lt 2500 ] || pf_fail "prefetch start took ${ms} ms"
+"$init/prefetch" status >/dev/null || pf_fail "status while tracing"
+"$init/prefetch" start | grep -q "already tracing" || pf_fail "second start"
+cat "$mnt/bin/prog2" "$mnt/etc/conf" "$mnt/bin/prog4" >/dev/null
+"$init/stop-prefetch" start || pf_fail "stop-prefetch start"
+boot_end=$(cat "$tmp/run/boot-end") || pf_fail "no boot-end noted"
+"$init/stop-prefetch" status >/dev/null || pf_fail "stop-prefetch status: no stop pending"
+for ((i = 0; i < 200; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && pf_fail "tracing did not end LOGIN_TRACING_DELAY after stop-prefetch start"
+"$init/prefetch" status >/dev/null
+[ $? -eq 3 ] || pf_fail "status after tracing ended should be 3"
+ls "$tmp/state/traces/"trace-*.pf >/dev/null 2>&1 || pf_fail "no trace stored"
+[ -s "$tmp/state/layout" ] || pf_fail "no layout"
+"$PREFETCHD" dump "$tmp/state/layout" | grep -q "bin/prog4" || pf_fail "layout lacks a file the boot read"
+rec=$(grep -v '^#' "$tmp/state/boottime.log")
+[ "$(echo "$rec" | wc -l)" -eq 1 ] || pf_fail "boottime.log: want 1 record, got: $rec"
+want=$(printf '%.2f' "$boot_end")
+echo "$rec" | awk -v w="$want" '$3 == w && $4 == "file" && $5 == 0 { ok = 1 } END { exit !ok }' ||
+	pf_fail "record '$rec' does not carry the boot end $want from the stop script"
+pf_note "boot through the init scripts: $rec"
+
+# 4. Shutdown: stop-prefetch stop arms the reorder (layout copied, device noted, marker left).  A fake
+# prefetch-reorder records its arguments and says the budget was spent.
+cat >"$tmp/fake-reorder" <<EOF
+#!/bin/sh
+echo "\$@" >"$tmp/reorder-args"
+echo "moved 42 blocks"
+exit 3
+EOF
+chmod +x "$tmp/fake-reorder"
+export PREFETCH_HOOK=$hook PREFETCH_REORDER=$tmp/fake-reorder PREFETCH_ROOT=$mnt PREFETCH_KMSG=$tmp/kmsg
+"$init/stop-prefetch" stop || pf_fail "stop-prefetch stop"
+[ -s "$tmp/run/reorder/layout" ] || pf_fail "reorder not armed (no layout copy)"
+[ "$(cat "$tmp/run/reorder/device")" = "$dev" ] || pf_fail "armed device $(cat "$tmp/run/reorder/device") != $dev"
+[ "$(cat "$tmp/run/reorder/budget")" = 75 ] || pf_fail "budget not capped at 75 s"
+[ -s "$tmp/state/reorder-armed" ] || pf_fail "no reorder-armed marker"
+"$init/prefetch-reorder" status | grep -q "armed for $dev" || pf_fail "prefetch-reorder status"
+
+# 5. The hook at the end of shutdown, through /etc/init.d/prefetch-reorder stop.
+RUNLEVEL=6 "$init/prefetch-reorder" stop 2>/dev/null || pf_fail "prefetch-reorder stop (rw root)"
+[ ! -e "$tmp/reorder-args" ] || pf_fail "reorder ran on a read-write root"
+grep -q "still mounted read-write" "$tmp/kmsg" || pf_fail "no kernel-log line for the refused reorder"
+"$hook" arm 2>/dev/null || pf_fail "re-arm"
+mount -o remount,ro "$mnt" || pf_fail "remount ro"
+RUNLEVEL=0 "$init/prefetch-reorder" stop 2>/dev/null || pf_fail "prefetch-reorder stop (ro root)"
+args=$(cat "$tmp/reorder-args") || pf_fail "prefetch-reorder not run on the read-only root"
+[ "$args" = "--final-shutdown --layout $tmp/run/reorder/layout --time-budget 75 $dev" ] || pf_fail "reorder args: $args"
+grep -q "<5>prefetch-reorder: time budget spent, continues at the next shutdown: moved 42 blocks" "$tmp/kmsg" ||
+	pf_fail "kernel log lacks the outcome: $(cat "$tmp/kmsg")"
+grep -q "poweroff" "$tmp/kmsg" || pf_fail "runlevel 0 should run the hook as poweroff"
+[ ! -e "$tmp/run/reorder/layout" ] || pf_fail "the armed layout should be used once"
+rm -f "$tmp/reorder-args"
+"$hook" reboot 2>/dev/null
+[ ! -e "$tmp/reorder-args" ] || pf_fail "a second hook run reordered again"
+mount -o remount,rw "$mnt"
+pf_note "kernel log of the hook:"
+sed 's/^/    /' "$tmp/kmsg"
+exit 0
