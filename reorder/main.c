@@ -32,7 +32,8 @@ static void usage(FILE *f)
 		"  -l, --layout FILE       layout to follow (repeatable, first has priority; default\n"
 		"                          $PREFETCH_DIR/layout)\n"
 		"  -c, --chunk-blocks N    blocks per chunk (CHUNK_SIZE_BLOCKS, 2000)\n"
-		"  -t, --time-budget SEC   stop between chunks after SEC seconds (REORDER_TIME_BUDGET, 20; 0 = none)\n"
+		"  -t, --time-budget SEC   stop between chunks after SEC seconds (REORDER_TIME_BUDGET, 20; 0 = none;\n"
+		"                          decimals allowed; at least one chunk is moved per run)\n"
 		"  -n, --dry-run           plan and report, write nothing\n"
 		"      --check             report how the layout lies now and after a reorder (read-only)\n"
 		"      --config FILE       settings (default " PF_DEFAULT_CONFIG ")\n"
@@ -97,7 +98,7 @@ int main(int argc, char **argv)
 	};
 	const char *layouts[MAX_LAYOUTS];
 	int nlayouts = 0, check = 0, dry = 0, final = 0, any_owner = 0, level = PF_LOG_NOTICE;
-	long chunk = -1, budget = -1;
+	long chunk = -1, budget = -1; /* budget in ms */
 	const char *config = NULL;
 	int c;
 	while ((c = getopt_long(argc, argv, "l:c:t:nvqh", longopts, NULL)) != -1) {
@@ -110,7 +111,18 @@ int main(int argc, char **argv)
 			layouts[nlayouts++] = optarg;
 			break;
 		case 'c': chunk = parse_long(optarg, "chunk size", 1); break;
-		case 't': budget = parse_long(optarg, "time budget", 0); break;
+		case 't': {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (end == optarg || *end || !(v >= 0) || v > 86400) {
+				fprintf(stderr, "prefetch-reorder: bad time budget '%s'\n", optarg);
+				return EXIT_USAGE;
+			}
+			budget = (long)(v * 1000 + 0.5);
+			if (v > 0 && budget == 0)
+				budget = 1;
+			break;
+		}
 		case 'n': dry = 1; break;
 		case 'C': check = 1; break;
 		case 'F': config = optarg; break;
@@ -149,7 +161,8 @@ int main(int argc, char **argv)
 		.layouts = layouts,
 		.nlayouts = nlayouts,
 		.chunk_blocks = chunk > 0 ? chunk : cfg.chunk_size_blocks,
-		.time_budget_s = budget >= 0 ? (int)budget : cfg.reorder_time_budget,
+		.time_budget_s = budget == 0 ? 0 : cfg.reorder_time_budget,
+		.time_budget_ms = budget > 0 ? (int)budget : 0,
 		.reserve_percent = cfg.reorder_reserve_percent,
 		.dry_run = dry,
 		.check_only = check,

@@ -80,7 +80,8 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 	uint64_t moved = 0;
 	res->complete = 1;
 	for (; done < plan->nunits; done++) {
-		if (o->time_budget_s > 0 && now_s() - t0 >= o->time_budget_s) {
+		double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
+		if (done > 0 && budget > 0 && now_s() - t0 >= budget) {
 			res->complete = 0;
 			break;
 		}

@@ -21,7 +21,8 @@ struct pf_reorder_opts {
 	const char *const *layouts;  /* layout files, in priority order */
 	int nlayouts;
 	long chunk_blocks;           /* CHUNK_SIZE_BLOCKS (<= 0: 2000) */
-	int time_budget_s;           /* REORDER_TIME_BUDGET: stop between units of work after this (<= 0: none) */
+	int time_budget_s;           /* REORDER_TIME_BUDGET: stop between units of work after this (<= 0: none);
+	                              * at least one unit is done per run, so every run makes progress */
 	int reserve_percent;         /* REORDER_FREE_RESERVE_PERCENT: free space (of the fs size) never used */
 	int dry_run;                 /* plan and report, write nothing */
 	int check_only;              /* --check: read-only report of the layout on disk */
@@ -33,6 +34,7 @@ struct pf_reorder_opts {
 	void *ctx;                   /* passed to the callbacks */
 	void (*progress_cb)(void *ctx, uint64_t done_blocks, uint64_t total_blocks);
 	void (*note)(void *ctx, const char *msg);  /* one line per skipped file and other remarks (may be NULL) */
+	int time_budget_ms;          /* > 0: overrides time_budget_s (finer, for tests) */
 };
 
 struct pf_reorder_result {

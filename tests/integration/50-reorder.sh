@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# prefetch-reorder on a real, aged ext4 image: --check figures, reorder, e2fsck -fn clean, every file's
+# content unchanged, fewer discontinuities afterwards, a second run moves nothing quickly, the time budget
+# stops and the next run continues, files changed since the layout are skipped, and the refusals
+# (mounted rw/ro, unclean, another filesystem, writable layout, unsupported feature, usage).
+source "$TOP/tests/lib.sh"
+pf_require_root
+MKLAYOUT=$TOOLS/pf_mklayout
+[ -x "$MKLAYOUT" ] || pf_skip "needs $MKLAYOUT (make tools)"
+command -v debugfs >/dev/null || pf_skip "needs debugfs"
+
+T=$(pf_tmpdir)
+IMG=$T/root.img
+pf_mkfs "$IMG" 96M -b 4096
+DEV=$(pf_loop "$IMG")
+M=$T/mnt
+pf_mount "$DEV" "$M"
+
+# Age it: boot files written interleaved with junk that is deleted, then appended to in another order.
+mkdir -p "$M/usr/lib" "$M/etc" "$M/var"
+for i in $(seq 1 60); do
+	head -c $(( (i * 7919) % 90000 + 3000 )) /dev/urandom >"$M/usr/lib/lib$i.so"
+	head -c 40000 /dev/urandom >"$M/var/junk$i"
+	sync
+done
+rm -f "$M"/var/junk*
+for i in $(seq 60 -1 1); do head -c 20000 /dev/urandom >>"$M/usr/lib/lib$i.so"; sync; done
+# edge cases: a sparse file, a preallocated (unwritten) range, a hard link, an immutable file, a small dir
+truncate -s 1M "$M/etc/sparse"; printf 'head' | dd of="$M/etc/sparse" conv=notrunc 2>/dev/null
+printf 'tail' | dd of="$M/etc/sparse" bs=1 seek=900000 conv=notrunc 2>/dev/null
+head -c 50000 /dev/urandom >"$M/etc/prealloc"; fallocate -o 50000 -l 200000 -n "$M/etc/prealloc" 2>/dev/null || true
+ln "$M/usr/lib/lib5.so" "$M/etc/link5"
+head -c 30000 /dev/urandom >"$M/etc/frozen"
+chattr +i "$M/etc/frozen" 2>/dev/null || true
+echo "will change" >"$M/etc/changed"
+sync
+
+# The layout: a boot order unrelated to creation order, as prefetchd would record it.
+{
+	echo "$M/usr/lib"
+	for i in $(seq 1 2 60) $(seq 2 2 60); do echo "$M/usr/lib/lib$i.so"; done
+	echo "$M/etc/sparse"; echo "$M/etc/prealloc"; echo "$M/etc/link5"; echo "$M/etc/frozen"; echo "$M/etc/changed"
+	echo "$M/usr/lib/lib7.so 0 8192" # again: blocks are laid out once
+} >"$T/list"
+L=$T/layout
+"$MKLAYOUT" "$L" "$T/list" >/dev/null || pf_fail "pf_mklayout"
+chmod 0644 "$L"
+echo "changed after the layout" >>"$M/etc/changed"
+
+# Refusals while mounted: read-write (device and image file), read-only without --final-shutdown.
+out=$("$REORDER" --layout "$L" "$DEV" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *"mounted read-write"* ]] || pf_fail "mounted rw device not refused ($rc): $out"
+out=$("$REORDER" --layout "$L" "$IMG" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *"mounted"* ]] || pf_fail "loop-mounted image not refused ($rc): $out"
+pf_checksums "$M" >"$T/sums.before"
+mount -o remount,ro "$M" || pf_fail "remount ro"
+out=$("$REORDER" --layout "$L" "$DEV" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *"read-only"* ]] || pf_fail "read-only mount not refused ($rc): $out"
+umount "$M" || pf_fail "umount"
+
+# --check: read-only report.
+sum_before=$(sha256sum <"$IMG")
+out=$("$REORDER" --check --layout "$L" "$IMG" 2>&1) || pf_fail "--check failed: $out"
+echo "$out"
+[ "$(sha256sum <"$IMG")" = "$sum_before" ] || pf_fail "--check wrote to the image"
+disc_now=$(awk '/^discontinuities/ {print $2}' <<<"$out")
+disc_planned=$(awk '/^discontinuities/ {print $3}' <<<"$out")
+[ -n "$disc_now" ] && [ "$disc_now" -gt 20 ] || pf_fail "aged layout should be scattered: $disc_now"
+[ "$disc_planned" -lt $((disc_now / 4)) ] || pf_fail "plan does not reduce discontinuities: $disc_now -> $disc_planned"
+[[ $out == *"read time (layout order)"* ]] || pf_fail "no read time estimate"
+
+# --dry-run writes nothing either.
+"$REORDER" --dry-run --layout "$L" "$IMG" >/dev/null 2>&1 || pf_fail "--dry-run failed"
+[ "$(sha256sum <"$IMG")" = "$sum_before" ] || pf_fail "--dry-run wrote to the image"
+
+# Refusals on the unmounted image.
+cp --sparse=always "$IMG" "$T/unclean.img"
+debugfs -w -R "ssv state 0" "$T/unclean.img" >/dev/null 2>&1 || pf_fail "debugfs ssv state"
+out=$("$REORDER" --layout "$L" "$T/unclean.img" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *"run fsck first"* ]] || pf_fail "unclean fs not refused ($rc): $out"
+rm -f "$T/unclean.img"
+pf_mkfs "$T/other.img" 16M
+out=$("$REORDER" --layout "$L" "$T/other.img" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *"another filesystem"* ]] || pf_fail "other fs not refused ($rc): $out"
+pf_mkfs "$T/bigalloc.img" 64M -O bigalloc -C 16384
+out=$("$REORDER" --layout "$L" "$T/bigalloc.img" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *"bigalloc"* ]] || pf_fail "bigalloc not refused ($rc): $out"
+cp "$L" "$T/gw"; chmod 0664 "$T/gw"
+out=$("$REORDER" --layout "$T/gw" "$IMG" 2>&1); rc=$?
+[ $rc -eq 1 ] && [[ $out == *"owned by root"* ]] || pf_fail "group-writable layout not refused ($rc): $out"
+"$REORDER" >/dev/null 2>&1; [ $? -eq 2 ] || pf_fail "no argument: want exit 2"
+"$REORDER" --chunk-blocks x "$IMG" >/dev/null 2>&1; [ $? -eq 2 ] || pf_fail "bad --chunk-blocks: want exit 2"
+[ "$(sha256sum <"$IMG")" = "$sum_before" ] || pf_fail "a refused run wrote to the image"
+
+# The time budget stops between chunks (exit 3), consistently; the next run continues.
+cp --sparse=always "$IMG" "$T/budget.img"
+out=$("$REORDER" --layout "$L" --chunk-blocks 200 --time-budget 0.001 "$T/budget.img" 2>&1); rc=$?
+[ $rc -eq 3 ] && [[ $out == *"next run"* ]] || pf_fail "time budget: want exit 3 ($rc): $out"
+pf_fsck_clean "$T/budget.img"
+out=$("$REORDER" --layout "$L" --chunk-blocks 200 --time-budget 0 "$T/budget.img" 2>&1) || pf_fail "continue: $out"
+pf_fsck_clean "$T/budget.img"
+rm -f "$T/budget.img"
+
+# The reorder.
+out=$("$REORDER" -v --layout "$L" "$IMG" 2>&1) || pf_fail "reorder failed: $out"
+echo "$out"
+[[ $out == *"changed since the layout"* ]] || pf_fail "changed file not reported as skipped"
+moved=$(sed -n 's/.*moved \([0-9]*\) blocks.*/\1/p' <<<"$out")
+[ -n "$moved" ] && [ "$moved" -gt 0 ] || pf_fail "nothing moved"
+pf_fsck_clean "$IMG"
+out=$("$REORDER" --check --layout "$L" "$IMG" 2>&1) || pf_fail "--check after: $out"
+disc_after=$(awk '/^discontinuities/ {print $2}' <<<"$out")
+[ "$disc_after" -lt $((disc_now / 4)) ] || pf_fail "discontinuities $disc_now -> $disc_after"
+pf_note "discontinuities $disc_now -> $disc_after (planned $disc_planned), moved $moved blocks"
+
+# Second run: nothing to move, nothing written, fast.
+sum_after=$(sha256sum <"$IMG")
+start=$(date +%s%N)
+out=$("$REORDER" --layout "$L" "$IMG" 2>&1) || pf_fail "second run failed: $out"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[[ $out == *"moved 0 blocks"* ]] || pf_fail "second run moved blocks: $out"
+[ "$ms" -lt 1000 ] || pf_fail "second run took $ms ms"
+[ "$(sha256sum <"$IMG")" = "$sum_after" ] || pf_fail "second run wrote to the image"
+pf_note "second run: $ms ms"
+
+# Every file's content is what it was.
+pf_mount "$DEV" "$M" -o ro
+pf_checksums "$M" >"$T/sums.after"
+diff "$T/sums.before" "$T/sums.after" || pf_fail "file contents changed"
+umount "$M"
+
+# ext3 (block-mapped files, 1 KiB blocks): the same round trip, briefly.
+IMG3=$T/ext3.img
+truncate -s 48M "$IMG3"
+mke2fs -q -F -t ext3 -b 1024 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG3" >/dev/null || pf_fail "mke2fs ext3"
+DEV3=$(pf_loop "$IMG3")
+pf_mount "$DEV3" "$M"
+for i in $(seq 1 30); do head -c $((i * 3001)) /dev/urandom >"$M/f$i"; head -c 9000 /dev/urandom >"$M/j$i"; sync; done
+rm -f "$M"/j*
+for i in $(seq 30 -1 1); do echo "$M/f$i"; done | "$MKLAYOUT" "$T/l3" >/dev/null || pf_fail "pf_mklayout ext3"
+pf_checksums "$M" >"$T/s3.before"
+umount "$M"
+out=$("$REORDER" --layout "$T/l3" "$IMG3" 2>&1) || pf_fail "ext3 reorder: $out"
+pf_fsck_clean "$IMG3"
+pf_mount "$DEV3" "$M" -o ro
+pf_checksums "$M" | diff "$T/s3.before" - || pf_fail "ext3 contents changed"
+umount "$M"
+echo "ok"
