@@ -54,7 +54,7 @@ struct pf_range {
 	uint64_t physical;         /* fs block of offset, if phys_known */
 	int phys_known;
 };
-/* Regular file: the page ranges resident in the page cache now, holes and unwritten extents left out. */
+/* Regular file: the page ranges resident in the page cache now, holes left out. */
 int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
 /* Directory (or any file read whole): [0, size) as mapped on disk. */
 int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);

@@ -32,7 +32,6 @@
 struct pext {
 	uint64_t logical, length, physical;
 	int phys_known;
-	int skip; /* unwritten: reads as zeros without I/O */
 };
 
 /* All extents of the file, in logical order.  Returns count >= 0, or -errno (e.g. -EOPNOTSUPP). */
@@ -79,7 +78,8 @@ static int get_extents(int fd, struct pext **out)
 			v[n].length = fe->fe_length;
 			v[n].physical = fe->fe_physical;
 			v[n].phys_known = !(fe->fe_flags & bad);
-			v[n].skip = !!(fe->fe_flags & FIEMAP_EXTENT_UNWRITTEN);
+			/* FIEMAP_EXTENT_UNWRITTEN is kept: ext4 writes back new data into unwritten extents and
+			 * converts them when the I/O completes, so resident pages there are real data */
 			n++;
 			if (fe->fe_flags & FIEMAP_EXTENT_LAST)
 				last = 1;
@@ -124,7 +124,7 @@ static int push(struct rvec *r, uint64_t off, uint64_t len, uint64_t phys, int k
 	return 0;
 }
 
-/* Add [off, off+len) split at the extents: holes and unwritten extents dropped, positions attached.  With
+/* Add [off, off+len) split at the extents: holes dropped (no I/O recreates them), positions attached.  With
  * no extent map (nx < 0: FIEMAP unsupported) the range goes in whole, without position. */
 static int add_mapped(struct rvec *r, uint64_t off, uint64_t len, const struct pext *x, int nx, uint32_t bs,
 		      size_t *cursor)
@@ -141,7 +141,7 @@ static int add_mapped(struct rvec *r, uint64_t off, uint64_t len, const struct p
 	for (; i < (size_t)nx && x[i].logical < end && rc == 0; i++) {
 		uint64_t s = off > x[i].logical ? off : x[i].logical;
 		uint64_t e = end < x[i].logical + x[i].length ? end : x[i].logical + x[i].length;
-		if (e <= s || x[i].skip)
+		if (e <= s)
 			continue;
 		uint64_t pbyte = x[i].physical + (s - x[i].logical);
 		int known = x[i].phys_known && bs && pbyte % bs == 0;

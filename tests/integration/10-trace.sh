@@ -87,10 +87,6 @@ check_order_and_flags() {
 	[ "$(awk -F'\t' -v p="$mnt" '$8 == p { print $2 }' "$tmp/files")" = "d--" ] || pf_fail "mount root not recorded as dir"
 	grep -q "untouched" "$tmp/dump" && pf_fail "an untouched file or directory is in the trace"
 	grep -q "$mnt/own" "$tmp/dump" && pf_fail "a file nobody read is in the trace"
-	# extent order = access order: files appear in first-touch order
-	local eorder
-	eorder=$(awk -F'\t' '!/^#/ && !seen[$1]++ { print $1 }' "$tmp/dump" | tr '\n' ' ')
-	[ "$eorder" = "$mnt $mnt/a $mnt/b $mnt/d $mnt/d/c $mnt/p $mnt/p/q $mnt/p/q/r " ] || pf_fail "extent order: got '$eorder'"
 	awk -F'\t' '!/^#/ && $5 == "-" { bad = 1 } END { exit bad }' "$tmp/dump" || pf_fail "physical block unknown somewhere"
 	grep -q '^# kind: trace$' "$tmp/dump" || pf_fail "kind"
 	grep -q '^# flags: none$' "$tmp/dump" || pf_fail "trace flagged incomplete"
@@ -102,6 +98,9 @@ check_order_and_flags() {
 
 check_ranges() { # returns 1 on a range mismatch (pages evicted by someone's drop_caches: retried)
 	local got ok=0
+	# extent order = access order: files appear in first-touch order
+	got=$(awk -F'\t' '!/^#/ && !seen[$1]++ { print $1 }' "$tmp/dump" | tr '\n' ' ')
+	[ "$got" = "$mnt $mnt/a $mnt/b $mnt/d $mnt/d/c $mnt/p $mnt/p/q $mnt/p/q/r " ] || { echo "extent order: $got"; ok=1; }
 	got=$(ranges "$tmp/dump" "$mnt/a"); [ "$got" = "0+262144" ] || { echo "a: $got"; ok=1; }
 	got=$(ranges "$tmp/dump" "$mnt/b"); [ "$got" = "40960+12288" ] || { echo "b: $got"; ok=1; }
 	got=$(ranges "$tmp/dump" "$mnt/d/c"); [ "$got" = "0+10000" ] || { echo "d/c: $got"; ok=1; }
@@ -123,15 +122,17 @@ done
 pf_note "main trace ok: $(grep -v '^#' "$tmp/dump" | wc -l) extents"
 # the physical block of b's extent is where FIEMAP puts page 10 of b
 phys_b=$(awk -F'\t' -v p="$mnt/b" '$1 == p { print $5 }' "$tmp/dump")
-want_b=$(filefrag -e -b4096 "$mnt/b" | awk '$1 == "0:" { sub(/\.\..*/, "", $4); print $4 + 10 }')
+want_b=$(filefrag -e -b4096 "$mnt/b" | awk '/^ *[0-9]+:/ { gsub(/\.\.|:/, " "); $0 = $0
+	if ($2 <= 10 && 10 <= $3) print $4 + 10 - $2 }')
 [ "$phys_b" = "$want_b" ] || pf_fail "physical block of b: $phys_b, filefrag says $want_b"
 
 # ---- prefetchd's own reads (a thread of the tracing process) are not recorded; a child's are ----
 uncache
 "$TOOLS/trace_inproc" "$mnt" "$tmp/t2" "$mnt/own" "$mnt/a" >"$tmp/inproc.out" || pf_fail "trace_inproc failed"
-"$PREFETCHD" dump "$tmp/t2" >"$tmp/dump2" || pf_fail "dump t2"
-grep -q "^$mnt/a	" "$tmp/dump2" || pf_fail "the child's file is missing from the in-process trace"
-grep -q "^$mnt/own	" "$tmp/dump2" && pf_fail "a file read by the tracing process itself is in the trace"
+# (file lists, not extents: whether pages are still resident depends on other tests' drop_caches)
+"$PREFETCHD" dump --files "$tmp/t2" >"$tmp/files2" || pf_fail "dump t2"
+grep -q "	$mnt/a$" "$tmp/files2" || pf_fail "the child's file is missing from the in-process trace"
+grep -q "	$mnt/own$" "$tmp/files2" && pf_fail "a file read by the tracing process itself is in the trace"
 grep -q "own_events=[1-9]" "$tmp/inproc.out" || pf_fail "own events not counted: $(cat "$tmp/inproc.out")"
 
 # ---- --timeout ends tracing by itself ----
@@ -158,7 +159,7 @@ out=$("$PREFETCHD" stop --pid-file "$tmp/pid4" --timeout 1 2>&1) && pf_fail "sto
 kill -CONT "$t4"  # the SIGTERM is pending: it finishes now
 wait "$t4" || pf_fail "tracer t4 exited with $?"
 [ -s "$tmp/t4" ] || pf_fail "stopped tracer wrote no trace"
-"$PREFETCHD" dump --files "$tmp/t4" | grep -q "^[0-9]*	-x-	.*	$mnt/true$" || pf_fail "executed file not flagged x"
+"$PREFETCHD" dump --files "$tmp/t4" | grep -q "^[0-9]*	-x.	.*	$mnt/true$" || pf_fail "executed file not flagged x"
 out=$("$PREFETCHD" stop --pid-file "$tmp/pid4") || pf_fail "stop with none running should exit 0"
 [[ $out == *"no tracer running"* ]] || pf_fail "stop message: $out"
 
