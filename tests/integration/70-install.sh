@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# make install / uninstall into a DESTDIR: binaries, systemd units in pkg-config's unit dir, the shutdown hook,
+# executable init scripts, /etc/default/prefetch (never overwritten), man pages that render without warnings;
+# every configuration key documented in the default file and in prefetch(5); 'systemd-analyze verify' clean
+# on the installed units (paths pointed at the DESTDIR copies), and no ordering cycle once they are enabled.
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
+
+tmp=$(pf_tmpdir)
+[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"
+D=$tmp/dest
+san=
+case $BUILD in */asan) san=SANITIZE=1 ;; esac
+unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
+hookdir=$(pkg-config --variable=systemdshutdowndir systemd 2>/dev/null || echo /lib/systemd/system-shutdown)
+
+make -s -C "$TOP" $san install DESTDIR="$D" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; pf_fail "make install"; }
+
+exe() { [ -f "$D$1" ] && [ -x "$D$1" ] || pf_fail "not installed executable: $1"; }
+reg() { [ -f "$D$1" ] || pf_fail "not installed: $1"; [ "$(stat -c %a "$D$1")" = "${2:-644}" ] || pf_fail "$1: mode $(stat -c %a "$D$1")"; }
+exe /usr/sbin/prefetchd
+exe /usr/sbin/prefetch-reorder
+for u in prefetch.service prefetch-stop.service prefetch-stop.timer prefetch-reorder.service; do reg "$unitdir/$u"; done
+exe "$hookdir/prefetch-reorder"
+for s in prefetch stop-prefetch prefetch-reorder; do exe "/etc/init.d/$s"; done
+reg /etc/default/prefetch
+cmp -s "$TOP/config/prefetch.default" "$D/etc/default/prefetch" || pf_fail "/etc/default/prefetch differs from config/prefetch.default"
+for m in man8/prefetchd.8 man8/prefetch-reorder.8 man5/prefetch.5; do reg "/usr/share/man/$m"; done
+"$D/usr/sbin/prefetchd" --version | grep -q '^prefetchd ' || pf_fail "installed prefetchd does not run"
+
+# The shipped configuration parses without a warning, and every key the parser knows is explained in it and
+# documented in prefetch(5).
+out=$("$D/usr/sbin/prefetchd" report --config "$D/etc/default/prefetch" --log "$tmp/none" 2>&1)
+echo "$out" | grep -q warning && pf_fail "default configuration gives warnings: $out"
+keys=$(sed -n 's/^[[:space:]]*K("\([A-Z_]*\)".*/\1/p' "$TOP/lib/config.c")
+[ "$(echo "$keys" | wc -w)" -ge 16 ] || pf_fail "could not read the keys from lib/config.c"
+for k in $keys; do
+	grep -q "$k" "$D/etc/default/prefetch" || pf_fail "$k missing in /etc/default/prefetch"
+	grep -q "$k" "$D/usr/share/man/man5/prefetch.5" || pf_fail "$k not documented in prefetch(5)"
+done
+for k in $(grep -o '^[A-Z_]*=' "$D/etc/default/prefetch" | tr -d =); do
+	echo "$keys" | grep -qx "$k" || pf_fail "/etc/default/prefetch sets $k, which the parser does not know"
+done
+
+# Man pages render without warnings.
+if command -v groff >/dev/null; then
+	for m in "$D"/usr/share/man/man*/*; do
+		w=$(groff -man -ww -z "$m" 2>&1) || pf_fail "groff $m failed"
+		[ -z "$w" ] || pf_fail "groff warnings in $m: $w"
+		[ "$(MANWIDTH=80 man -l "$m" 2>/dev/null | wc -l)" -gt 20 ] || pf_fail "man -l $m renders nearly nothing"
+	done
+else
+	pf_note "groff not installed: man pages not rendered"
+fi
+if command -v mandoc >/dev/null; then
+	for m in "$D"/usr/share/man/man*/*; do mandoc -T lint -W warning "$m" || pf_fail "mandoc lint $m"; done
+fi
+
+# The units: verified as installed, with their paths pointing at the DESTDIR copies.
+if command -v systemd-analyze >/dev/null; then
+	U=$tmp/units
+	mkdir -p "$U/sysinit.target.wants" "$U/multi-user.target.wants"
+	for f in "$D$unitdir"/prefetch*; do
+		sed -e "s|/usr/sbin/|$D/usr/sbin/|g" -e "s|$hookdir/|$D$hookdir/|g" "$f" >"$U/$(basename "$f")"
+	done
+	out=$(cd "$U" && systemd-analyze verify --man=no ./prefetch.service ./prefetch-stop.service ./prefetch-stop.timer \
+		./prefetch-reorder.service 2>&1) || pf_fail "systemd-analyze verify: $out"
+	[ -z "$out" ] || pf_fail "systemd-analyze verify: $out"
+	# Enabled as [Install] says, the boot transaction has no ordering cycle.
+	ln -s ../prefetch.service "$U/sysinit.target.wants/"
+	ln -s ../prefetch-stop.timer ../prefetch-reorder.service "$U/multi-user.target.wants/"
+	for t in graphical.target multi-user.target; do
+		out=$(SYSTEMD_UNIT_PATH=$U: systemd-analyze verify --man=no "$t" 2>&1)
+		echo "$out" | grep -qi "cycle" && pf_fail "ordering cycle with $t: $out"
+	done
+	grep -q '^Also=prefetch-stop.timer prefetch-reorder.service' "$U/prefetch.service" || pf_fail "prefetch.service Also="
+else
+	pf_note "systemd-analyze not installed: units not verified"
+fi
+
+# A second install keeps a changed /etc/default/prefetch.
+echo "# local change" >>"$D/etc/default/prefetch"
+make -s -C "$TOP" $san install DESTDIR="$D" >"$tmp/install.log" 2>&1 || pf_fail "second make install"
+grep -q "# local change" "$D/etc/default/prefetch" || pf_fail "make install overwrote /etc/default/prefetch"
+
+make -s -C "$TOP" $san uninstall DESTDIR="$D" >"$tmp/uninstall.log" 2>&1 || pf_fail "make uninstall"
+left=$(cd "$D" && find . -type f ! -path ./etc/default/prefetch)
+[ -z "$left" ] || pf_fail "make uninstall left: $left"
+[ -f "$D/etc/default/prefetch" ] || pf_fail "make uninstall removed the configuration"
+exit 0
