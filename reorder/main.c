@@ -182,26 +182,30 @@ int main(int argc, char **argv)
 			pf_err("%s is left marked for checking: run e2fsck -p on it", device);
 		return 1;
 	}
+	char skipped[320] = "";
 	if (r.files_skipped)
-		pf_notice("skipped %u file%s: %s", r.files_skipped, r.files_skipped == 1 ? "" : "s", r.skipped);
+		snprintf(skipped, sizeof(skipped), "; skipped %u file%s: %s", r.files_skipped,
+			 r.files_skipped == 1 ? "" : "s", r.skipped);
 	if (check || dry) {
-		printf("%s: %llu blocks of the layout in %u files\n", device, (unsigned long long)r.layout_blocks,
-		       r.files);
+		printf("%s: %llu blocks of the layout in %u files%s\n", device, (unsigned long long)r.layout_blocks,
+		       r.files, skipped);
 		print_figures(&r, check);
 		if (dry)
 			printf("dry run: nothing written\n");
 		return 0;
 	}
+	char stopped[160] = "";
+	if (!r.complete)
+		snprintf(stopped, sizeof(stopped), "; stopped by the time budget after %llu of %llu blocks: the next run "
+			 "continues", (unsigned long long)r.moved_blocks, (unsigned long long)r.planned_blocks);
+	/* one line: what a boot log or the hook's output file keeps */
 	pf_notice("moved %llu blocks (%.1f MB) in %llu units; %llu chunks: %llu already in place, %llu split, %llu did "
-		  "not fit; %.2f s",
+		  "not fit%s%s; %.2f s",
 		  (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
 		  (unsigned long long)r.units_done, (unsigned long long)r.chunks,
 		  (unsigned long long)r.chunks_in_place, (unsigned long long)r.chunks_split,
-		  (unsigned long long)r.chunks_failed, r.seconds);
-	if (!r.complete) {
-		pf_notice("stopped by the time budget after %llu of %llu blocks: the next run continues",
-			  (unsigned long long)r.moved_blocks, (unsigned long long)r.planned_blocks);
+		  (unsigned long long)r.chunks_failed, skipped, stopped, r.seconds);
+	if (!r.complete)
 		return EXIT_BUDGET;
-	}
 	return 0;
 }

@@ -41,14 +41,21 @@ static long area_at(const struct areas *ar, uint64_t blk)
 	return -1;
 }
 
-/* Smallest area holding need blocks (lowest address on a tie), or -1. */
+/* Best fit: the smallest area holding need blocks; among areas nearly as good (at most need/8 more), the one
+ * nearest the start of the disk, so earlier parts of the layout end up nearer the metadata.  -1 if none. */
 static long best_fit(const struct areas *ar, uint64_t need)
 {
-	long best = -1;
+	uint64_t min = UINT64_MAX;
 	for (size_t i = 0; i < ar->n; i++)
-		if (ar->a[i].len >= need && (best < 0 || ar->a[i].len < ar->a[best].len))
-			best = (long)i;
-	return best;
+		if (ar->a[i].len >= need && ar->a[i].len < min)
+			min = ar->a[i].len;
+	if (min == UINT64_MAX)
+		return -1;
+	uint64_t good = min + need / 8;
+	for (size_t i = 0; i < ar->n; i++)
+		if (ar->a[i].len >= need && ar->a[i].len <= good)
+			return (long)i;
+	return -1;
 }
 
 static long largest(const struct areas *ar)

@@ -5,7 +5,8 @@
  * chunk_blocks; a chunk whose current placement is already sequential enough (every physical run at least
  * min_piece blocks) stays where it is.  Every other chunk gets destinations: first the free space right after
  * the previous chunk's end (no seek between them), otherwise the smallest free area that holds the whole rest
- * (best fit, lowest address on a tie), otherwise the largest area and the rest elsewhere (split, pieces of at
+ * (best fit; among areas at most rest/8 larger than that one, the lowest address: earlier layout parts nearer
+ * the start of the disk and its metadata), otherwise the largest area and the rest elsewhere (split, pieces of at
  * least min_piece while that is possible, any size when not).  A chunk fails only when the free space minus
  * the reserve cannot hold it.  Chunk boundaries depend on the block sequence only, not on where blocks lie,
  * so a second run over an unchanged layout finds every chunk in place and moves nothing.

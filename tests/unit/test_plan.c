@@ -105,6 +105,11 @@ static void test_best_fit(void **state)
 	assert_int_equal(p.units[0].dst, 10000); /* smallest that fits, lowest address on a tie */
 	check_consistent(&p);
 	pf_plan_free(&p);
+	/* nearly as good (within need/8) and nearer the start of the disk wins */
+	struct pf_run fr2[] = { { 100, 2200 }, { 10000, 2100 } };
+	assert_int_equal(pf_plan_make(s, 2000, fr2, 2, &prm, &p), 0);
+	assert_int_equal(p.units[0].dst, 100);
+	pf_plan_free(&p);
 	free(s);
 }
 
