@@ -52,6 +52,8 @@ manifest() {
 
 fail_point() { # label, message; keeps the image with PF_KEEP
 	echo "FAIL: $1: $2" >&2
+	echo "      reproduce: CRASH_FILLS=$fill CRASH_ORDERS=$order PF_KEEP=1 make check TESTS_ONLY=60-reorder-crash" \
+		"(image $base, layout $layout, then $(basename "$CRASH") ${k:+--stop-after $k} --reserve-percent $reserve --chunk-blocks $chunk --layout LAYOUT COPY)" >&2
 	failures=$((failures + 1))
 	point_fail=$((point_fail + 1))
 	if [ -n "${PF_KEEP:-}" ]; then cp --sparse=always "$cimg" "$work/failed-$(echo "$1" | tr ' /=' '___').img"; fi
@@ -61,14 +63,16 @@ fail_point() { # label, message; keeps the image with PF_KEEP
 check_after_cut() {
 	local label=$1 ref=$2 out rc
 	out=$(e2fsck -p "$cimg" 2>&1); rc=$?
-	if [ $rc -gt 1 ]; then fail_point "$label" "e2fsck -p exit $rc: $(echo "$out" | tail -3 | tr '\n' ' ')"; return 1; fi
+	if [ $rc -gt 1 ]; then point_manual=$((point_manual + 1)); fail_point "$label" "e2fsck -p exit $rc: $(echo "$out" | tail -3 | tr '\n' ' ')"; return 1; fi
 	out=$(e2fsck -fn "$cimg" 2>&1); rc=$?
 	if [ $rc -ne 0 ]; then
+		point_unfixed=$((point_unfixed + 1))
 		fail_point "$label" "e2fsck -fn exit $rc after e2fsck -p: $(echo "$out" | grep -v '^e2fsck\|^Pass\|^$' | head -5 | tr '\n' ' ')"
 		return 1
 	fi
 	if ! manifest "$cimg" "$work/m.cur"; then fail_point "$label" "cannot mount/read the image"; return 1; fi
 	if ! cmp -s "$ref" "$work/m.cur"; then
+		point_lost=$((point_lost + 1))
 		fail_point "$label" "files differ: $(diff "$ref" "$work/m.cur" | grep '^[<>]' | head -4 | tr '\n' ' ')"
 		return 1
 	fi
@@ -86,26 +90,31 @@ pick_points() {
 	} | awk '$1 >= 1' | sort -nu
 }
 
-seed=1
 for fill in $CRASH_FILLS; do
 	base=$work/aged-$fill.img
 	"$TOP/tests/mkaged.sh" "$base" "$CRASH_IMAGE_MB" ext4 4096 "$fill" $((fill + 11)) >"$work/mkaged.out" ||
 		pf_fail "mkaged.sh $fill %: $(cat "$work/mkaged.out")"
 	pf_note "image $fill %: $(cat "$work/mkaged.out")"
 	manifest "$base" "$work/m.ref" || pf_fail "cannot read $base"
+	# A nearly full filesystem has less free space than the default 5 % reserve: let reorder use what there is,
+	# or it would (rightly) do nothing and the cuts would test nothing.
+	# Small chunks too: a chunk that does not fit in one free extent is not moved.
+	reserve=5 chunk=2000; [ "$fill" -ge 90 ] && reserve=1 chunk=32
+	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\n' "$reserve" "$chunk" >"$work/config-$fill"
 	for order in $CRASH_ORDERS; do
-		seed=$((seed + 1))
+		case $order in random) seed=$((fill * 10 + 1)) ;; forward) seed=$((fill * 10 + 2)) ;; *) seed=$((fill * 10 + 3)) ;; esac
 		label="$fill% $order"
-		point_fail=0
+		point_fail=0 point_manual=0 point_unfixed=0 point_lost=0
 		layout=$work/layout-$fill-$order
 		extra=(); [ "$order" = random ] && extra=(--partial)
 		"$TOOLS/mklayout" --order "$order" --seed "$seed" --percent 40 --dirs "${extra[@]}" -o "$layout" "$base" \
 			>"$work/mklayout.out" || pf_fail "mklayout $label"
 		cimg=$work/cut.img
 
+		k=""
 		# full run, counted (twice: the write sequence must be the same, or the cut points mean nothing)
 		cp --sparse=always "$base" "$cimg"
-		full=$("$CRASH" --count --layout "$layout" "$cimg" 2>"$work/crash.err") ||
+		full=$("$CRASH" --count --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" 2>"$work/crash.err") ||
 			pf_fail "$label: full run failed: $(cat "$work/crash.err")"
 		w=$(echo "$full" | sed -n 's/^writes \([0-9]*\) .*/\1/p')
 		digest=$(echo "$full" | sed -n 's/.* digest \([0-9a-f]*\) .*/\1/p')
@@ -114,7 +123,7 @@ for fill in $CRASH_FILLS; do
 		manifest "$cimg" "$work/m.cur" && cmp -s "$work/m.ref" "$work/m.cur" ||
 			fail_point "$label full run" "files differ: $(diff "$work/m.ref" "$work/m.cur" | grep '^[<>]' | head -4 | tr '\n' ' ')"
 		cp --sparse=always "$base" "$cimg"
-		again=$("$CRASH" --count --layout "$layout" "$cimg" 2>/dev/null)
+		again=$("$CRASH" --count --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" 2>/dev/null)
 		[ "$(echo "$again" | sed -n 's/.* digest \([0-9a-f]*\) .*/\1/p')" = "$digest" ] ||
 			fail_point "$label" "two full runs wrote different sequences (non-deterministic): '$full' vs '$again'"
 
@@ -123,7 +132,7 @@ for fill in $CRASH_FILLS; do
 		ntested=0
 		for k in $points; do
 			cp --sparse=always "$base" "$cimg"
-			"$CRASH" --stop-after "$k" --layout "$layout" "$cimg" >/dev/null 2>"$work/crash.err"; rc=$?
+			"$CRASH" --stop-after "$k" --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" >/dev/null 2>"$work/crash.err"; rc=$?
 			if [ $rc -ne 99 ]; then fail_point "$label k=$k" "no cut (exit $rc): $(tail -2 "$work/crash.err")"; continue; fi
 			ntested=$((ntested + 1))
 			check_after_cut "$label k=$k/$w" "$work/m.ref" || true
@@ -134,7 +143,7 @@ for fill in $CRASH_FILLS; do
 		for ((i = 1; i <= CRASH_DROP_POINTS && w > 0; i++)); do
 			k=$(( (seed * 7919 + i * 104729) % w + 1 ))
 			cp --sparse=always "$base" "$cimg"
-			"$CRASH" --stop-after "$k" --drop-unflushed "$((seed * 100 + i))" --layout "$layout" "$cimg" \
+			"$CRASH" --stop-after "$k" --drop-unflushed "$((seed * 100 + i))" --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" \
 				>/dev/null 2>"$work/crash.err"; rc=$?
 			if [ $rc -ne 99 ]; then fail_point "$label drop k=$k" "no cut (exit $rc)"; continue; fi
 			ndrop=$((ndrop + 1))
@@ -145,9 +154,9 @@ for fill in $CRASH_FILLS; do
 		if [ "$w" -ge 2 ]; then
 			k=$(( (w + 1) / 2 ))
 			cp --sparse=always "$base" "$cimg"
-			"$CRASH" --stop-after "$k" --layout "$layout" "$cimg" >/dev/null 2>&1
+			"$CRASH" --stop-after "$k" --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" >/dev/null 2>&1
 			if check_after_cut "$label resume k=$k" "$work/m.ref"; then
-				if ! out=$("$REORDER" --layout "$layout" "$cimg" 2>&1); then
+				if ! out=$("$REORDER" --config "$work/config-$fill" --layout "$layout" "$cimg" 2>&1); then
 					fail_point "$label resume k=$k" "prefetch-reorder after the cut failed: $(echo "$out" | tail -2 | tr '\n' ' ')"
 				else
 					out=$(e2fsck -fn "$cimg" 2>&1) || fail_point "$label resume" "e2fsck -fn after resume: $(echo "$out" | head -6 | tr '\n' ' ')"
@@ -156,12 +165,14 @@ for fill in $CRASH_FILLS; do
 				fi
 			fi
 		fi
-		summary+=("$(printf '%-5s %-8s %7s %9s %6s %8s' "$fill%" "$order" "$w" "$ntested" "$ndrop" "$point_fail")")
+		summary+=("$(printf '%-5s %-8s %7s %9s %6s %8s %8s %8s %8s' "$fill%" "$order" "$w" "$ntested" "$ndrop" \
+			"$point_manual" "$point_unfixed" "$point_lost" "$point_fail")")
 	done
 done
 
 echo
-printf '%-5s %-8s %7s %9s %6s %8s\n' image layout writes k-tested drop failures
+printf '%-5s %-8s %7s %9s %6s %8s %8s %8s %8s\n' image layout writes k-tested drop fsck-p>1 fsck-fn files-lost failures
 printf '%s\n' "${summary[@]}"
+echo "fsck-p>1: e2fsck -p could not repair alone; fsck-fn: still errors after e2fsck -p; files-lost: a file reads back different"
 echo "CRASH_POINTS=$CRASH_POINTS CRASH_DROP_POINTS=$CRASH_DROP_POINTS image ${CRASH_IMAGE_MB} MB ext4 4k"
 [ "$failures" -eq 0 ] || pf_fail "$failures failed checks"
