@@ -141,8 +141,13 @@ for i in $(seq 1 30); do head -c $((i * 3001)) /dev/urandom >"$M/f$i"; head -c 9
 rm -f "$M"/j*
 for i in $(seq 30 -1 1); do echo "$M/f$i"; done | "$MKLAYOUT" "$T/l3" >/dev/null || pf_fail "pf_mklayout ext3"
 pf_checksums "$M" >"$T/s3.before"
+# at the final shutdown step the root is still mounted read-only: allowed with --final-shutdown only
+mount -o remount,ro "$M" || pf_fail "remount ext3 ro"
+out=$("$REORDER" --layout "$T/l3" "$DEV3" 2>&1); rc=$?
+[ $rc -eq 1 ] || pf_fail "ro mount without --final-shutdown: want exit 1 ($rc): $out"
+out=$("$REORDER" --final-shutdown --layout "$T/l3" "$DEV3" 2>&1) || pf_fail "ext3 reorder: $out"
+[[ $out == *"moved 0 blocks"* ]] && pf_fail "ext3: nothing moved: $out"
 umount "$M"
-out=$("$REORDER" --layout "$T/l3" "$IMG3" 2>&1) || pf_fail "ext3 reorder: $out"
 pf_fsck_clean "$IMG3"
 pf_mount "$DEV3" "$M" -o ro
 pf_checksums "$M" | diff "$T/s3.before" - || pf_fail "ext3 contents changed"
