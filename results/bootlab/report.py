@@ -32,7 +32,7 @@ FIELDS = [
     "guest_reads", "guest_sectors_read", "guest_read_ms", "guest_io_ticks_ms", "guest_scheduler",
     "sim_requests", "sim_reads", "sim_read_mb", "sim_seeks", "sim_model_s", "sim_wall_s",
     "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
-    "prefetch_stop_s", "prefetch_result", "failed_units", "boot_id", "golden",
+    "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "boot_id", "golden",
 ]
 
 
@@ -139,10 +139,28 @@ def record(args):
     row["wall_s"] = host.get("wall_s", "")
     row["host_load_start"] = host.get("host_load1_start", "")
     row["host_load_end"] = host.get("host_load1_end", "")
+    # The shutdown reorder hook logs to the kernel log, i.e. the console of this boot's power-off.
+    try:
+        with open(os.path.join(out, "console.log"), errors="replace") as f:
+            msgs = [re.sub(r"^\[[ 0-9.]+\] ", "", ln.strip()) for ln in f if "prefetch-reorder:" in ln]
+        row["reorder_log"] = " | ".join(msgs[-3:])
+    except FileNotFoundError:
+        pass
     if row["status"] == "ok" and not row["boot_end_s"]:
         row["status"] = "no-boot-end"
 
     new = not os.path.exists(CSV_PATH)
+    if not new:
+        with open(CSV_PATH, newline="") as f:
+            rd = csv.DictReader(f)
+            old_fields, old_rows = rd.fieldnames, list(rd)
+        if old_fields != FIELDS:  # columns added since: rewrite the file under the new header
+            with open(CSV_PATH + ".tmp", "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+                w.writeheader()
+                for r in old_rows:
+                    w.writerow({k: (r.get(k) or "") for k in FIELDS})
+            os.replace(CSV_PATH + ".tmp", CSV_PATH)
     with open(CSV_PATH, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS)
         if new:
