@@ -40,9 +40,9 @@ manifest() { # IMAGE OUT: identity and content of every file, read through the k
 
 gaps() { "$TOOLS/layout_gaps" "$1" "$2" | sed -n 's/.* discontinuities \([0-9]*\) .*/\1/p'; }
 
-# check_disc LAYOUT IMAGE: the discontinuity figure prefetch-reorder --check prints (first number after it)
+# check_disc LAYOUT IMAGE: the discontinuity figure prefetch-reorder --check prints for now (first number after it)
 check_disc() {
-	"$REORDER" --check --layout "$1" "$2" 2>&1 | grep -ioE 'discontinuit[a-z]*[^0-9]{0,20}[0-9]+' | head -1 |
+	"$REORDER" --check --layout "$1" "$2" 2>&1 | grep -ioE 'discontinuit[a-z]*[^0-9]*[0-9]+' | head -1 |
 		grep -oE '[0-9]+$'
 }
 

@@ -256,7 +256,7 @@ int main(int argc, char **argv)
 	}
 	const char *image = argv[optind];
 	ext2_filsys fs;
-	errcode_t e = ext2fs_open(image, 0, 0, 0, unix_io_manager, &fs);
+	errcode_t e = ext2fs_open(image, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs);
 	if (e) {
 		fprintf(stderr, "mklayout: %s: %s\n", image, error_message(e));
 		return 1;
@@ -340,6 +340,8 @@ int main(int argc, char **argv)
 		if (fidx < 0)
 			return 1;
 		uint64_t size = EXT2_I_SIZE(&in);
+		if (in.i_flags & EXT4_INLINE_DATA_FL)
+			continue; /* in the inode: no blocks of its own, the tracer has no physical for it either */
 		uint64_t end = (size + PAGE - 1) / PAGE * PAGE;
 		if (partial && !w.c[i].is_dir && size > 64 * 1024) {
 			/* the head, and one block-aligned piece from the middle */
