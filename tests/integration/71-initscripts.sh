@@ -85,7 +85,7 @@ kill -0 "$pid" 2>/dev/null && pf_fail "tracing did not end LOGIN_TRACING_DELAY a
 [ $? -eq 3 ] || pf_fail "status after tracing ended should be 3"
 ls "$tmp/state/traces/"trace-*.pf >/dev/null 2>&1 || pf_fail "no trace stored"
 [ -s "$tmp/state/layout" ] || pf_fail "no layout"
-"$PREFETCHD" dump "$tmp/state/layout" | grep -q "bin/prog4" || pf_fail "layout lacks a file the boot read"
+"$PREFETCHD" dump --files "$tmp/state/layout" | grep -q "bin/prog4" || pf_fail "layout lacks a file the boot read"
 rec=$(grep -v '^#' "$tmp/state/boottime.log")
 [ "$(echo "$rec" | wc -l)" -eq 1 ] || pf_fail "boottime.log: want 1 record, got: $rec"
 want=$(printf '%.2f' "$boot_end")
