@@ -9,11 +9,21 @@ PREFETCHD=${PREFETCHD:-$BUILD/prefetchd}
 REORDER=${REORDER:-$BUILD/prefetch-reorder}
 TOOLS=${TOOLS:-$BUILD/tests/tools}
 
-pf_cleanup_add() { PF_CLEANUP+=("$1"); }
+# Entries go to a file, so that those made in a subshell (d=$(pf_tmpdir), dev=$(pf_loop ...)) are not lost,
+# and all run in the order they were made, reversed.
+PF_CLEANUP_LOG=$(mktemp "${TMPDIR:-/tmp}/prefetch-cleanup.XXXXXX" 2>/dev/null) || PF_CLEANUP_LOG=''
+pf_cleanup_add() {
+	if [ -n "$PF_CLEANUP_LOG" ]; then printf '%s\n' "$1" >>"$PF_CLEANUP_LOG"; else PF_CLEANUP+=("$1"); fi
+}
 pf_cleanup_run() {
-	local i
+	local i line
+	if [ -n "$PF_CLEANUP_LOG" ] && [ -f "$PF_CLEANUP_LOG" ]; then
+		while IFS= read -r line; do PF_CLEANUP+=("$line"); done <"$PF_CLEANUP_LOG"
+		: >"$PF_CLEANUP_LOG"
+	fi
 	for ((i = ${#PF_CLEANUP[@]} - 1; i >= 0; i--)); do eval "${PF_CLEANUP[$i]}" >/dev/null 2>&1 || true; done
 	PF_CLEANUP=()
+	[ "$BASHPID" = "$$" ] && [ -n "$PF_CLEANUP_LOG" ] && rm -f "$PF_CLEANUP_LOG"
 }
 trap pf_cleanup_run EXIT
 trap 'exit 130' INT TERM
