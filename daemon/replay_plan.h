@@ -32,10 +32,13 @@ struct pf_rplan_opts {
 	uint64_t max_bin_bytes;   /* ... up to this */
 };
 
-/* Default bins: the first 16 MiB of the boot's reads come first, later bins grow to 64 MiB, because the
- * later a read is needed the more slack there is to gather it with its physical neighbours. */
-#define PF_RPLAN_FIRST_BIN (16ull << 20)
-#define PF_RPLAN_MAX_BIN (64ull << 20)
+/* Default bins: a sweep is one pass of the head over the disk, and every extra bin is one more pass (a boot set
+ * of 43 MB scattered over 1 GB on the simulated 7200 rpm disk: one bin 1.28 s, bins of 16+32 MB 1.55 s, of 4, 8,
+ * 16 MB 1.81 s).  So a bin holds about a second of transfer: the first 64 MiB of the boot's reads come first,
+ * later bins grow to 256 MiB (the later a read is needed, the more slack there is to gather it with its
+ * physical neighbours). */
+#define PF_RPLAN_FIRST_BIN (64ull << 20)
+#define PF_RPLAN_MAX_BIN (256ull << 20)
 
 /* The work list in access order: one DATA item per layout extent (cut at max_bytes), one DIR item per
  * directory, one META item per file without extents, placed by first-touch rank; bins assigned; adjacent
