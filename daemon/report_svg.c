@@ -13,17 +13,22 @@
 
 static const char *const colours[PF_SETUP_COUNT] = { "#9e9e9e", "#3b7dd8", "#2e9b4f", "#d8903b" };
 
-/* A round axis maximum (1, 2 or 5 times a power of ten) at or above v, and its tick step. */
+/* A round axis maximum at or above v (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 times a power of ten), and a tick
+ * step that divides it into 3 to 6 intervals. */
 static double nice_max(double v, double *step)
 {
+	static const double m[] = { 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10 };
+	static const double st[] = { 0.2, 0.5, 0.5, 0.5, 0.5, 1, 1, 1, 2, 2 };
 	if (!(v > 0)) {
 		*step = 0.2;
 		return 1;
 	}
 	double p = pow(10, floor(log10(v)));
-	double m = v / p <= 1 ? 1 : v / p <= 2 ? 2 : v / p <= 5 ? 5 : 10;
-	*step = m * p / 5;
-	return m * p;
+	size_t i = 0;
+	while (i + 1 < sizeof(m) / sizeof(m[0]) && v > m[i] * p * (1 + 1e-9))
+		i++;
+	*step = st[i] * p;
+	return m[i] * p;
 }
 
 /* XML text: titles come from the command line, so escape them. */
@@ -59,7 +64,8 @@ static void panel(FILE *f, int x0, const char *label, const struct pf_report_row
 	fprintf(f, "<g transform=\"translate(%d,%d)\">\n", x0 + MARGIN_L, MARGIN_T);
 	fprintf(f, "<text x=\"%d\" y=\"-12\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>\n",
 		(PANEL_W - MARGIN_L) / 2, label);
-	for (double y = 0; y <= ymax + step / 2; y += step) {
+	for (int k = 0; k * step <= ymax + step / 2; k++) {
+		double y = k * step; /* not y += step: the sum drifts, and %g would print it */
 		double py = plot_h - y / ymax * plot_h;
 		fprintf(f, "<line x1=\"0\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", py,
 			PANEL_W - MARGIN_L - 10, py);
