@@ -12,20 +12,25 @@
  *   F2  data read from the old blocks and written to the new ones, flushed; read back and compared.
  *       Old pointers still in force: a cut here only leaks the new blocks.
  *       Each block's mapping is checked to still be the old one (else the unit is abandoned untouched).
- *   F3  block pointers switched (extent tree leaves and inode via ext2fs_bmap2(BMAP_SET), or the block map
- *       and indirect blocks of ext2/3 files), flushed, then re-read and checked.  The old blocks are still
- *       marked in use: a cut here leaks them, never frees live data.  Extent-tree blocks that libext2fs frees
- *       during a switch are never handed out again in this run (get_alloc_block hook), so an old tree that is
- *       still on disk is never overwritten.  If the switch needed a new tree block, the bitmaps are written
- *       before this flush too.
- *   F4  old blocks of the completed units and unused destinations released: bitmaps, descriptors, superblock
- *       written, flushed (still marked not clean).
+ *   F3  block pointers switched, flushed, then re-read and checked.  Extent-mapped files: every leaf that
+ *       maps moved blocks (the inode's i_block or a leaf block) is rewritten in place in ONE write
+ *       (extent_remap.c): the tree never changes shape, no tree block is allocated or freed, no index
+ *       changes, so whatever subset of these writes survives a cut, each block maps to its old or its new
+ *       copy, both complete since F2.  Block-mapped (ext2/3) files: one pointer at a time through
+ *       ext2fs_bmap2(BMAP_SET) (the inode or one indirect block per write; no allocation: the hook refuses
+ *       any).  The old blocks stay marked in use: a cut here leaks them, never frees live data.  A leaf
+ *       that would overflow (a move splitting an extent in a full leaf) is left alone: those blocks stay.
+ *   F4  for the completed units, each block's old copy is freed if its pointer now names the new copy, else
+ *       the new copy is released; unused destinations released: bitmaps, descriptors, superblock written,
+ *       flushed (still marked not clean).
  *   F5  EXT2_VALID_FS set again, superblock written, flushed.
  * The journal is bypassed (libext2fs writes in place), which is why the filesystem must be clean to start.
  * With metadata_csum, libext2fs recomputes every checksum it writes (inode, extent block, bitmaps, group
  * descriptors, superblock); moved data and directory blocks keep theirs (they depend on inode and
  * generation, not on the location). */
 #include "relocate.h"
+
+#include "extent_remap.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -34,77 +39,61 @@
 struct pf_reloc {
 	ext2_filsys fs;
 	char *buf, *vbuf;
-	ext2fs_block_bitmap freed;  /* blocks libext2fs freed in this run: never reallocated before F4 */
-	uint64_t nfreed;
-	uint64_t tree_allocs;
-	void *old_priv;
+	uint64_t *ubase;            /* first bit of each unit in switched */
+	unsigned char *switched;    /* per destination block: its pointer names the new copy */
+	struct pf_remap *remap;     /* scratch for one inode's moves */
+	size_t *order;              /* scratch: a unit's moves sorted by owner */
 	errcode_t (*old_alloc)(ext2_filsys, blk64_t, blk64_t *);
-	void (*old_stats)(ext2_filsys, blk64_t, int);
-	void (*old_stats_range)(ext2_filsys, blk64_t, blk_t, int);
 };
 
-static void stats_cb(ext2_filsys fs, blk64_t blk, int inuse)
+/* Nothing in a run may allocate a block behind our back (the plan owns every allocation). */
+static errcode_t refuse_alloc(ext2_filsys fs, blk64_t goal, blk64_t *ret)
 {
-	struct pf_reloc *r = fs->priv_data;
-	if (inuse < 0 && !ext2fs_fast_test_block_bitmap2(r->freed, blk)) {
-		ext2fs_mark_block_bitmap2(r->freed, blk);
-		r->nfreed++;
-	}
-}
-
-static void stats_range_cb(ext2_filsys fs, blk64_t blk, blk_t num, int inuse)
-{
-	for (blk_t i = 0; inuse < 0 && i < num; i++)
-		stats_cb(fs, blk + i, inuse);
-}
-
-/* Tree blocks for extent splits: any free block except one freed earlier in this run. */
-static errcode_t alloc_cb(ext2_filsys fs, blk64_t goal, blk64_t *ret)
-{
-	struct pf_reloc *r = fs->priv_data;
-	blk64_t b, g = goal;
-	for (uint64_t tries = 0; tries <= r->nfreed; tries++) {
-		errcode_t ec = ext2fs_new_block2(fs, g, NULL, &b);
-		if (ec)
-			return ec;
-		if (!ext2fs_fast_test_block_bitmap2(r->freed, b)) {
-			*ret = b;
-			r->tree_allocs++;
-			return 0;
-		}
-		g = b + 1 < ext2fs_blocks_count(fs->super) ? b + 1 : fs->super->s_first_data_block;
-	}
+	(void)fs;
+	(void)goal;
+	(void)ret;
 	return EXT2_ET_BLOCK_ALLOC_FAIL;
-}
-
-static void unhook(struct pf_reloc *r)
-{
-	ext2_filsys fs = r->fs;
-	ext2fs_set_alloc_block_callback(fs, r->old_alloc, NULL);
-	ext2fs_set_block_alloc_stats_callback(fs, r->old_stats, NULL);
-	ext2fs_set_block_alloc_stats_range_callback(fs, r->old_stats_range, NULL);
-	fs->priv_data = r->old_priv;
 }
 
 static void reloc_free(struct pf_reloc *r)
 {
 	if (!r)
 		return;
-	unhook(r);
-	if (r->freed)
-		ext2fs_free_block_bitmap(r->freed);
+	ext2fs_set_alloc_block_callback(r->fs, r->old_alloc, NULL);
 	free(r->buf);
 	free(r->vbuf);
+	free(r->ubase);
+	free(r->switched);
+	free(r->remap);
+	free(r->order);
 	free(r);
+}
+
+static int bit(const struct pf_reloc *r, uint64_t i)
+{
+	return (r->switched[i / 8] >> (i % 8)) & 1;
+}
+
+static void set_bit(struct pf_reloc *r, uint64_t i, int v)
+{
+	if (v)
+		r->switched[i / 8] |= (unsigned char)(1u << (i % 8));
+	else
+		r->switched[i / 8] &= (unsigned char)~(1u << (i % 8));
 }
 
 long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **out)
 {
 	*out = NULL;
-	uint64_t maxlen = 1;
-	for (size_t u = 0; u < p->nunits; u++)
+	uint64_t maxlen = 1, total = 0;
+	size_t maxmoves = 1;
+	for (size_t u = 0; u < p->nunits; u++) {
 		if (p->units[u].len > maxlen)
 			maxlen = p->units[u].len;
+		if (p->units[u].count > maxmoves)
+			maxmoves = p->units[u].count;
+		total += p->units[u].len;
+	}
 	/* a unit is at most one chunk; bound the buffer anyway */
 	if (maxlen > (256u << 20) / fs->blocksize)
 		return -E2BIG;
@@ -114,20 +103,21 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **o
 	r->fs = fs;
 	r->buf = malloc(maxlen * fs->blocksize);
 	r->vbuf = malloc(maxlen * fs->blocksize);
-	long rc = (!r->buf || !r->vbuf) ? -ENOMEM : 0;
-	if (!rc)
-		rc = ext2fs_allocate_block_bitmap(fs, "blocks freed by the reorder", &r->freed);
-	if (rc) {
-		free(r->buf);
-		free(r->vbuf);
-		free(r);
-		return rc;
+	r->ubase = malloc((p->nunits + 1) * sizeof(*r->ubase));
+	r->switched = calloc(total / 8 + 1, 1);
+	r->remap = malloc(maxmoves * sizeof(*r->remap));
+	r->order = malloc(maxmoves * sizeof(*r->order));
+	ext2fs_set_alloc_block_callback(fs, refuse_alloc, &r->old_alloc);
+	long rc = 0;
+	if (!r->buf || !r->vbuf || !r->ubase || !r->switched || !r->remap || !r->order) {
+		rc = -ENOMEM;
+		goto fail;
 	}
-	r->old_priv = fs->priv_data;
-	fs->priv_data = r;
-	ext2fs_set_alloc_block_callback(fs, alloc_cb, &r->old_alloc);
-	ext2fs_set_block_alloc_stats_callback(fs, stats_cb, &r->old_stats);
-	ext2fs_set_block_alloc_stats_range_callback(fs, stats_range_cb, &r->old_stats_range);
+	uint64_t base = 0;
+	for (size_t u = 0; u < p->nunits; u++) {
+		r->ubase[u] = base;
+		base += p->units[u].len;
+	}
 
 	/* F0: not clean until we are done */
 	fs->super->s_state &= (__u16)~EXT2_VALID_FS;
@@ -154,14 +144,59 @@ fail:
 	return rc;
 }
 
-static long mapping_is(ext2_filsys fs, ext2_ino_t ino, uint64_t lblk, uint64_t want)
+static long mapping_of(ext2_filsys fs, ext2_ino_t ino, uint64_t lblk, blk64_t *cur)
 {
-	blk64_t cur = 0;
 	int rf = 0;
-	errcode_t ec = ext2fs_bmap2(fs, ino, NULL, NULL, 0, lblk, &rf, &cur);
-	if (ec)
-		return ec;
-	return cur == want && !(rf & BMAP_RET_UNINIT) ? 0 : -ESTALE;
+	*cur = 0;
+	errcode_t ec = ext2fs_bmap2(fs, ino, NULL, NULL, 0, lblk, &rf, cur);
+	if (!ec && (rf & BMAP_RET_UNINIT))
+		*cur = 0;
+	return ec;
+}
+
+static const struct pf_plan *sort_plan; /* qsort has no context argument */
+static int by_owner(const void *a, const void *b)
+{
+	const struct pf_move *x = &sort_plan->moves[*(const size_t *)a], *y = &sort_plan->moves[*(const size_t *)b];
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
+}
+
+/* Switch the pointers of one unit's moves, inode by inode. */
+static long switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struct pf_unit *un, const ext2_ino_t *inos)
+{
+	ext2_filsys fs = r->fs;
+	for (size_t i = 0; i < un->count; i++)
+		r->order[i] = un->first + i;
+	sort_plan = p;
+	qsort(r->order, un->count, sizeof(*r->order), by_owner);
+	for (size_t i = 0; i < un->count;) {
+		uint32_t owner = p->moves[r->order[i]].owner;
+		ext2_ino_t ino = inos[owner];
+		size_t j = i, n = 0;
+		for (; j < un->count && p->moves[r->order[j]].owner == owner; j++) {
+			const struct pf_move *m = &p->moves[r->order[j]];
+			r->remap[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
+		}
+		struct ext2_inode in;
+		long rc = ext2fs_read_inode(fs, ino, &in);
+		if (rc)
+			return rc;
+		if (in.i_flags & EXT4_EXTENTS_FL) {
+			rc = pf_extent_remap(fs, ino, r->remap, n);
+		} else {
+			for (size_t k = 0; k < n && !rc; k++)
+				for (uint64_t b = 0; b < r->remap[k].len && !rc; b++) {
+					blk64_t phys = r->remap[k].dst + b;
+					rc = ext2fs_bmap2(fs, ino, NULL, NULL, BMAP_SET, r->remap[k].lblk + b, NULL, &phys);
+				}
+		}
+		if (rc)
+			return rc;
+		i = j;
+	}
+	return 0;
 }
 
 long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial)
@@ -171,6 +206,18 @@ long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const 
 	uint64_t bs = fs->blocksize;
 	long rc;
 	*partial = 0;
+
+	/* the plan must still describe the files: every block maps to its source */
+	for (size_t i = un->first; i < un->first + un->count; i++) {
+		const struct pf_move *m = &p->moves[i];
+		for (uint64_t b = 0; b < m->len; b++) {
+			blk64_t cur;
+			if ((rc = mapping_of(fs, inos[m->owner], m->lblk + b, &cur)))
+				return rc;
+			if (cur != m->src + b)
+				return -ESTALE;
+		}
+	}
 
 	/* F2: copy and make it durable */
 	for (size_t i = un->first; i < un->first + un->count; i++) {
@@ -188,38 +235,35 @@ long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const 
 		return rc;
 	if (memcmp(r->buf, r->vbuf, un->len * bs))
 		return -EIO;
-	for (size_t i = un->first; i < un->first + un->count; i++) {
-		const struct pf_move *m = &p->moves[i];
-		for (uint64_t b = 0; b < m->len; b++)
-			if ((rc = mapping_is(fs, inos[m->owner], m->lblk + b, m->src + b)))
-				return rc;
-	}
 
-	/* F3: switch, make durable, check */
-	uint64_t tree_allocs = r->tree_allocs;
+	/* F3: switch, make durable, check each block */
 	*partial = 1;
-	for (size_t i = un->first; i < un->first + un->count; i++) {
-		const struct pf_move *m = &p->moves[i];
-		for (uint64_t b = 0; b < m->len; b++) {
-			blk64_t phys = m->dst + b;
-			rc = ext2fs_bmap2(fs, inos[m->owner], NULL, NULL, BMAP_SET, m->lblk + b, NULL, &phys);
-			if (rc)
-				return rc;
-		}
-	}
-	if (r->tree_allocs != tree_allocs && (rc = ext2fs_write_bitmaps(fs)))
-		return rc;
-	rc = io_channel_flush(fs->io);
+	rc = switch_unit(r, p, un, inos);
+	if (!rc)
+		rc = io_channel_flush(fs->io);
 	if (rc)
 		return rc;
 	for (size_t i = un->first; i < un->first + un->count; i++) {
 		const struct pf_move *m = &p->moves[i];
-		for (uint64_t b = 0; b < m->len; b++)
-			if ((rc = mapping_is(fs, inos[m->owner], m->lblk + b, m->dst + b)))
+		for (uint64_t b = 0; b < m->len; b++) {
+			blk64_t cur;
+			if ((rc = mapping_of(fs, inos[m->owner], m->lblk + b, &cur)))
 				return rc;
+			if (cur != m->dst + b && cur != m->src + b)
+				return -ESTALE;
+			set_bit(r, r->ubase[u] + (m->dst + b - un->dst), cur == m->dst + b);
+		}
 	}
 	*partial = 0;
 	return 0;
+}
+
+uint64_t pf_reloc_switched(const struct pf_reloc *r, const struct pf_plan *p, size_t u)
+{
+	uint64_t n = 0;
+	for (uint64_t b = 0; b < p->units[u].len; b++)
+		n += bit(r, r->ubase[u] + b);
+	return n;
 }
 
 long pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int partial_unit, int mark_clean)
@@ -229,13 +273,17 @@ long pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int 
 	for (size_t u = 0; u < p->nunits; u++) {
 		const struct pf_unit *un = &p->units[u];
 		if (u < done) {
-			for (size_t i = un->first; i < un->first + un->count; i++)
-				ext2fs_block_alloc_stats_range(fs, p->moves[i].src, (blk_t)p->moves[i].len, -1);
+			for (size_t i = un->first; i < un->first + un->count; i++) {
+				const struct pf_move *m = &p->moves[i];
+				for (uint64_t b = 0; b < m->len; b++) {
+					int sw = bit(r, r->ubase[u] + (m->dst + b - un->dst));
+					ext2fs_block_alloc_stats2(fs, sw ? m->src + b : m->dst + b, -1);
+				}
+			}
 		} else if (!(partial_unit && u == done)) {
 			ext2fs_block_alloc_stats_range(fs, un->dst, (blk_t)un->len, -1);
 		}
 	}
-	unhook(r);
 	long rc = ext2fs_flush(fs);
 	/* F5 */
 	if (!rc && mark_clean) {

@@ -9,7 +9,7 @@
 struct pf_reloc;
 
 /* Mark the filesystem "not clean" (durably), then allocate every unit's destination (durably).
- * Uses fs->priv_data while the relocator lives.  Returns 0 or a negative error / errcode_t. */
+ * Returns 0 or a negative error / errcode_t. */
 long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **out);
 
 /* Copy unit u, switch its files' block pointers to the copy, verify.  inos[owner] gives each move's inode.
@@ -17,8 +17,11 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **o
  * marked for fsck). */
 long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
 
-/* Units [0, done) are complete: free their old blocks; release the destinations of the others (except those
- * of a partially switched unit); write everything; when mark_clean, mark the filesystem clean again.
+/* Blocks of unit u (after pf_reloc_unit) whose pointers now name the new copy. */
+uint64_t pf_reloc_switched(const struct pf_reloc *r, const struct pf_plan *p, size_t u);
+
+/* Units [0, done) are complete: free the old copy of each switched block and the new copy of each other one;
+ * release the destinations of the other units (except those of a partially switched unit); write everything; when mark_clean, mark the filesystem clean again.
  * Frees r.  Returns 0 or an error. */
 long pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int partial_unit, int mark_clean);
 

@@ -77,7 +77,7 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 	}
 	size_t done = 0;
 	int partial = 0;
-	uint64_t moved = 0;
+	uint64_t moved = 0, kept = 0;
 	res->complete = 1;
 	for (; done < plan->nunits; done++) {
 		double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
@@ -93,11 +93,16 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 			res->complete = 0;
 			break;
 		}
-		moved += plan->units[done].len;
+		uint64_t sw = pf_reloc_switched(r, plan, done);
+		moved += sw;
+		kept += plan->units[done].len - sw;
 		if (o->progress && o->progress_cb)
 			o->progress_cb(o->ctx, moved, plan->blocks_to_move);
 	}
 	res->units_done = done;
+	if (kept)
+		note(o, "%llu blocks stayed where they were (their extent leaf had no room for the split)",
+		     (unsigned long long)kept);
 	res->moved_blocks = moved;
 	long rc2 = pf_reloc_end(r, plan, done, partial, !partial);
 	if (partial || rc2)

@@ -1,0 +1,178 @@
+/* In-place remapping of extent leaves (see extent_remap.h).  Entries are rebuilt from the old ones with the
+ * moved ranges substituted, adjacent entries merged, and written back only if they fit the leaf. */
+#include "extent_remap.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ext2fs/ext3_extents.h>
+
+#define INIT_MAX 32768u
+#define UNINIT_MAX 32767u
+
+struct ent {
+	uint64_t lblk, pblk, len;
+	int uninit;
+};
+
+struct out {
+	struct ent *e;
+	size_t n, cap;
+};
+
+static void emit(struct out *o, uint64_t l, uint64_t p, uint64_t len, int uninit)
+{
+	if (o->n) {
+		struct ent *pr = &o->e[o->n - 1];
+		if (pr->lblk + pr->len == l && pr->pblk + pr->len == p && pr->uninit == uninit &&
+		    pr->len + len <= (uninit ? UNINIT_MAX : INIT_MAX)) {
+			pr->len += len;
+			return;
+		}
+	}
+	if (o->n < o->cap)
+		o->e[o->n++] = (struct ent){ l, p, len, uninit };
+	else
+		o->n = o->cap + 1; /* overflow marker */
+}
+
+/* Rebuild n leaf entries; returns the new count (> cap: does not fit) and whether anything changed. */
+static size_t remap_entries(const struct ext3_extent *old, size_t n, const struct pf_remap *m, size_t nm,
+			    struct ent *out, size_t cap, int *changed)
+{
+	struct out o = { out, 0, cap };
+	*changed = 0;
+	for (size_t i = 0; i < n && o.n <= cap; i++) {
+		uint64_t l0 = ext2fs_le32_to_cpu(old[i].ee_block);
+		unsigned raw = ext2fs_le16_to_cpu(old[i].ee_len);
+		int uninit = raw > INIT_MAX;
+		uint64_t len = uninit ? raw - INIT_MAX : raw;
+		uint64_t p0 = ext2fs_le32_to_cpu(old[i].ee_start) |
+			      ((uint64_t)ext2fs_le16_to_cpu(old[i].ee_start_hi) << 32);
+		if (uninit) {
+			emit(&o, l0, p0, len, 1);
+			continue;
+		}
+		uint64_t pos = l0, end = l0 + len;
+		while (pos < end) {
+			uint64_t stop = end;
+			const struct pf_remap *hit = NULL;
+			for (size_t k = 0; k < nm; k++) {
+				if (m[k].lblk <= pos && pos < m[k].lblk + m[k].len) {
+					hit = &m[k];
+					break;
+				}
+				if (m[k].lblk > pos && m[k].lblk < stop)
+					stop = m[k].lblk;
+			}
+			uint64_t cur = p0 + (pos - l0);
+			if (hit) {
+				stop = hit->lblk + hit->len < end ? hit->lblk + hit->len : end;
+				uint64_t off = pos - hit->lblk;
+				if (cur == hit->src + off) {
+					emit(&o, pos, hit->dst + off, stop - pos, 0);
+					*changed = 1;
+					pos = stop;
+					continue;
+				}
+			}
+			emit(&o, pos, cur, stop - pos, 0);
+			pos = stop;
+		}
+	}
+	return o.n;
+}
+
+static void store(struct ext3_extent_header *eh, const struct ent *e, size_t n)
+{
+	struct ext3_extent *x = (struct ext3_extent *)(eh + 1);
+	for (size_t i = 0; i < n; i++) {
+		x[i].ee_block = ext2fs_cpu_to_le32((uint32_t)e[i].lblk);
+		x[i].ee_len = ext2fs_cpu_to_le16((uint16_t)(e[i].len + (e[i].uninit ? INIT_MAX : 0)));
+		x[i].ee_start = ext2fs_cpu_to_le32((uint32_t)e[i].pblk);
+		x[i].ee_start_hi = ext2fs_cpu_to_le16((uint16_t)(e[i].pblk >> 32));
+	}
+	eh->eh_entries = ext2fs_cpu_to_le16((uint16_t)n);
+}
+
+/* New entries of a leaf header, or 0 when nothing changes / it does not fit. */
+static size_t rebuild(const struct ext3_extent_header *eh, const struct pf_remap *m, size_t nm, struct ent **tmp)
+{
+	size_t n = ext2fs_le16_to_cpu(eh->eh_entries), max = ext2fs_le16_to_cpu(eh->eh_max);
+	if (n > max)
+		return 0;
+	*tmp = malloc((max + 1) * sizeof(**tmp));
+	if (!*tmp)
+		return 0;
+	int changed;
+	size_t cnt = remap_entries((const struct ext3_extent *)(eh + 1), n, m, nm, *tmp, max, &changed);
+	return changed && cnt <= max ? cnt : 0;
+}
+
+static errcode_t walk(ext2_filsys fs, ext2_ino_t ino, const struct ext3_extent_header *node, int depth,
+		      const struct pf_remap *m, size_t nm)
+{
+	const struct ext3_extent_idx *ix = (const struct ext3_extent_idx *)(node + 1);
+	size_t n = ext2fs_le16_to_cpu(node->eh_entries);
+	char *buf = malloc(fs->blocksize);
+	if (!buf)
+		return EXT2_ET_NO_MEMORY;
+	errcode_t ec = 0;
+	for (size_t i = 0; i < n && !ec; i++) {
+		blk64_t child = ext2fs_le32_to_cpu(ix[i].ei_leaf) | ((blk64_t)ext2fs_le16_to_cpu(ix[i].ei_leaf_hi) << 32);
+		if (child < fs->super->s_first_data_block || child >= ext2fs_blocks_count(fs->super)) {
+			ec = EXT2_ET_EXTENT_INDEX_BAD;
+			break;
+		}
+		ec = io_channel_read_blk64(fs->io, child, 1, buf);
+		if (ec)
+			break;
+		struct ext3_extent_header *eh = (struct ext3_extent_header *)buf;
+		if (ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC ||
+		    ext2fs_le16_to_cpu(eh->eh_depth) != depth - 1) {
+			ec = EXT2_ET_EXTENT_HEADER_BAD;
+			break;
+		}
+		if (depth - 1 > 0) {
+			ec = walk(fs, ino, eh, depth - 1, m, nm);
+			continue;
+		}
+		struct ent *tmp = NULL;
+		size_t cnt = rebuild(eh, m, nm, &tmp);
+		if (cnt) {
+			store(eh, tmp, cnt);
+			ec = ext2fs_extent_block_csum_set(fs, ino, eh);
+			if (!ec)
+				ec = io_channel_write_blk64(fs->io, child, 1, buf); /* the one write of this leaf */
+		}
+		free(tmp);
+	}
+	free(buf);
+	return ec;
+}
+
+errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n)
+{
+	struct ext2_inode_large in;
+	memset(&in, 0, sizeof(in));
+	errcode_t ec = ext2fs_read_inode_full(fs, ino, (struct ext2_inode *)&in, sizeof(in));
+	if (ec)
+		return ec;
+	if (!(in.i_flags & EXT4_EXTENTS_FL))
+		return EXT2_ET_INODE_NOT_EXTENT;
+	struct ext3_extent_header *eh = (struct ext3_extent_header *)in.i_block;
+	if (ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC)
+		return EXT2_ET_EXTENT_HEADER_BAD;
+	int depth = ext2fs_le16_to_cpu(eh->eh_depth);
+	if (depth > 0)
+		return walk(fs, ino, eh, depth, m, n);
+	struct ent *tmp = NULL;
+	size_t cnt = rebuild(eh, m, n, &tmp);
+	if (cnt) {
+		store(eh, tmp, cnt);
+		ec = ext2fs_write_inode_full(fs, ino, (struct ext2_inode *)&in, sizeof(in)); /* one write */
+	}
+	free(tmp);
+	return ec;
+}

@@ -1,0 +1,21 @@
+/* Pointing moved blocks of an extent-mapped inode at their new place without changing the tree's shape:
+ * each leaf (the inode's i_block, or a leaf block) that maps moved blocks is rewritten in place, in one write.
+ * Never allocates or frees a tree block, never touches an index, so every state a power cut can leave is a
+ * valid tree in which each block maps to either its old or its new copy. */
+#ifndef PREFETCH_REORDER_EXTENT_REMAP_H
+#define PREFETCH_REORDER_EXTENT_REMAP_H
+
+#include <ext2fs/ext2fs.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pf_remap {
+	uint64_t lblk, src, dst, len;  /* logical [lblk, lblk+len) now at src, to point at dst */
+};
+
+/* Blocks whose mapping is not src (changed meanwhile) and leaves that would overflow (a move splitting an
+ * extent in a full leaf) are left as they are; the caller checks the result block by block.
+ * Returns 0 or an errcode_t. */
+errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n);
+
+#endif
