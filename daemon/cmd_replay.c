@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static volatile sig_atomic_t stop_flag;
 
@@ -153,8 +154,15 @@ int cmd_replay(int argc, char **argv)
 		.max_bytes = (uint64_t)cfg.max_prefetch_mb << 20,
 		.stop = &stop_flag,
 	};
+	/* The timeout is checked between reads; a read or open stuck in the kernel (a dying disk, a hung network
+	 * filesystem) gets a signal a little later, which interrupts it without SA_RESTART, and sets stop. */
+	if (o.timeout_s > 0) {
+		sigaction(SIGALRM, &sa, NULL);
+		alarm((unsigned)o.timeout_s + 2);
+	}
 	struct pf_replay_stats st;
 	rc = pf_replay(layout, &o, &st);
+	alarm(0);
 	unsigned nfiles = layout->nfiles;
 	pf_image_free(layout);
 	if (rc) {

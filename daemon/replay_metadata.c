@@ -344,8 +344,12 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 			}
 		if (!rc)
 			rc = sweep(m, v);
-		for (size_t i = lo; i < hi && !rc; i++)
-			lookup_children(fs, d[i].ino, d, d[i].first, d[i].nchild);
+		for (size_t i = lo; i < hi && !rc; i++) {
+			if (pf_rctx_should_stop(m->c))
+				rc = -EINTR;
+			else
+				lookup_children(fs, d[i].ino, d, d[i].first, d[i].nchild);
+		}
 		lo = hi;
 	}
 	/* Directories of the layout whose blocks were read here need no getdents in the data sweep. */
@@ -402,7 +406,9 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 	/* 2: extent trees of the regular files (inodes cached now: the reads below wait for the sweep) */
 	for (uint32_t i = 0; i < l->nfiles && !rc; i++) {
 		const struct pf_file *f = &l->files[i];
-		if (f->fs == fsi && !(f->flags & PF_FILE_DIR) && f->ino <= m.fs->super->s_inodes_count) {
+		if (pf_rctx_should_stop(c)) /* each inode read below may wait for the disk */
+			rc = -EINTR;
+		else if (f->fs == fsi && !(f->flags & PF_FILE_DIR) && f->ino <= m.fs->super->s_inodes_count) {
 			rc = inode_blocks(m.fs, (ext2_ino_t)f->ino, 0, &v);
 			if (rc == -EIO)
 				rc = 0;
@@ -420,5 +426,5 @@ out:
 	if (m.bdev >= 0)
 		close(m.bdev);
 	ext2fs_close_free(&m.fs);
-	return rc == -E2BIG ? 0 : rc;
+	return rc == -E2BIG || rc == -EINTR ? 0 : rc;
 }

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# A replay is bounded in time even when the disk is slow: on the simulated disk slowed to 2 MB/s (sleep mode),
+# a 40 MB layout would take 20 s; with --timeout 1 the replay ends (exit 0, "timed out") within a few seconds,
+# on the rotational path and on the solid-state one.  readahead(2) blocks once the device queue is full, so
+# this also checks that each call is small enough for the deadline to be seen.
+source "$TOP/tests/lib.sh"
+pf_require_root
+[ -e /dev/fuse ] || pf_skip "no /dev/fuse"
+pkg-config --exists fuse3 2>/dev/null || pf_skip "fuse3 development files missing (libfuse3-dev)"
+make -s -C "$TOP/results" simdisk >/dev/null 2>&1 || pf_skip "results/simdisk does not build here"
+[ -x "$TOOLS/pf_mklayout" ] || pf_fail "test tools not built (make tools)"
+source "$TOP/results/lib-sim.sh"
+
+dir=$(sim_tmpfs_dir)
+pf_mkfs "$dir/img" 64M
+w=$(pf_tmpdir)
+mkdir -p "$w/fill"
+mount -o loop "$dir/img" "$w/fill" || pf_fail "mount $dir/img"
+pf_cleanup_add "umount '$w/fill'"
+head -c $((40 << 20)) /dev/urandom >"$w/fill/big" || pf_fail "write big"
+umount "$w/fill" || pf_fail "umount"
+
+# A slow disk: simdisk at 2 MB/s (the wrapper keeps the pid lib-sim.sh waits for).
+real_bin=$SIM_BIN
+printf '#!/bin/sh\nexec %q --rate 2 "$@"\n' "$real_bin" >"$w/slow-simdisk"
+chmod +x "$w/slow-simdisk"
+SIM_BIN=$w/slow-simdisk
+sim_start "$dir/img" count
+# A short device queue, as on a disk: readahead blocks once it is full instead of queueing all 40 MB at once.
+q=/sys/block/${SIM_DEV#/dev/}/queue
+echo 128 >"$q/max_sectors_kb" 2>/dev/null
+echo 4 >"$q/nr_requests" 2>/dev/null || pf_skip "cannot shorten the queue of $SIM_DEV"
+pf_note "queue: nr_requests $(cat "$q/nr_requests"), max_sectors_kb $(cat "$q/max_sectors_kb")"
+sim_mount "$w/fs"
+echo "$w/fs/big" | "$TOOLS/pf_mklayout" "$w/layout" || pf_fail "pf_mklayout"
+# Before leaving, whatever readahead is still queued completes at once (count mode does not sleep).
+pf_cleanup_add "sim_ctl mode count"
+
+for medium in rotational ssd; do
+	pf_drop_caches
+	sim_ctl mode sleep # no CPU spinners: timing precision does not matter here
+	start=$(date +%s%N)
+	out=$(timeout 30 "$PREFETCHD" replay "$w/layout" --config "$w/no-config" --medium $medium --threads 2 \
+		--timeout 1 2>"$w/err") || pf_fail "$medium: exit $? ($(cat "$w/err"))"
+	ms=$((($(date +%s%N) - start) / 1000000))
+	sim_ctl mode count
+	pf_note "$medium, --timeout 1: ${ms} ms: $out"
+	[[ $out == *", timed out" ]] || pf_fail "$medium: not timed out: '$out'"
+	[ $ms -lt 4000 ] || pf_fail "$medium: took $ms ms with --timeout 1"
+	[ ! -s "$w/err" ] || pf_fail "$medium: stderr: $(cat "$w/err")"
+done
+exit 0
