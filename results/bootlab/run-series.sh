@@ -18,7 +18,7 @@ work=$(mktemp -d /dev/shm/bootlab.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 cp --sparse=always "$golden" "$work/root.img"
-info=$(tr '\n' ' ' <"$golden.info" 2>/dev/null)
+info=$(grep -E '^(setup|built|prefetch_commit)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' "$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
 log "series $RUN_ID $setup: $learn learning + $n measured boots ($info)"
 
 fails=0
