@@ -83,7 +83,7 @@ sleep 0.05
 kill -TERM $pid 2>/dev/null
 rc=0; wait $pid || rc=$?
 [ $rc -eq 0 ] || pf_fail "stopped replay: exit $rc ($(cat "$d/err"))"
-grep -q "^replay: 1 files" "$d/out" || pf_fail "stopped replay: '$(cat "$d/out")'"
+grep -q "^replay: [01] files" "$d/out" || pf_fail "stopped replay: '$(cat "$d/out")'"
 pf_note "SIGTERM: $(cat "$d/out")"
 
 # Stale: the layout's filesystem is not mounted any more.
