@@ -163,6 +163,12 @@ static int by_owner(const void *a, const void *b)
 	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
 }
 
+static int by_src(const void *a, const void *b)
+{
+	const struct pf_move *x = &sort_plan->moves[*(const size_t *)a], *y = &sort_plan->moves[*(const size_t *)b];
+	return (x->src > y->src) - (x->src < y->src);
+}
+
 /* Switch the pointers of one unit's moves, inode by inode. */
 static long switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struct pf_unit *un, const ext2_ino_t *inos)
 {
@@ -219,9 +225,13 @@ long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const 
 		}
 	}
 
-	/* F2: copy and make it durable */
-	for (size_t i = un->first; i < un->first + un->count; i++) {
-		const struct pf_move *m = &p->moves[i];
+	/* F2: copy and make it durable; the old copies are read in block order (one sweep, not a seek each) */
+	for (size_t i = 0; i < un->count; i++)
+		r->order[i] = un->first + i;
+	sort_plan = p;
+	qsort(r->order, un->count, sizeof(*r->order), by_src);
+	for (size_t i = 0; i < un->count; i++) {
+		const struct pf_move *m = &p->moves[r->order[i]];
 		rc = io_channel_read_blk64(fs->io, m->src, (int)m->len, r->buf + (m->dst - un->dst) * bs);
 		if (rc)
 			return rc;
