@@ -1,14 +1,26 @@
 /* prefetch-reorder: relocate a layout's blocks on an unmounted ext2/3/4 filesystem (or image) so that the
- * next boot reads them nearly sequentially.  Passes: plan -> relocate -> verify.
+ * next boot reads them nearly sequentially.  Passes: plan (plan.c, pure) -> relocate (relocate.c) -> verify
+ * (each unit's copy is read back and compared, each block's pointer re-read after the switch).
  *
  * For the crash-injection harness and the benchmark (tests/tools/): call pf_reorder() with opts->io set to
- * a stacked io_manager.  Every write of a run goes through that manager (data, bitmaps, descriptors,
- * inodes, extent/indirect blocks, superblock), and durability is only assumed at io_channel_flush() calls
- * (the manager's flush method); the write order and flush points are documented at the top of
- * reorder/relocate.c.  After an interrupted run the filesystem is marked not clean (s_state without
- * EXT2_VALID_FS): `e2fsck -p` must then repair it without questions and lose no file data; pf_reorder()
- * itself refuses it ("run fsck first") until then.  After a completed run `e2fsck -fn` is clean and a second
- * run with the same layout moves 0 blocks without writing anything. */
+ * a stacked io_manager.
+ *  - Every write of a run goes through that manager (data, bitmaps, descriptors, inodes, extent leaves,
+ *    indirect blocks, superblock); nothing is written outside it.  Durability is only assumed at
+ *    io_channel_flush() (the manager's flush method).  Write order and flush points: top of relocate.c.
+ *  - The superblock is always written whole, in one write_blk of 1024 bytes at 1024 (never write_byte).
+ *  - A pointer switch is one write per inode (depth-0 extent tree, i_block) or per extent leaf block, or one
+ *    write per pointer for block-mapped files; the extent tree never changes shape, nothing is allocated
+ *    after the destinations (an allocation attempt by libext2fs fails the run).
+ *  - After an interrupted run the filesystem is marked not clean (s_state without EXT2_VALID_FS):
+ *    `e2fsck -p` repairs it without questions (leaked blocks, free counts) and no file data is lost;
+ *    pf_reorder() refuses it ("run fsck first") until then.
+ *  - After a completed run `e2fsck -fn` is clean, and a second run with the same layout moves 0 blocks and
+ *    writes nothing at all (the image is byte-identical).
+ *  - The time budget is checked between units (after at least one): res->complete = 0, return 0, the
+ *    filesystem is consistent and clean; the next run continues (the plan skips what is in place).
+ *  - moved_blocks counts blocks whose pointer now names the new copy; a block whose extent leaf had no room
+ *    for the split stays where it was (reported through note()).
+ * Exit codes of the command: 0 done, 1 error/refusal, 2 usage, 3 stopped by the time budget. */
 #ifndef PREFETCH_REORDER_H
 #define PREFETCH_REORDER_H
 

@@ -5,9 +5,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "check.h"
 #include "plan.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,6 +265,49 @@ static void test_incremental_skip(void **state)
 	pf_plan_free(&p);
 }
 
+/* --check figures: the seek model and the planned placement */
+static void test_figures(void **state)
+{
+	(void)state;
+	struct pf_seg seq[] = { { .owner = 1, .lblk = 0, .pblk = 0, .len = 100 }, { .owner = 2, .lblk = 0, .pblk = 100, .len = 100 } };
+	struct pf_layout_figures f;
+	pf_figures(seq, 2, 4096, 1000000, &f);
+	assert_int_equal(f.files, 2);
+	assert_int_equal(f.blocks, 200);
+	assert_int_equal(f.extents, 1);
+	assert_int_equal(f.discontinuities, 0);
+	assert_int_equal(f.seeks, 0);
+	assert_true(fabs(f.read_s - 200 * 4096 / 100e6) < 1e-9);
+	/* a far jump back costs a full-model seek: 1 ms + 14 ms * sqrt(d/span) + 4.17 ms */
+	int is_seek;
+	double t = pf_seek_time(1000000, 0, 4096, 1000000, &is_seek);
+	assert_true(is_seek);
+	assert_true(fabs(t - (0.001 + 0.014 + 0.00417)) < 1e-9);
+	/* a short gap forward is read through */
+	t = pf_seek_time(100, 102, 4096, 1000000, &is_seek);
+	assert_false(is_seek);
+	assert_true(fabs(t - 2 * 4096 / 100e6) < 1e-12);
+	/* scattered, then as the plan would place it */
+	struct pf_seg *s = scattered(3000, 500000);
+	struct pf_run fr[] = { { 1000, 10000 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 3000, fr, 1, &prm, &p), 0);
+	struct pf_seg *after;
+	size_t n;
+	assert_int_equal(pf_plan_result(&p, &after, &n), 0);
+	struct pf_layout_figures before, planned;
+	pf_figures(s, 3000, 4096, 1000000, &before);
+	pf_figures(after, n, 4096, 1000000, &planned);
+	assert_int_equal(before.extents, 3000);
+	assert_int_equal(planned.extents, 1);
+	assert_int_equal(planned.blocks, 3000);
+	assert_true(planned.read_s < before.read_s);
+	free(after);
+	pf_plan_free(&p);
+	free(s);
+}
+
 static void test_bad_input(void **state)
 {
 	(void)state;
@@ -290,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_fails_only_when_space_runs_out),
 		cmocka_unit_test(test_incremental_skip),
+		cmocka_unit_test(test_figures),
 		cmocka_unit_test(test_bad_input),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
