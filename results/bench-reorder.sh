@@ -35,6 +35,10 @@ have_replay=1
 
 tmp=$(sim_tmpfs_dir)
 work=$(pf_tmpdir)
+# Private copies of the programs: the figures belong to one build even if the tree is rebuilt meanwhile.
+mkdir -p "$work/bin"
+cp "$PREFETCHD" "$REORDER" "$WLRUN" "$work/bin/" || pf_fail "copying the programs"
+PREFETCHD=$work/bin/prefetchd REORDER=$work/bin/prefetch-reorder WLRUN=$work/bin/wlrun
 fs=$work/fs
 log=$work/runs
 : >"$log"
@@ -43,7 +47,8 @@ drops() { awk '$1 == "drop_pagecache" { print $2 }' /proc/vmstat; }
 
 # make_set NAME SCALE RATIO: golden image + workload + layout in $tmp
 make_set() {
-	local name=$1 scale=$2 ratio=$3 m=$work/mnt-$1
+	# The layout records absolute paths: make it with the image mounted where the benchmark mounts it.
+	local name=$1 scale=$2 ratio=$3 m=$fs
 	"$TOP/tests/mkbootset.sh" --scale "$scale" --ratio "$ratio" --seed "$SEED" "$tmp/$name.img" | sed 's/^/   /' ||
 		pf_fail "mkbootset $name"
 	mkdir -p "$m"
@@ -67,8 +72,13 @@ run_case() {
 		d0=$(drops)
 		sim_reset
 		t0=$(date +%s%N)
-		if [ "$c" = physical ]; then
-			"$PREFETCHD" replay --medium rotational "$tmp/$set.layout" >"$work/replay.out" 2>&1 || pf_fail "replay: $(tail -1 "$work/replay.out")"
+		case $c in
+		physical) lay=$tmp/$set.layout ;;
+		physical-remapped) lay=$work/$set.remapped ;;
+		*) lay='' ;;
+		esac
+		if [ -n "$lay" ]; then
+			"$PREFETCHD" replay --medium rotational "$lay" >"$work/replay.out" 2>&1 || pf_fail "replay: $(tail -1 "$work/replay.out")"
 			rs=$(sim_seconds)
 		fi
 		"$WLRUN" -q -C "$fs" "$tmp/$set.img.workload" >"$work/wl.out" || pf_fail "workload ($c)"
@@ -93,9 +103,12 @@ for ((r = 1; r <= RUNS; r++)); do
 	cp --sparse=always "$tmp/main.img" "$tmp/run.img"
 	sim_start "$tmp/run.img" count
 	[ $r = 1 ] && describe=$(sim_describe)
+	q=/sys/block/${SIM_DEV#/dev/}/queue
+	echo "disk $r $SIM_DEV max_sectors_kb=$(cat $q/max_sectors_kb) nr_requests=$(cat $q/nr_requests) ra=$(cat $q/read_ahead_kb) sched=$(sed 's/.*\[\(.*\)\].*/\1/' $q/scheduler) load=$(cut -d' ' -f1 /proc/loadavg)" >>"$log"
 	sim_mount "$fs"
 	for c in "${cases[@]}"; do echo "before $r $c $(run_case "$c")" >>"$log"; done
 	sim_umount
+	pf_drop_caches # the block device's cache still holds metadata the mounted filesystem read
 	sim_reset
 	t0=$(date +%s%N)
 	"$REORDER" --layout "$tmp/main.layout" "$SIM_DEV" >"$work/reorder.out" 2>&1 || pf_fail "prefetch-reorder: $(tail -2 "$work/reorder.out")"
@@ -104,7 +117,14 @@ for ((r = 1; r <= RUNS; r++)); do
 	echo "reorder $r $(sim_seconds) $(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }') $(sim_stat read_bytes) $wb $(sim_stat requests) $(sim_stat seeks)" >>"$log"
 	[ $r = 1 ] && { cp "$work/reorder.out" "$work/reorder.first"; "$REORDER" --check --layout "$tmp/main.layout" "$SIM_DEV" >"$work/check.after" 2>&1; }
 	sim_mount "$fs"
-	for c in "${cases[@]}"; do echo "after $r $c $(run_case "$c")" >>"$log"; done
+	# The layout's physical block numbers are those of before the reorder; the same reads mapped anew show
+	# what a replay gets once the layout knows where the blocks went.
+	acases=("${cases[@]}")
+	if [ $have_replay = 1 ]; then
+		"$TOOLS/pf_mklayout" "$work/main.remapped" "$work/main.lines" >/dev/null || pf_fail "pf_mklayout (remapped)"
+		acases+=(physical-remapped)
+	fi
+	for c in "${acases[@]}"; do echo "after $r $c $(run_case "$c")" >>"$log"; done
 	sim_umount
 	# a sequential copy of as many bytes as the reorder wrote (the image is thrown away after this run)
 	span=$(sim_stat span)
@@ -125,9 +145,11 @@ if [ "$BIG_SCALE" -gt 0 ]; then
 	for ((r = 1; r <= BIG_RUNS; r++)); do
 		cp --sparse=always "$tmp/big.img" "$tmp/run.img"
 		sim_start "$tmp/run.img" count
+		pf_drop_caches
 		sim_reset
 		"$REORDER" --dry-run --layout "$tmp/big.layout" "$SIM_DEV" >"$work/big.dry" 2>&1
 		sim_mode sleep
+		pf_drop_caches
 		sim_reset
 		t0=$(date +%s%N)
 		"$REORDER" --time-budget "$BUDGET" --layout "$tmp/big.layout" "$SIM_DEV" >"$work/big.out" 2>&1 ||
@@ -135,6 +157,7 @@ if [ "$BIG_SCALE" -gt 0 ]; then
 		t1=$(date +%s%N)
 		echo "big $r $(sim_seconds) $(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }') $(sim_stat read_bytes) $(sim_stat write_bytes) $(sim_stat requests) $(sim_stat seeks)" >>"$log"
 		sim_mode count
+		pf_drop_caches
 		# did it finish?  A second run with nothing left to do moves nothing.
 		sim_reset
 		"$REORDER" --layout "$tmp/big.layout" "$SIM_DEV" >"$work/big.second" 2>&1
@@ -177,7 +200,7 @@ report() {
 	awk '$1 == "reorder" { n++; s += $3; ss += $3 * $3; w += $4; rb += $5; wb += $6; if (!mn || $3 < mn) mn = $3; if ($3 > mx) mx = $3; t[$2] = $3; b[$2] = $6 }
 	     $1 == "copy" { c[$2] = $3; cs += $3 }
 	     END { if (!n) exit; a = s / n; v = n > 1 ? (ss - n * a * a) / (n - 1) : 0; q = 0; nq = 0
-		for (r in t) if (r in c && c[r] > 0) { q += t[r] / c[r]; nq++ }
+		for (r in t) if ((r in c) && c[r] > 0) { q += t[r] / c[r]; nq++ }
 		printf "| main set | %d | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f | %.1f | %.3f | %.2fx |\n", n, a,
 			sqrt(v > 0 ? v : 0), mn, mx, w / n, rb / n / 1048576, wb / n / 1048576, a > 0 ? wb / n / a / 1e6 : 0,
 			cs / n, nq ? q / nq : 0 }' "$log"
@@ -193,6 +216,10 @@ report() {
 		echo "Dry run (big set): $(tail -3 "$work/big.dry" | tr '\n' ' ')"
 		echo "Last big run said: $(tail -3 "$work/big.out" | tr '\n' ' ')"
 	fi
+	echo
+	echo "Per run (loop device queue, load average at the start):"
+	echo
+	grep '^disk' "$log" | sed 's/^disk /- run /'
 	echo
 	echo "prefetch-reorder output (run 1): $(tail -3 "$work/reorder.first" | tr '\n' ' ')"
 	echo
