@@ -4,6 +4,7 @@
  *                 (end of the default runlevel); tests write it too;
  *   "systemd"     the manager's FinishTimestampMonotonic over sd-bus (what systemd-analyze reports as
  *                 "Startup finished ... = total"), when systemd is PID 1 and has finished booting;
+ *   "default.target"  else when default.target became active (ActiveEnterTimestampMonotonic), if it has;
  *   "trace-stop"  the uptime now (nothing better known, e.g. TRACE_TIMEOUT came before the boot finished). */
 #ifndef PREFETCH_BOOT_END_H
 #define PREFETCH_BOOT_END_H

@@ -65,31 +65,32 @@ static void usage(FILE *out)
 struct replay_job {
 	pthread_t thread;
 	int started;
+	const char *path;
 	struct pf_image *layout;
+	int load_rc;
 	struct pf_replay_opts opts;
 	struct pf_replay_stats st;
 	int rc;
 };
 
+/* Loading the layout is part of the replay: on the thread, so that READY=1 does not wait for its read. */
 static void *replay_main(void *arg)
 {
 	struct replay_job *j = arg;
-	j->rc = pf_replay(j->layout, &j->opts, &j->st);
+	j->load_rc = pf_image_load(j->path, PF_LOAD_REQUIRE_ROOT, PF_KIND_LAYOUT, &j->layout);
+	if (j->load_rc == 0)
+		j->rc = pf_replay(j->layout, &j->opts, &j->st);
 	return NULL;
 }
 
 /* Replay on a thread with the termination signals blocked, so that they reach the tracing thread. */
 static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, const struct pf_config *cfg)
 {
-	int rc = pf_image_load(p->layout, PF_LOAD_REQUIRE_ROOT, PF_KIND_LAYOUT, &j->layout);
-	if (rc == -ENOENT) {
+	if (access(p->layout, F_OK) != 0) {
 		pf_notice("no layout yet (%s): first traced boot, nothing to replay", p->layout);
 		return;
 	}
-	if (rc) {
-		pf_warn("layout %s not replayed: %s", p->layout, pf_strerror(rc));
-		return;
-	}
+	j->path = p->layout;
 	j->opts = (struct pf_replay_opts){ .medium_override = cfg->medium, .threads = cfg->replay_threads,
 					   .timeout_s = cfg->replay_timeout,
 					   .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20, .stop = &replay_stop };
@@ -99,7 +100,7 @@ static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, co
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGUSR1);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	rc = pthread_create(&j->thread, NULL, replay_main, j);
+	int rc = pthread_create(&j->thread, NULL, replay_main, j);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
 		pf_warn("cannot start the replay thread: %s", strerror(rc));
@@ -115,7 +116,9 @@ static int replay_finish(struct replay_job *j)
 	if (j->started) {
 		replay_stop = 1;
 		pthread_join(j->thread, NULL);
-		if (j->rc)
+		if (j->load_rc)
+			pf_warn("layout %s not replayed: %s", j->path, pf_strerror(j->load_rc));
+		else if (j->rc)
 			pf_warn("replay failed: %s", pf_strerror(j->rc));
 		else {
 			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s%s%s", j->st.files, j->st.files_skipped,
