@@ -69,6 +69,11 @@ int cmd_replay(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'j' }, { "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
 	};
+	/* First thing: a stop request (systemctl stop) always ends in a clean exit. */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	const char *config = PF_DEFAULT_CONFIG, *medium = NULL;
 	long threads = -1, timeout = -1;
 	int c;
@@ -142,10 +147,6 @@ int cmd_replay(int argc, char **argv)
 		return PF_EXIT_FAILURE;
 	}
 
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
 
 	struct pf_replay_opts o = {
 		.medium_override = override,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A replay is bounded in time even when the disk is slow: on the simulated disk slowed to 2 MB/s (sleep mode),
 # a 40 MB layout would take 20 s; with --timeout 1 the replay ends (exit 0, "timed out") within a few seconds,
-# on the rotational path and on the solid-state one.  readahead(2) blocks once the device queue is full, so
+# on the rotational path and on the solid-state one; SIGTERM ends it as promptly.  readahead(2) blocks once the device queue is full, so
 # this also checks that each call is small enough for the deadline to be seen.
 source "$TOP/tests/lib.sh"
 pf_require_root
@@ -49,4 +49,20 @@ for medium in rotational ssd; do
 	[ $ms -lt 4000 ] || pf_fail "$medium: took $ms ms with --timeout 1"
 	[ ! -s "$w/err" ] || pf_fail "$medium: stderr: $(cat "$w/err")"
 done
+
+# A stop request (SIGTERM, as systemd sends) ends it cleanly too: exit 0, the summary says "stopped".
+pf_drop_caches
+sim_ctl mode sleep
+"$PREFETCHD" replay "$w/layout" --config "$w/no-config" --medium rotational --timeout 30 >"$w/out" 2>"$w/err" &
+pid=$!
+sleep 1
+start=$(date +%s%N)
+kill -TERM $pid
+rc=0; wait $pid || rc=$?
+ms=$((($(date +%s%N) - start) / 1000000))
+sim_ctl mode count
+pf_note "SIGTERM after 1 s: exit $rc after ${ms} ms: $(cat "$w/out")"
+[ $rc -eq 0 ] || pf_fail "stopped replay: exit $rc ($(cat "$w/err"))"
+grep -q ", stopped$" "$w/out" || pf_fail "stopped replay: '$(cat "$w/out")'"
+[ $ms -lt 3000 ] || pf_fail "stopped replay took $ms ms to end"
 exit 0
