@@ -15,11 +15,14 @@ set -u
 source "$TOP/tests/lib.sh"
 pf_require_root
 
-CRASH_POINTS=${CRASH_POINTS:-8}
+# Under the sanitizer build every run is a few times slower: fewer cut points by default.
+case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-4} ;; *) CRASH_POINTS=${CRASH_POINTS:-8} ;; esac
 CRASH_DROP_POINTS=${CRASH_DROP_POINTS:-2}
 CRASH_IMAGE_MB=${CRASH_IMAGE_MB:-32}
 CRASH_FILLS=${CRASH_FILLS:-"10 50 95"}
 CRASH_ORDERS=${CRASH_ORDERS:-"random forward reverse"}
+# block-mapped files (ext2/3: the pointer switch goes through indirect blocks) and 1 KiB blocks: TYPE:BS:FILL:ORDER
+CRASH_EXTRA=${CRASH_EXTRA-"ext3:1024:50:reverse ext2:4096:50:random"}
 CRASH=${CRASH:-$TOOLS/reorder_crash}
 [ -x "$CRASH" ] || pf_skip "$CRASH not built (make tools)"
 [ -x "$TOOLS/mklayout" ] || pf_skip "$TOOLS/mklayout not built (make tools)"
@@ -52,7 +55,7 @@ manifest() {
 
 fail_point() { # label, message; keeps the image with PF_KEEP
 	echo "FAIL: $1: $2" >&2
-	echo "      reproduce: CRASH_FILLS=$fill CRASH_ORDERS=$order PF_KEEP=1 make check TESTS_ONLY=60-reorder-crash" \
+	echo "      reproduce: CRASH_FILLS= CRASH_EXTRA=$type:$bs:$fill:$order PF_KEEP=1 make check TESTS_ONLY=60-reorder-crash" \
 		"(image $base, layout $layout, then $(basename "$CRASH") ${k:+--stop-after $k} --reserve-percent $reserve --chunk-blocks $chunk --layout LAYOUT COPY)" >&2
 	failures=$((failures + 1))
 	point_fail=$((point_fail + 1))
@@ -90,22 +93,24 @@ pick_points() {
 	} | awk '$1 >= 1' | sort -nu
 }
 
-for fill in $CRASH_FILLS; do
-	base=$work/aged-$fill.img
-	"$TOP/tests/mkaged.sh" "$base" "$CRASH_IMAGE_MB" ext4 4096 "$fill" $((fill + 11)) >"$work/mkaged.out" ||
+# series TYPE BLOCKSIZE FILL ORDERS...: one aged image, cut runs for each layout order
+series() {
+	local type=$1 bs=$2 fill=$3 order; shift 3
+	base=$work/aged-$type-$bs-$fill.img
+	"$TOP/tests/mkaged.sh" "$base" "$CRASH_IMAGE_MB" "$type" "$bs" "$fill" $((fill + 11)) >"$work/mkaged.out" ||
 		pf_fail "mkaged.sh $fill %: $(cat "$work/mkaged.out")"
-	pf_note "image $fill %: $(cat "$work/mkaged.out")"
+	pf_note "image $type ${bs}b $fill %: $(cat "$work/mkaged.out")"
 	manifest "$base" "$work/m.ref" || pf_fail "cannot read $base"
 	# A nearly full filesystem has less free space than the default 5 % reserve: let reorder use what there is,
 	# or it would (rightly) do nothing and the cuts would test nothing.
 	# Small chunks too: a chunk that does not fit in one free extent is not moved.
 	reserve=5 chunk=2000; [ "$fill" -ge 90 ] && reserve=1 chunk=32
-	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\n' "$reserve" "$chunk" >"$work/config-$fill"
-	for order in $CRASH_ORDERS; do
+	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\n' "$reserve" "$chunk" >"$work/config-$type-$bs-$fill"
+	for order in "$@"; do
 		case $order in random) seed=$((fill * 10 + 1)) ;; forward) seed=$((fill * 10 + 2)) ;; *) seed=$((fill * 10 + 3)) ;; esac
-		label="$fill% $order"
+		label="$type-$bs $fill% $order"
 		point_fail=0 point_manual=0 point_unfixed=0 point_lost=0
-		layout=$work/layout-$fill-$order
+		layout=$work/layout-$type-$bs-$fill-$order
 		extra=(); [ "$order" = random ] && extra=(--partial)
 		"$TOOLS/mklayout" --order "$order" --seed "$seed" --percent 40 --dirs "${extra[@]}" -o "$layout" "$base" \
 			>"$work/mklayout.out" || pf_fail "mklayout $label"
@@ -156,7 +161,7 @@ for fill in $CRASH_FILLS; do
 			cp --sparse=always "$base" "$cimg"
 			"$CRASH" --stop-after "$k" --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" >/dev/null 2>&1
 			if check_after_cut "$label resume k=$k" "$work/m.ref"; then
-				if ! out=$("$REORDER" --config "$work/config-$fill" --layout "$layout" "$cimg" 2>&1); then
+				if ! out=$("$REORDER" --config "$work/config-$type-$bs-$fill" --layout "$layout" "$cimg" 2>&1); then
 					fail_point "$label resume k=$k" "prefetch-reorder after the cut failed: $(echo "$out" | tail -2 | tr '\n' ' ')"
 				else
 					out=$(e2fsck -fn "$cimg" 2>&1) || fail_point "$label resume" "e2fsck -fn after resume: $(echo "$out" | head -6 | tr '\n' ' ')"
@@ -165,14 +170,21 @@ for fill in $CRASH_FILLS; do
 				fi
 			fi
 		fi
-		summary+=("$(printf '%-5s %-8s %7s %9s %6s %8s %8s %8s %8s' "$fill%" "$order" "$w" "$ntested" "$ndrop" \
+		summary+=("$(printf '%-10s %-5s %-8s %7s %9s %6s %8s %8s %8s %8s' "$type-$bs" "$fill%" "$order" "$w" "$ntested" "$ndrop" \
 			"$point_manual" "$point_unfixed" "$point_lost" "$point_fail")")
 	done
+}
+
+# shellcheck disable=SC2086
+for fill in $CRASH_FILLS; do series ext4 4096 "$fill" $CRASH_ORDERS; done
+for spec in $CRASH_EXTRA; do
+	IFS=: read -r t b f o <<<"$spec"
+	series "$t" "$b" "$f" $o
 done
 
 echo
-printf '%-5s %-8s %7s %9s %6s %8s %8s %8s %8s\n' image layout writes k-tested drop fsck-p>1 fsck-fn files-lost failures
+printf '%-10s %-5s %-8s %7s %9s %6s %8s %8s %8s %8s\n' fs image layout writes k-tested drop fsck-p>1 fsck-fn files-lost failures
 printf '%s\n' "${summary[@]}"
 echo "fsck-p>1: e2fsck -p could not repair alone; fsck-fn: still errors after e2fsck -p; files-lost: a file reads back different"
-echo "CRASH_POINTS=$CRASH_POINTS CRASH_DROP_POINTS=$CRASH_DROP_POINTS image ${CRASH_IMAGE_MB} MB ext4 4k"
+echo "CRASH_POINTS=$CRASH_POINTS CRASH_DROP_POINTS=$CRASH_DROP_POINTS images of ${CRASH_IMAGE_MB} MB"
 [ "$failures" -eq 0 ] || pf_fail "$failures failed checks"
