@@ -109,12 +109,12 @@ cold
 t0=$(now_ms); cat "${order[@]}" >/dev/null; cold_ms=$(($(now_ms) - t0))
 # Replay issues readahead, which completes asynchronously: poll until resident.  Other tests on this machine may
 # drop the page cache at any moment (vm/drop_caches is global): retry the whole cold -> replay -> check.
-for try in 1 2 3; do
+for try in 1 2 3 4 5 6; do
 	cold
 	t0=$(now_ms)
 	"$PREFETCHD" replay "$tmp/state/layout" --config "$conf" >"$tmp/replay.txt" || pf_fail "prefetchd replay"
 	replay_ms=$(($(now_ms) - t0))
-	for ((i = 0; i < 60; i++)); do
+	for ((i = 0; i < 100; i++)); do
 		res=$(resident "${boot_files[@]}")
 		[ "$res" -ge $((total * 95 / 100)) ] && break
 		sleep 0.05
