@@ -150,8 +150,46 @@ run_phase() {
 	done
 	pf_skip "$1: caches dropped by something else on every try"
 }
+# The real pipeline when it is there: a traced "boot" reading a few files, aggregated into a layout.
+pipeline=0
+if "$PREFETCHD" trace --help >/dev/null 2>&1 && "$PREFETCHD" aggregate --help >/dev/null 2>&1; then
+	pf_drop_caches
+	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$d/trace" --pid-file "$d/pid" >/dev/null
+	tracer=$PF_BG_PID
+	for i in $(seq 100); do [ -s "$d/pid" ] && break; sleep 0.05; done
+	[ -s "$d/pid" ] || pf_fail "pipeline: the tracer did not start"
+	for i in 3 9 27 5; do cat "$mnt/a/b/c/f$i" >/dev/null; done
+	dd if="$mnt/d/e/big" of=/dev/null bs=4096 count=16 skip=256 status=none
+	"$PREFETCHD" stop --pid-file "$d/pid" >/dev/null || pf_fail "pipeline: prefetchd stop"
+	wait "$tracer" || pf_fail "pipeline: the tracer exited with $?"
+	"$PREFETCHD" aggregate --output "$d/layout-traced" "$d/trace" >/dev/null 2>&1 ||
+		pf_fail "pipeline: aggregate"
+	pipeline=1
+fi
+phase_pipeline() {
+	local out i
+	out=$(timeout 60 "$PREFETCHD" replay "$d/layout-traced" --medium rotational --config "$d/no-config") ||
+		pf_fail "pipeline: replay exited $?"
+	pf_note "pipeline: $out" >&2
+	[[ $out == *" 0 skipped "* ]] || pf_fail "pipeline: '$out'"
+	for i in $(seq 50); do
+		miss=''
+		for f in 3 9 27 5; do
+			read -r r t < <("$TOOLS/pf_mincore" "$mnt/a/b/c/f$f")
+			[ "$r" = "$t" ] || miss="f$f: $r of $t pages"
+		done
+		read -r r t < <("$TOOLS/pf_mincore" "$mnt/d/e/big" $((256 * 4096)) $((16 * 4096)))
+		[ "$r" = "$t" ] || miss="big: $r of $t pages"
+		[ -n "$miss" ] || break
+		sleep 0.1
+	done
+	[ -z "$miss" ] || pf_fail "pipeline: not resident after replay: $miss"
+	[ "$(resident "$mnt/a/b/c/f4")" = 0 ] || pf_fail "pipeline: an untraced file was read"
+}
+
 run_phase phase_rotational
 run_phase phase_fiemap
 run_phase phase_ssd
 run_phase phase_no_timeout
+if [ $pipeline = 1 ]; then run_phase phase_pipeline; else pf_note "no prefetchd trace/aggregate: pipeline phase left out"; fi
 exit 0
