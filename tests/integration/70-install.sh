@@ -79,6 +79,15 @@ else
 	pf_note "systemd-analyze not installed: units not verified"
 fi
 
+# prefetch-stop.service's shell command as systemd passes it ($$ -> $): the delay and the runtime dir come from
+# the environment file, the stop finds no tracer and exits 0.
+cmd=$(sed -n "s|^ExecStart=/bin/sh -c '\(.*\)'\$|\1|p" "$TOP/systemd/prefetch-stop.service" | sed 's/\$\$/$/g')
+[ -n "$cmd" ] || pf_fail "cannot read prefetch-stop.service's ExecStart"
+cmd=${cmd//\/usr\/sbin\/prefetchd/$D\/usr\/sbin\/prefetchd}
+mkdir -p "$tmp/run"
+out=$(env LOGIN_TRACING_DELAY=0 PREFETCH_RUNTIME_DIR="$tmp/run" /bin/sh -c "$cmd" 2>&1) || pf_fail "stop command: $out"
+echo "$out" | grep -q "no tracer running ($tmp/run/prefetchd.pid)" || pf_fail "stop command did not use the runtime dir: $out"
+
 # A second install keeps a changed /etc/default/prefetch.
 echo "# local change" >>"$D/etc/default/prefetch"
 make -s -C "$TOP" $san install DESTDIR="$D" >"$tmp/install.log" 2>&1 || pf_fail "second make install"
