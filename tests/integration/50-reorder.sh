@@ -12,9 +12,12 @@ command -v debugfs >/dev/null || pf_skip "needs debugfs"
 T=$(pf_tmpdir)
 IMG=$T/root.img
 pf_mkfs "$IMG" 96M -b 4096
-DEV=$(pf_loop "$IMG")
 M=$T/mnt
-pf_mount "$DEV" "$M"
+# mount -o loop: the loop device clears itself when the last mount goes (even one that a process in another
+# mount namespace still holds when this script ends)
+pf_mount "$IMG" "$M" -o loop
+DEV=$(findmnt -no SOURCE "$M")
+[ -b "$DEV" ] || pf_fail "no loop device for $IMG"
 
 # Age it: boot files written interleaved with junk that is deleted, then appended to in another order.
 mkdir -p "$M/usr/lib" "$M/etc" "$M/var"
@@ -126,7 +129,7 @@ awk -v s="$secs" 'BEGIN { exit !(s != "" && s < 1.0) }' || pf_fail "second run t
 pf_note "second run: $secs s ($ms ms with process start)"
 
 # Every file's content is what it was.
-pf_mount "$DEV" "$M" -o ro
+pf_mount "$IMG" "$M" -o loop,ro
 pf_checksums "$M" >"$T/sums.after"
 diff "$T/sums.before" "$T/sums.after" || pf_fail "file contents changed"
 umount "$M"
@@ -135,8 +138,8 @@ umount "$M"
 IMG3=$T/ext3.img
 truncate -s 48M "$IMG3"
 mke2fs -q -F -t ext3 -b 1024 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG3" >/dev/null || pf_fail "mke2fs ext3"
-DEV3=$(pf_loop "$IMG3")
-pf_mount "$DEV3" "$M"
+pf_mount "$IMG3" "$M" -o loop
+DEV3=$(findmnt -no SOURCE "$M")
 for i in $(seq 1 30); do head -c $((i * 3001)) /dev/urandom >"$M/f$i"; head -c 9000 /dev/urandom >"$M/j$i"; sync; done
 rm -f "$M"/j*
 for i in $(seq 30 -1 1); do echo "$M/f$i"; done | "$MKLAYOUT" "$T/l3" >/dev/null || pf_fail "pf_mklayout ext3"
@@ -149,7 +152,7 @@ out=$("$REORDER" --final-shutdown --layout "$T/l3" "$DEV3" 2>&1) || pf_fail "ext
 [[ $out == *"moved 0 blocks"* ]] && pf_fail "ext3: nothing moved: $out"
 umount "$M"
 pf_fsck_clean "$IMG3"
-pf_mount "$DEV3" "$M" -o ro
+pf_mount "$IMG3" "$M" -o loop,ro
 pf_checksums "$M" | diff "$T/s3.before" - || pf_fail "ext3 contents changed"
 umount "$M"
 echo "ok"
