@@ -5,7 +5,7 @@
  *
  * Steps, each one sorted sweep on the device:
  *   1. inode-table blocks of every inode the layout names (number from the layout, place from the group
- *      descriptors: no I/O needed to find them);
+ *      descriptors: no I/O needed to find them), and the directory blocks the layout recorded;
  *   2. extent-tree / indirect blocks of its regular files (their inodes are now cached);
  *   3. the directory tree, level by level from the mount's root: the inode blocks of the level's
  *      directories, then their blocks, then libext2fs looks the next level's names up in them (cached). */
@@ -401,6 +401,18 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 	for (uint32_t i = 0; i < l->nfiles && !rc; i++)
 		if (l->files[i].fs == fsi && inode_block(m.fs, l->files[i].ino, &blk) == 0)
 			rc = push(&v, blk, 1);
+	/* ... and the directory blocks the tracer placed: most directories are one block, so the level-by-level
+	 * walk below then finds them cached instead of sweeping the disk once per level.  A stale place (the
+	 * directory moved) only costs a wasted read; the walk still reads the right blocks. */
+	uint64_t nblocks = ext2fs_blocks_count(m.fs->super);
+	for (uint32_t i = 0; i < l->nextents && !rc; i++) {
+		const struct pf_extent *e = &l->extents[i];
+		const struct pf_file *f = &l->files[e->file];
+		if (f->fs != fsi || !(f->flags & PF_FILE_DIR) || !(e->flags & PF_EXT_PHYS_KNOWN) || e->physical >= nblocks)
+			continue;
+		uint64_t cnt = (e->length + m.fs->blocksize - 1) / m.fs->blocksize;
+		rc = push(&v, e->physical, cnt < 16 ? cnt : 16);
+	}
 	if (!rc)
 		rc = sweep(&m, &v);
 	/* 2: extent trees of the regular files (inodes cached now: the reads below wait for the sweep) */
