@@ -10,10 +10,43 @@
 # the model's sum (exact), in sleep mode the measured wall time.  Ratios are against "none" of the same run.
 #
 # Environment: RUNS (5) count-mode runs per case; SLEEP_RUNS (2) sleep-mode runs per case (0 = none);
-# SCALE (1) boot set copies; RATIO (8) other data per boot data; SEED (1); TRACES (3) traces aggregated; SIM_SCHED (none); KEEP_LOG=FILE keeps the
-# per-run figures.  Needs root, /dev/fuse, the default build and build/results (make -C results progs).
+# SCALE (1) boot set copies; RATIO (8) other data per boot data; SEED (1); TRACES (3) traces aggregated;
+# SIM_SCHED (none); KEEP_LOG=FILE keeps the per-run figures (bench-prefetch.sh --table FILE prints their
+# table again).  Needs root, /dev/fuse, the default build, tools and build/results (make -C results progs).
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
+# table LOG: the markdown table of a log of runs ("mode run case seconds replay_seconds requests seeks").
+table() {
+	echo "| mode | case | N | avg s | stddev | min | median | max | of which replay s | requests | seeks | speedup vs none |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+	awk '
+		{ k = $1 SUBSEP $3; n[k]++; s[k] += $4; ss[k] += $4 * $4; rp[k] += $5; rq[k] += $6; sk[k] += $7
+		  if (!(k in mn) || $4 < mn[k]) mn[k] = $4; if (!(k in mx) || $4 > mx[k]) mx[k] = $4
+		  t[$1 SUBSEP $2 SUBSEP $3] = $4 }
+		END {
+			nc = split(cases, cl, " ")
+			for (i = 1; i <= 2 * nc; i++) {
+				m = i <= nc ? "count" : "sleep"; c = cl[(i - 1) % nc + 1]; k = m SUBSEP c
+				if (!(k in n)) continue
+				avg = s[k] / n[k]; var = n[k] > 1 ? (ss[k] - n[k] * avg * avg) / (n[k] - 1) : 0
+				# speedup: mean over runs of none/case, both from the same run
+				sp = 0; np = 0
+				for (r = 1; r <= n[k]; r++) if (t[m, r, c] > 0 && (m SUBSEP r SUBSEP "none") in t) {
+					sp += t[m, r, "none"] / t[m, r, c]; np++ }
+				# median
+				nv = 0; for (r = 1; r <= n[k]; r++) if ((m SUBSEP r SUBSEP c) in t) v[++nv] = t[m, r, c]
+				for (a = 2; a <= nv; a++) for (b = a; b > 1 && v[b - 1] > v[b]; b--) { x = v[b]; v[b] = v[b - 1]; v[b - 1] = x }
+				med = nv % 2 ? v[(nv + 1) / 2] : (v[nv / 2] + v[nv / 2 + 1]) / 2
+				printf "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %d | %d | %s |\n", m, c, n[k], avg,
+					sqrt(var > 0 ? var : 0), mn[k], med, mx[k], rp[k] / n[k], rq[k] / n[k], sk[k] / n[k],
+					np ? sprintf("%.2fx", sp / np) : (c == "warm" ? "(no disk I/O)" : "-")
+			}
+		}' cases="none access physical warm" "$1"
+}
+if [ "${1:-}" = --table ] && [ $# -eq 2 ]; then # re-render a kept log
+	table "$2"
+	exit
+fi
 # In a mount namespace of its own: a tracer or scanner elsewhere on this machine that walks every mounted
 # file system would otherwise read ours in the middle of a run.
 if [ -z "${BENCH_PRIVATE_NS:-}" ] && command -v unshare >/dev/null; then
@@ -66,7 +99,8 @@ if [ ${#cases[@]} -gt 2 ]; then
 		pf_fail "aggregate"
 fi
 
-drops() { awk '$1 == "drop_pagecache" { print $2 }' /proc/vmstat; }
+# Dropping slab counts too: an inode evicted from the inode cache takes its cached pages with it.
+drops() { awk '$1 == "drop_pagecache" || $1 == "drop_slab" { n += $2 } END { print n }' /proc/vmstat; }
 
 # One case, cold unless warm; prints "seconds replay_seconds requests seeks".  Others on this machine drop
 # caches too (every test does): a case during which somebody else did is measured again (up to 5 times).
@@ -136,24 +170,4 @@ echo "Machine: $(nproc) CPUs, $(uname -r), load average at the end $(cut -d' ' -
 echo "Data alone at 100 MB/s: $(awk -F'\t' '{ s += $1 } END { printf "%.3f", s / 100e6 }' "$wl") s"
 [ -f "$work/replay.out" ] && echo "Last replay: $(tail -1 "$work/replay.out")"
 echo
-echo "| mode | case | N | avg s | stddev | min | max | of which replay s | requests | seeks | speedup vs none |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
-awk '
-	{ k = $1 SUBSEP $3; n[k]++; s[k] += $4; ss[k] += $4 * $4; rp[k] += $5; rq[k] += $6; sk[k] += $7
-	  if (!(k in mn) || $4 < mn[k]) mn[k] = $4; if (!(k in mx) || $4 > mx[k]) mx[k] = $4
-	  t[$1 SUBSEP $2 SUBSEP $3] = $4 }
-	END {
-		nc = split(cases, cl, " ")
-		for (i = 1; i <= 2 * nc; i++) {
-			m = i <= nc ? "count" : "sleep"; c = cl[(i - 1) % nc + 1]; k = m SUBSEP c
-			if (!(k in n)) continue
-			avg = s[k] / n[k]; var = n[k] > 1 ? (ss[k] - n[k] * avg * avg) / (n[k] - 1) : 0
-			# speedup: mean over runs of none/case, both from the same run
-			sp = 0; np = 0
-			for (r = 1; r <= n[k]; r++) if (t[m, r, c] > 0 && (m SUBSEP r SUBSEP "none") in t) {
-				sp += t[m, r, "none"] / t[m, r, c]; np++ }
-			printf "| %s | %s | %d | %.3f | %.3f | %.3f | %.3f | %.3f | %d | %d | %s |\n", m, c, n[k], avg,
-				sqrt(var > 0 ? var : 0), mn[k], mx[k], rp[k] / n[k], rq[k] / n[k], sk[k] / n[k],
-				np ? sprintf("%.2fx", sp / np) : (c == "warm" ? "(no disk I/O)" : "-")
-		}
-	}' cases="${cases[*]}" "$log"
+table "$log"
