@@ -19,7 +19,7 @@ pf_require_root
 case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-4} ;; *) CRASH_POINTS=${CRASH_POINTS:-8} ;; esac
 CRASH_DROP_POINTS=${CRASH_DROP_POINTS:-2}
 CRASH_IMAGE_MB=${CRASH_IMAGE_MB:-32}
-CRASH_FILLS=${CRASH_FILLS:-"10 50 95"}
+CRASH_FILLS=${CRASH_FILLS-"10 50 95"}
 CRASH_ORDERS=${CRASH_ORDERS:-"random forward reverse"}
 # block-mapped files (ext2/3: the pointer switch goes through indirect blocks) and 1 KiB blocks: TYPE:BS:FILL:ORDER
 CRASH_EXTRA=${CRASH_EXTRA-"ext3:1024:50:reverse ext2:4096:50:random"}
@@ -31,6 +31,9 @@ CRASH=${CRASH:-$TOOLS/reorder_crash}
 # Images on tmpfs when there is one: hundreds of copies and fscks of a 32 MB image.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=${TMPDIR:-/dev/shm}
 work=$(pf_tmpdir)
+# Private copies: a rebuild of the tree while this runs must not pull the programs away mid-series.
+cp "$CRASH" "$work/reorder_crash" && cp "$REORDER" "$work/prefetch-reorder" || pf_fail "copying the programs"
+CRASH=$work/reorder_crash REORDER=$work/prefetch-reorder
 mnt=$work/mnt
 mkdir -p "$mnt"
 pf_cleanup_add "umount '$mnt'"
@@ -39,17 +42,22 @@ summary=()
 
 # manifest IMAGE OUT: every file's identity and content, read through the kernel (mount -o ro).
 manifest() {
-	mount -o loop,ro "$1" "$mnt" || return 1
+	# Mount a private copy under a new name: `mount -o loop,ro` reuses a loop device still attached to the
+	# same file (udev may hold the last one open a moment after umount), and that device's cache would
+	# show the file's previous content — stale reads that could hide a loss or invent one.
+	local snap; snap=$(mktemp "$work/snap.XXXXXX")
+	cp --sparse=always "$1" "$snap" || return 1
+	mount -o loop,ro "$snap" "$mnt" || { rm -f "$snap"; return 1; }
 	(
 		cd "$mnt" || exit 1
-		# identity: type, inode, links, mode, size (not for directories: reorder may not touch them either,
-		# but a directory's size is not content), mtime, symlink target
+		# identity: type, inode, links, mode, mtime, symlink target; size of regular files
 		find . -xdev ! -path ./lost+found ! -path './lost+found/*' \
 			-printf '%y %i %n %m %T@ %p -> %l\n' -type f -printf 'size %s %p\n' | LC_ALL=C sort
 		find . -xdev -type f ! -path './lost+found/*' -print0 | LC_ALL=C sort -z | xargs -0r sha256sum
 	) >"$2"
 	local rc=$?
 	umount "$mnt" || return 1
+	rm -f "$snap"
 	return $rc
 }
 

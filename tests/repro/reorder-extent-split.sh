@@ -41,7 +41,10 @@ for ((k = 1; k <= n; k++)); do
 	e2fsck -p "$w/c.img" >"$w/p.out" 2>&1; p=$?
 	e2fsck -fn "$w/c.img" >"$w/n.out" 2>&1; n2=$?
 	now=''
-	if mount -o loop,ro "$w/c.img" "$w/mnt" 2>/dev/null; then now=$(sha256sum <"$w/mnt/f"); umount "$w/mnt"; fi
+	# a fresh name for the mount: a loop device still attached to c.img would be reused with stale cache
+	cp "$w/c.img" "$w/m$k.img"
+	if mount -o loop,ro "$w/m$k.img" "$w/mnt" 2>/dev/null; then now=$(sha256sum <"$w/mnt/f"); umount "$w/mnt"; fi
+	rm -f "$w/m$k.img"
 	if [ $p -gt 1 ] || [ $n2 -ne 0 ] || [ "$now" != "$sum" ]; then
 		bad=$((bad + 1))
 		echo "k=$k: e2fsck -p exit $p, then -fn exit $n2, /f $([ "$now" = "$sum" ] && echo same || echo DIFFERENT)" \
