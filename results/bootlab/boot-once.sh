@@ -35,7 +35,7 @@ warm)
 *) die "disk must be sim or warm" ;;
 esac
 
-qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp 1 -m "$GUEST_MEM"
+qemu=(qemu-system-x86_64 -name bootlab,debug-threads=on -accel tcg,thread=multi -cpu max -smp 1 -m "$GUEST_MEM"
 	-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initrd.img" -append "$KERNEL_APPEND"
 	-drive "$drive" -nic none -nographic -no-reboot -monitor none
 	-serial "file:$out/console.log" -serial "file:$out/report.log")
@@ -48,8 +48,18 @@ bootend_env=$out/host-bootend.env
 rm -f "$bootend_env"
 while kill -0 "$QEMU_PID" 2>/dev/null; do
 	# The simulated disk's counters at boot end: taken when the guest's report appears (within 0.2 s).
-	if [ "$disk_kind" = sim ] && [ ! -e "$bootend_env" ] && grep -q BOOTLAB-BEGIN "$out/report.log" 2>/dev/null; then
-		for k in requests reads writes read_bytes seeks model_ns wall_ns; do echo "simend_$k=$(sim_stat "$k")"; done >"$bootend_env"
+	# Also the vCPU thread's time on a host CPU and waiting for one (schedstat): the host is shared, and under
+	# TCG every second the vCPU waits for a host CPU is a second of guest uptime.
+	if [ ! -e "$bootend_env" ] && grep -q BOOTLAB-BEGIN "$out/report.log" 2>/dev/null; then
+		{
+			if [ "$disk_kind" = sim ]; then
+				for k in requests reads writes read_bytes seeks model_ns wall_ns; do echo "simend_$k=$(sim_stat "$k")"; done
+			fi
+			for t in /proc/"$QEMU_PID"/task/*; do
+				[ "$(cat "$t/comm" 2>/dev/null)" = "CPU 0/TCG" ] || continue
+				read -r run wait _ <"$t/schedstat" && echo "vcpu_run_ns=$run" && echo "vcpu_wait_ns=$wait"
+			done
+		} >"$bootend_env"
 	fi
 	if awk -v a="$t0" -v b="$(date +%s.%N)" -v t="$BOOT_TIMEOUT" 'BEGIN { exit !(b - a > t) }'; then
 		status=timeout; kill_qemu; break

@@ -31,9 +31,6 @@ build_base() {
 	chroot "$r" passwd -d root >/dev/null
 	# A fixed machine id: no first-boot work, every boot of every setup alike.
 	rm -f "$r/etc/machine-id"; chroot "$r" systemd-machine-id-setup >/dev/null 2>&1 || true
-	install -m 0755 "$LAB_DIR/guest/bootlab-report" "$r/usr/local/sbin/bootlab-report"
-	install -m 0644 "$LAB_DIR/guest/bootlab-report.service" "$r/etc/systemd/system/bootlab-report.service"
-	systemctl --root="$r" enable bootlab-report.service >/dev/null 2>&1
 	chroot "$r" apt-get clean
 	local k i
 	k=$(ls "$r"/boot/vmlinuz-* | sort -V | tail -n 1); i=$(ls "$r"/boot/initrd.img-* | sort -V | tail -n 1)
@@ -83,6 +80,10 @@ build_golden() {
 	trap 'rm -rf "$dir" "$img.tmp"' EXIT
 	cp -a "$CACHE/rootfs-base/." "$dir/"
 	rm -f "$dir/.bootlab-ok"
+	# The lab's own guest unit (installed here, not in the cached base, so edits to it take effect).
+	install -m 0755 "$LAB_DIR/guest/bootlab-report" "$dir/usr/local/sbin/bootlab-report"
+	install -m 0644 "$LAB_DIR/guest/bootlab-report.service" "$dir/etc/systemd/system/bootlab-report.service"
+	systemctl --root="$dir" enable bootlab-report.service >/dev/null 2>&1
 	project_tree || die "could not build the project"
 	make -s -C "$PROJ_SRC" install DESTDIR="$dir" >/dev/null
 	mkdir -p "$dir/var/lib/prefetch"

@@ -32,7 +32,7 @@ FIELDS = [
     "guest_reads", "guest_sectors_read", "guest_read_ms", "guest_io_ticks_ms", "guest_scheduler",
     "sim_requests", "sim_reads", "sim_read_mb", "sim_seeks", "sim_model_s", "sim_wall_s",
     "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
-    "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "boot_id", "golden",
+    "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "vcpu_run_s", "vcpu_wait_s", "boot_id", "golden",
 ]
 
 
@@ -137,6 +137,8 @@ def record(args):
     row["sim_total_requests"] = host.get("sim_requests", "")
     row["sim_total_model_s"] = fnum(host.get("sim_model_ns"), 1e-9)
     row["wall_s"] = host.get("wall_s", "")
+    row["vcpu_run_s"] = fnum(host.get("vcpu_run_ns"), 1e-9)
+    row["vcpu_wait_s"] = fnum(host.get("vcpu_wait_ns"), 1e-9)
     row["host_load_start"] = host.get("host_load1_start", "")
     row["host_load_end"] = host.get("host_load1_end", "")
     # The shutdown reorder hook logs to the kernel log, i.e. the console of this boot's power-off.
