@@ -43,7 +43,8 @@ static void usage(FILE *out)
 		"  --threads N     readers on solid-state media, 1-64 (REPLAY_THREADS)\n"
 		"  --timeout SEC   give up after SEC seconds, 0 = never (REPLAY_TIMEOUT)\n"
 		"\n"
-		"Exit status: 0 done or nothing to do (no layout yet), 1 unusable layout, 2 usage.\n");
+		"Exit status: 0 done or nothing to do (no layout yet, or a stale one), 1 unusable layout, 2 usage.\n"
+		"ENABLE_PREFETCH and ENABLE_REPLAY govern 'prefetchd boot'; this command always replays.\n");
 }
 
 static int parse_int(const char *s, long lo, long hi, long *out)
