@@ -16,12 +16,25 @@ source "$TOP/results/lib-sim.sh"   # also tests/lib.sh: cleanup on every exit pa
 QEMU_PID=''
 kill_qemu() { [ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null; [ -n "$QEMU_PID" ] && wait "$QEMU_PID" 2>/dev/null; QEMU_PID=''; }
 pf_cleanup_add kill_qemu
+# sim_stop waits for simdisk to exit; once it hung after a lazy FUSE unmount (the daemon kept reading /dev/fuse),
+# so a watchdog ends the daemon if it is still there 20 s later.
+stop_sim() {
+	[ -n "$SIM_PID" ] || return 0
+	local p=$SIM_PID wd
+	(sleep 20; kill "$p" 2>/dev/null; sleep 5; kill -9 "$p" 2>/dev/null) &
+	wd=$!
+	sim_stop
+	pkill -P "$wd" 2>/dev/null; kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
+	return 0
+}
 
 sync; echo 3 >/proc/sys/vm/drop_caches
 case "$disk_kind" in
 sim)
 	sim_available || die "simdisk not built: make -C $TOP/results progs"
 	sim_start "$img" sleep
+	pf_cleanup_add stop_sim
+	pf_cleanup_add kill_qemu   # cleanup runs in reverse: qemu goes before its disk
 	drive="file=$SIM_DEV,format=raw,if=virtio,cache=none,aio=native"
 	disk_desc=$(sim_describe)
 	;;
@@ -85,6 +98,6 @@ t1=$(date +%s.%N)
 		done
 	fi
 } >"$out/host.env"
-[ "$disk_kind" = sim ] && sim_stop
+[ "$disk_kind" = sim ] && stop_sim
 log "boot $(basename "$out"): $status, wall $(grep ^wall_s= "$out/host.env" | cut -d= -f2) s"
 [ "$status" = ok ]
