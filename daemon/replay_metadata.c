@@ -114,12 +114,15 @@ static int block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk6
 	return it->err ? BLOCK_ABORT : 0;
 }
 
-/* Blocks an inode's reads need: its tree (extent index or indirect blocks) and, with data, its data. */
+/* Blocks an inode's reads need: its tree (extent index or indirect blocks) and, with data (directories), its
+ * data. */
 static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct rvec *v)
 {
 	struct ext2_inode inode;
 	if (ext2fs_read_inode(fs, ino, &inode))
 		return -EIO;
+	if (data && !LINUX_S_ISDIR(inode.i_mode)) /* data blocks are wanted of directories only */
+		return 0;
 	if (inode.i_flags & EXT4_INLINE_DATA_FL)
 		return 0;
 	if (inode.i_flags & EXT4_EXTENTS_FL) {

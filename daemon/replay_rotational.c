@@ -6,9 +6,15 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static int by_file_offset(const void *a, const void *b)
+/* By inode number, then file, then offset: opening files in inode order reads the inode tables (ext4: the
+ * metadata pass did already; xfs: the number encodes the place) about in disk order. */
+static int by_inode_offset(const void *a, const void *b, void *arg)
 {
+	const struct pf_image *l = arg;
 	const struct pf_ritem *x = *(struct pf_ritem *const *)a, *y = *(struct pf_ritem *const *)b;
+	uint64_t xi = l->files[x->file].ino, yi = l->files[y->file].ino;
+	if (xi != yi)
+		return xi < yi ? -1 : 1;
 	if (x->file != y->file)
 		return x->file < y->file ? -1 : 1;
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
@@ -29,7 +35,7 @@ static int map_unknown(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 	for (size_t i = 0; i < n; i++)
 		if (items[i].kind == PF_RITEM_DATA && !items[i].phys_known)
 			p[m++] = &items[i];
-	qsort(p, m, sizeof(*p), by_file_offset);
+	qsort_r(p, m, sizeof(*p), by_inode_offset, (void *)c->l);
 	for (size_t i = 0, j; i < m && !pf_rctx_should_stop(c); i = j) {
 		for (j = i + 1; j < m && p[j]->file == p[i]->file;)
 			j++;

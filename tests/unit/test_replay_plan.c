@@ -220,6 +220,36 @@ static void test_verify(void **state)
 	assert_int_equal(pf_replay_verify(&f, &st, 7), -ESTALE);
 }
 
+/* FIEMAP places the items of a file written in one go (skipped where the filesystem has no FIEMAP: tmpfs). */
+static void test_fiemap(void **state)
+{
+	(void)state;
+	char path[] = "/var/tmp/pf-fiemap.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	static char buf[1 << 20];
+	memset(buf, 'z', sizeof(buf));
+	assert_int_equal(write(fd, buf, sizeof(buf)), sizeof(buf));
+	assert_int_equal(fsync(fd), 0); /* allocated: no delayed-allocation extents */
+	struct pf_ritem it[3] = { { .offset = 0, .length = 4096 },
+				  { .offset = 8192, .length = 4096 },
+				  { .offset = 4 << 20, .length = 4096 } }; /* past the end: a hole */
+	struct pf_ritem *p[3] = { &it[0], &it[1], &it[2] };
+	int rc = pf_replay_fiemap(fd, p, 3);
+	close(fd);
+	unlink(path);
+	if (rc == -EOPNOTSUPP || rc == -ENOTTY) {
+		skip();
+		return;
+	}
+	assert_int_equal(rc, 0);
+	assert_true(it[0].phys_known);
+	assert_true(it[1].phys_known);
+	assert_false(it[2].phys_known);
+	assert_true(it[0].physical > 0 && it[1].physical > 0);
+	assert_int_equal(it[0].physical % 4096, 0);
+}
+
 /* End to end on a file in a temporary directory (whatever filesystem it is on). */
 static void test_replay_tmpfile(void **state)
 {
@@ -297,6 +327,7 @@ int main(void)
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_branges),
 		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_fiemap),
 		cmocka_unit_test(test_replay_tmpfile),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
