@@ -12,6 +12,11 @@
 # CRASH_POINTS=all (or a number) and CRASH_DROP_POINTS=N for thorough manual runs; PF_KEEP=1 keeps the
 # failing images.  Prints a summary table.
 set -u
+# Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
+# benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
+if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
+	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
+fi
 source "$TOP/tests/lib.sh"
 pf_require_root
 

@@ -10,6 +10,11 @@
 # filesystem (error state, not cleanly unmounted, journal needing recovery), a layout for another UUID,
 # bigalloc.
 set -u
+# Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
+# benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
+if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
+	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
+fi
 source "$TOP/tests/lib.sh"
 pf_require_root
 [ -x "$TOOLS/mklayout" ] && [ -x "$TOOLS/layout_gaps" ] || pf_skip "test tools not built (make tools)"
