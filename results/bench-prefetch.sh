@@ -166,6 +166,7 @@ echo
 echo "Image: tests/mkbootset.sh --scale $SCALE --ratio $RATIO --seed $SEED ($(($(stat -c %s "$tmp/img") >> 20)) MiB ext4, mounted ro)"
 echo "Workload: $reads files, $mib MiB (real Debian 12 boot reads, in boot order); layout from $TRACES traces"
 echo "Disk: $describe"
+echo "Code: $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
 echo "Machine: $(nproc) CPUs, $(uname -r), load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Data alone at 100 MB/s: $(awk -F'\t' '{ s += $1 } END { printf "%.3f", s / 100e6 }' "$wl") s"
 [ -f "$work/replay.out" ] && echo "Last replay: $(tail -1 "$work/replay.out")"
