@@ -12,8 +12,11 @@
 #include <time.h>
 
 /* Largest single readahead(2)/getdents call: readahead may block while it submits I/O (queue full, block
- * mapping), so the stop flag and the deadline are checked at least this often. */
+ * mapping), so the stop flag and the deadline are checked at least this often.  readahead(2) and
+ * POSIX_FADV_WILLNEED also silently read no more than max(read_ahead_kb, max_sectors_kb) of the device per
+ * call: a filesystem's chunk is the smaller of the two bounds (PF_REPLAY_CHUNK_MIN when sysfs does not say). */
 #define PF_REPLAY_CHUNK (1u << 20)
+#define PF_REPLAY_CHUNK_MIN (128u << 10)
 
 /* A layout filesystem as it is found now. */
 struct pf_rfs {
@@ -22,6 +25,7 @@ struct pf_rfs {
 	ino_t root_ino;       /* inode of the mount point's root directory */
 	int medium;           /* enum pf_medium (never UNKNOWN: unknown counts as rotational) */
 	uint32_t block_size;
+	uint32_t chunk;       /* bytes per readahead call on this device (see PF_REPLAY_CHUNK) */
 	char type[32];        /* blkid TYPE, "" if unknown */
 	char devname[256];    /* block device node, "" if none */
 };

@@ -33,6 +33,7 @@ struct meta {
 	struct pf_rctx *c;
 	ext2_filsys fs;
 	int bdev;
+	uint32_t chunk;   /* bytes per readahead call */
 	struct rvec all;  /* everything requested, to count distinct blocks */
 };
 
@@ -62,7 +63,7 @@ static int sweep(struct meta *m, struct rvec *v)
 	for (size_t i = 0; i < v->n && !rc; i++)
 		rc = push(&m->all, v->r[i].start, v->r[i].count);
 	size_t n = pf_branges_normalize(v->r, v->n, META_GAP_BLOCKS);
-	uint64_t bs = m->fs->blocksize, max = ext2fs_blocks_count(m->fs->super);
+	uint64_t bs = m->fs->blocksize, max = ext2fs_blocks_count(m->fs->super), chunk = m->chunk;
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint64_t b = v->r[i].start, end = b + v->r[i].count;
 		if (end > max)
@@ -73,8 +74,8 @@ static int sweep(struct meta *m, struct rvec *v)
 				break;
 			}
 			uint64_t cnt = end - b;
-			if (cnt * bs > PF_REPLAY_CHUNK)
-				cnt = PF_REPLAY_CHUNK / bs;
+			if (cnt * bs > chunk)
+				cnt = chunk / bs > 0 ? chunk / bs : 1;
 			(void)readahead(m->bdev, (off64_t)(b * bs), (size_t)(cnt * bs));
 			b += cnt;
 		}
@@ -385,7 +386,7 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 {
 	const struct pf_rfs *rf = &c->fs[fsi];
-	struct meta m = { .c = c, .bdev = -1 };
+	struct meta m = { .c = c, .bdev = -1, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
 	if (ext2fs_open2(rf->devname, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0, unix_io_manager,
 			 &m.fs))
 		return -EIO;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static const uint8_t zero_uuid[16];
@@ -64,6 +65,36 @@ static int probe_fs(dev_t dev, struct pf_rfs *r, uint8_t uuid[16])
 	return rc;
 }
 
+static long queue_kb(dev_t dev, const char *attr)
+{
+	char path[128];
+	long v = -1;
+	/* a whole disk has queue/ itself; a partition finds it one level up */
+	for (int up = 0; up < 2 && v < 0; up++) {
+		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/%squeue/%s", major(dev), minor(dev), up ? "../" : "",
+			 attr);
+		FILE *f = fopen(path, "re");
+		if (f) {
+			if (fscanf(f, "%ld", &v) != 1)
+				v = -1;
+			fclose(f);
+		}
+	}
+	return v;
+}
+
+/* What one readahead(2) call on this device really reads at most (see PF_REPLAY_CHUNK). */
+static uint32_t chunk_of(dev_t dev)
+{
+	long ra = queue_kb(dev, "read_ahead_kb"), io = queue_kb(dev, "max_sectors_kb");
+	long kb = ra > io ? ra : io;
+	if (kb <= 0)
+		return PF_REPLAY_CHUNK_MIN;
+	if (kb < 16)
+		kb = 16;
+	return (uint64_t)kb << 10 < PF_REPLAY_CHUNK ? (uint32_t)(kb << 10) : PF_REPLAY_CHUNK;
+}
+
 void pf_replay_resolve_fs(struct pf_rctx *c)
 {
 	for (uint32_t i = 0; i < c->l->nfs; i++) {
@@ -88,6 +119,7 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 			struct statvfs sv;
 			r->block_size = statvfs(lf->mountpoint, &sv) == 0 && sv.f_bsize ? (uint32_t)sv.f_bsize : 4096;
 		}
+		r->chunk = chunk_of(st.st_dev);
 		r->medium = pf_medium_of_devno(st.st_dev, c->o ? c->o->medium_override : PF_MEDIUM_AUTO);
 		/* Unknown (no sysfs queue: btrfs anonymous devices, device-mapper oddities): a sorted sweep costs little
 		 * on solid-state media, parallel random reads cost a lot on a disk. */
@@ -192,14 +224,16 @@ int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it)
 		return c->dir_done[it->file] ? 0 : read_dir(c, fd);
 	if (it->kind != PF_RITEM_DATA)
 		return 0;
-	uint64_t size = c->l->files[it->file].size, off = it->offset;
+	uint64_t size = c->l->files[it->file].size, off = it->offset, chunk = c->fs[it->fs].chunk;
+	if (!chunk)
+		chunk = PF_REPLAY_CHUNK_MIN;
 	uint64_t end = off + it->length;
 	if (end > size) /* the identity check made size the file's size now */
 		end = size;
 	while (off < end) {
 		if (pf_rctx_should_stop(c))
 			return -EINTR;
-		uint64_t n = end - off > PF_REPLAY_CHUNK ? PF_REPLAY_CHUNK : end - off;
+		uint64_t n = end - off > chunk ? chunk : end - off;
 		if (readahead(fd, (off64_t)off, (size_t)n) < 0) {
 			/* some filesystems refuse readahead(2) (EINVAL); the advice is the same request */
 			int err = posix_fadvise(fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED);

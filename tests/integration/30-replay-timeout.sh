@@ -27,7 +27,9 @@ chmod +x "$w/slow-simdisk"
 SIM_BIN=$w/slow-simdisk
 sim_start "$dir/img" count
 # A short device queue, as on a disk: readahead blocks once it is full instead of queueing all 40 MB at once.
+# Loop devices keep these settings after losetup -d and are reused by others: put them back at exit.
 q=/sys/block/${SIM_DEV#/dev/}/queue
+pf_cleanup_add "echo $(cat "$q/nr_requests") >'$q/nr_requests'; echo $(cat "$q/max_sectors_kb") >'$q/max_sectors_kb'"
 echo 128 >"$q/max_sectors_kb" 2>/dev/null
 echo 4 >"$q/nr_requests" 2>/dev/null || pf_skip "cannot shorten the queue of $SIM_DEV"
 pf_note "queue: nr_requests $(cat "$q/nr_requests"), max_sectors_kb $(cat "$q/max_sectors_kb")"
