@@ -219,9 +219,11 @@ report() {
 	     $1 == "copy" { c[$2] = $3; cs += $3 }
 	     END { if (!n) exit; a = s / n; v = n > 1 ? (ss - n * a * a) / (n - 1) : 0; q = 0; nq = 0
 		for (r in t) if ((r in c) && c[r] > 0) { q += t[r] / c[r]; nq++ }
+		mbs = 0; if (a > 0) mbs = wb / n / a / 1e6
+		ratio = 0; if (nq) ratio = q / nq
+		sd = 0; if (v > 0) sd = sqrt(v)
 		printf "| main set | %d | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f | %.1f | %.3f | %.2fx |\n", n, a,
-			sqrt(v > 0 ? v : 0), mn, mx, w / n, rb / n / 1048576, wb / n / 1048576, a > 0 ? wb / n / a / 1e6 : 0,
-			cs / n, nq ? q / nq : 0 }' "$log"
+			sd, mn, mx, w / n, rb / n / 1048576, wb / n / 1048576, mbs, cs / n, ratio }' "$log"
 	if grep -q '^big ' "$log"; then
 		echo
 		echo "Time budget: boot set x$BIG_SCALE (tests/mkbootset.sh --scale $BIG_SCALE --ratio $BIG_RATIO), layout $(awk -F'\t' '{ s += $1 } END { printf "%.0f", s / 1048576 }' "$tmp/big.img.workload") MiB, --time-budget $BUDGET, sleep mode (real waiting):"
