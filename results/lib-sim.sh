@@ -1,21 +1,27 @@
-# Simulated spinning disk for benchmarks: source it (after or without tests/lib.sh), then
+# Simulated spinning disk for benchmarks (one per script): source it (after or without tests/lib.sh), then
 #
-#   dir=$(sim_tmpfs_dir)                     a tmpfs directory (the image must live there), removed at exit
+#   sim_available                            true if /dev/fuse exists and simdisk is built
+#   dir=$(sim_tmpfs_dir [MB])                a tmpfs directory with MB MiB free (the image must live there; a
+#                                            tmpfs of its own when /dev/shm is too small), removed at exit
 #   sim_start IMAGE [count|sleep]            simdisk on IMAGE + loop device (direct I/O, rotational=1,
 #                                            scheduler $SIM_SCHED (none), read_ahead_kb $SIM_RA_KB (128));
-#                                            sets SIM_DEV, SIM_CTL
-#   sim_mount DIR [mount options]            mount the file system on SIM_DEV (default: ro); SIM_FS=DIR
+#                                            sets SIM_DEV, SIM_FUSE (FUSE mount: disk, stats), SIM_CTL
+#   sim_mount DIR [mount options]            mount the file system on SIM_DEV (default: -o ro); SIM_FS=DIR
 #   sim_umount                               unmount it
 #   sim_reset                                zero the disk's counters, head to 0
-#   sim_stat KEY                             one counter: requests reads seeks read_bytes model_ns wall_ns ...
+#   sim_stat KEY                             one counter: requests reads writes seeks read_bytes write_bytes
+#                                            model_ns wall_ns mode head span
+#   sim_seconds                              disk time since the reset: model (count mode) or served (sleep)
 #   sim_mode count|sleep                     timing mode; sleep also keeps the CPUs awake (idle-priority spinners)
-#   sim_log FILE|off                         request log
-#   sim_describe                             one line: disk model, scheduler, readahead, dio
+#   sim_log FILE|off                         request log: "R|W offset length cost_us" per request
+#   sim_describe                             one line: disk model, scheduler, readahead, rotational, dio
 #   sim_stop                                 everything above, in order (also runs at exit, on every path)
 #
 # Facts behind it (notes/measuring): the image stays on tmpfs so drop_caches cannot evict it; the loop
 # device claims rotational=0 unless told; the daemon runs single-threaded at real-time priority; in sleep mode
-# VM wake-up latency would add ~18 % unless the CPUs are kept busy at idle priority.
+# VM wake-up latency would add ~18 % unless the CPUs are kept busy at idle priority.  On a shared machine run
+# a benchmark in a mount namespace of its own (unshare -m --propagation private): tracers elsewhere that
+# walk every mounted file system then cannot read it mid-run (results/bench-prefetch.sh does).
 if ! declare -F pf_cleanup_add >/dev/null; then
 	# shellcheck source=tests/lib.sh
 	source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/lib.sh"
@@ -29,11 +35,13 @@ SIM_PID='' SIM_FUSE='' SIM_DEV='' SIM_FS='' SIM_CTL='' SIM_SPIN=()
 sim_available() { [ -e /dev/fuse ] && [ -x "$SIM_BIN" ]; }
 
 sim_tmpfs_dir() {
-	local base=/dev/shm d
-	if [ "$(stat -f -c %T "$base" 2>/dev/null)" != tmpfs ]; then
+	local need=${1:-0} base=/dev/shm d
+	if [ "$(stat -f -c %T "$base" 2>/dev/null)" != tmpfs ] ||
+		[ "$(df -m --output=avail "$base" | tail -1)" -lt "$need" ]; then
 		base=$(mktemp -d "${TMPDIR:-/tmp}/simdisk-tmpfs.XXXXXX") || return 1
-		mount -t tmpfs -o size=75% tmpfs "$base" || return 1
-		pf_cleanup_add "umount '$base'; rmdir '$base'"
+		pf_cleanup_add "rmdir '$base'"
+		mount -t tmpfs -o size=$((need + 256))m tmpfs "$base" || return 1
+		pf_cleanup_add "umount '$base'"
 	fi
 	d=$(mktemp -d "$base/simdisk.XXXXXX") || return 1
 	pf_cleanup_add "rm -rf '$d'"

@@ -23,7 +23,7 @@ WLRUN=$TOP/build/results/wlrun
 [ -z "${DEMO_NO_SIM:-}" ] || sim=0  # to try the fallback
 
 work=$(pf_tmpdir)
-if [ $sim = 1 ]; then img_dir=$(sim_tmpfs_dir); else img_dir=$work; fi
+if [ $sim = 1 ]; then img_dir=$(sim_tmpfs_dir 1100); else img_dir=$work; fi
 say "==> making an aged ext4 image with the Debian 12 boot file set (419 files among ~8x other data)"
 "$TOP/tests/mkbootset.sh" "$img_dir/img" | sed 's/^/    /' || pf_fail "mkbootset"
 wl=$img_dir/img.workload
