@@ -125,7 +125,7 @@ series() {
 		point_fail=0 point_manual=0 point_unfixed=0 point_lost=0
 		layout=$work/layout-$type-$bs-$fill-$order
 		extra=(); [ "$order" = random ] && extra=(--partial)
-		"$TOOLS/mklayout" --order "$order" --seed "$seed" --percent 40 --dirs "${extra[@]}" -o "$layout" "$base" \
+		"$TOOLS/mklayout" --order "$order" --seed "$seed" --percent 40 --dirs --special "${extra[@]}" -o "$layout" "$base" \
 			>"$work/mklayout.out" || pf_fail "mklayout $label"
 		cimg=$work/cut.img
 

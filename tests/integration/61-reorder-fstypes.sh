@@ -64,7 +64,7 @@ kind() {
 	local img=$work/$name.img layout=$work/$name.layout out rc
 	"$TOP/tests/mkaged.sh" "$img" 32 "$type" "$bs" 50 17 "$@" >"$work/mkaged.out" 2>&1 ||
 		{ bad "$name: mkaged.sh: $(tail -2 "$work/mkaged.out")"; return; }
-	"$TOOLS/mklayout" --order random --seed 5 --percent 40 --dirs -o "$layout" "$img" >/dev/null ||
+	"$TOOLS/mklayout" --order random --seed 5 --percent 40 --dirs --special -o "$layout" "$img" >/dev/null ||
 		{ bad "$name: mklayout"; return; }
 	manifest "$img" "$work/m.ref" || { bad "$name: cannot read the image"; return; }
 	local g0 c0 g1 c1

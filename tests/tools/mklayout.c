@@ -1,6 +1,6 @@
 /* mklayout: write a layout for the files of an unmounted ext2/3/4 image, as if a boot had read them.
  *
- *   mklayout [--order random|forward|reverse] [--seed N] [--percent P] [--dirs] [--partial]
+ *   mklayout [--order random|forward|reverse] [--seed N] [--percent P] [--dirs] [--partial] [--special]
  *            [--bad-uuid] [--paths FILE] -o LAYOUT IMAGE
  *
  * Picks P % of the non-empty regular files (or the paths listed in FILE, one per line, relative to the
@@ -10,7 +10,8 @@
  *   reverse  descending physical block (everything has to move)
  *   random   shuffled ranges, a file's ranges may be far apart in the order
  * --partial records only some ranges of big files (a boot reads the head of a library and a few pages),
- * --dirs adds the directories on the way to every picked file, --bad-uuid writes a wrong filesystem UUID.
+ * --dirs adds the directories on the way to every picked file, --bad-uuid writes a wrong filesystem UUID,
+ * --special always picks mkaged's edge cases (sparse, prealloc, hardlink).
  */
 #include "format.h"
 
@@ -209,7 +210,7 @@ static int cmp_phys_down(const void *a, const void *b)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: mklayout [--order random|forward|reverse] [--seed N] [--percent P] [--dirs] [--partial]\n"
-		     "                [--bad-uuid] [--paths FILE] -o LAYOUT IMAGE\n");
+		     "                [--special] [--bad-uuid] [--paths FILE] -o LAYOUT IMAGE\n");
 }
 
 int main(int argc, char **argv)
@@ -219,11 +220,12 @@ int main(int argc, char **argv)
 		{ "percent", required_argument, 0, 'p' }, { "dirs", no_argument, 0, 'd' },
 		{ "partial", no_argument, 0, 'P' },     { "bad-uuid", no_argument, 0, 'b' },
 		{ "paths", required_argument, 0, 'l' }, { "output", required_argument, 0, 'o' },
-		{ "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 }
+		{ "special", no_argument, 0, 'S' },     { "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 }
 	};
 	enum order order = ORDER_RANDOM;
 	double percent = 30;
-	int dirs = 0, partial = 0, bad_uuid = 0, c;
+	int dirs = 0, partial = 0, bad_uuid = 0, special = 0, c;
 	const char *out = NULL, *paths = NULL;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -245,6 +247,7 @@ int main(int argc, char **argv)
 		case 'P': partial = 1; break;
 		case 'b': bad_uuid = 1; break;
 		case 'l': paths = optarg; break;
+		case 'S': special = 1; break;
 		case 'o': out = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -287,6 +290,15 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < w.n; i++)
 			if (!w.c[i].is_dir && (double)(rnd() % 10000) < percent * 100)
 				pick[i] = 1;
+	}
+	if (special) {
+		/* mkaged's edge cases: a sparse file, one with unwritten (preallocated) extents, a hard link */
+		for (size_t i = 0; i < w.n; i++) {
+			const char *b = strrchr(w.c[i].path, '/');
+			b = b ? b + 1 : w.c[i].path;
+			if (!w.c[i].is_dir && (!strcmp(b, "sparse") || !strcmp(b, "prealloc") || !strcmp(b, "hardlink")))
+				pick[i] = 1;
+		}
 	}
 	if (dirs) {
 		/* every directory that is a prefix of a picked file's path */
