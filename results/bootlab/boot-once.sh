@@ -10,21 +10,23 @@ set +e
 disk_kind=$1 img=$2 out=$3
 [ -f "$img" ] || die "no image $img"
 mkdir -p "$out"
-rm -f "$out/console.log" "$out/report.log" "$out/host.env"
+rm -f "$out/console.log" "$out/report.log" "$out/host.env" "$out/sim-timeline.tsv" "$out/sim-requests.log"
 # shellcheck source=../lib-sim.sh
 source "$TOP/results/lib-sim.sh"   # also tests/lib.sh: cleanup on every exit path
 QEMU_PID=''
 kill_qemu() { [ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null; [ -n "$QEMU_PID" ] && wait "$QEMU_PID" 2>/dev/null; QEMU_PID=''; }
 pf_cleanup_add kill_qemu
 # sim_stop waits for simdisk to exit; once it hung after a lazy FUSE unmount (the daemon kept reading /dev/fuse),
-# so a watchdog ends the daemon if it is still there 20 s later.
+# so a watchdog ends the daemon if it is still there 8 s later.
 stop_sim() {
 	[ -n "$SIM_PID" ] || return 0
 	local p=$SIM_PID wd
-	(sleep 20; kill "$p" 2>/dev/null; sleep 5; kill -9 "$p" 2>/dev/null) &
+	# udev re-probes the loop device when qemu closes it (write watch): let that finish before detaching.
+	udevadm settle --timeout=5 2>/dev/null
+	(sleep 8; kill "$p" 2>/dev/null; sleep 3; kill -9 "$p" 2>/dev/null) &
 	wd=$!
 	sim_stop
-	pkill -P "$wd" 2>/dev/null; kill "$wd" 2>/dev/null; wait "$wd" 2>/dev/null
+	{ pkill -P "$wd"; kill "$wd"; wait "$wd"; } 2>/dev/null
 	return 0
 }
 
@@ -34,6 +36,7 @@ sim)
 	sim_available || die "simdisk not built: make -C $TOP/results progs"
 	sim_start "$img" sleep
 	pf_cleanup_add stop_sim
+	sim_log "$out/sim-requests.log"   # "R|W offset length cost_us" per request, in arrival order
 	pf_cleanup_add kill_qemu   # cleanup runs in reverse: qemu goes before its disk
 	drive="file=$SIM_DEV,format=raw,if=virtio,cache=none,aio=native"
 	disk_desc=$(sim_describe)
@@ -68,6 +71,7 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 			if [ "$disk_kind" = sim ]; then
 				for k in requests reads writes read_bytes seeks model_ns wall_ns; do echo "simend_$k=$(sim_stat "$k")"; done
 			fi
+			echo "host_t_bootend=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')"
 			for t in /proc/"$QEMU_PID"/task/*; do
 				[ "$(cat "$t/comm" 2>/dev/null)" = "CPU 0/TCG" ] || continue
 				read -r run wait _ <"$t/schedstat" && echo "vcpu_run_ns=$run" && echo "vcpu_wait_ns=$wait"
@@ -77,6 +81,10 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 	if awk -v a="$t0" -v b="$(date +%s.%N)" -v t="$BOOT_TIMEOUT" 'BEGIN { exit !(b - a > t) }'; then
 		status=timeout; kill_qemu; break
 	fi
+	# The disk's progress over time (host seconds since qemu started ~ guest uptime): what was read when.
+	[ "$disk_kind" = sim ] && awk -v t="$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')" \
+		'{ v[$1] = $2 } END { print t, v["requests"], v["reads"], v["read_bytes"], v["model_ns"] }' \
+		"$SIM_CTL" >>"$out/sim-timeline.tsv" 2>/dev/null
 	sleep 0.2
 done
 if [ "$status" = ok ]; then wait "$QEMU_PID"; qrc=$?; QEMU_PID=''; else qrc=137; fi
