@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The simulated disk (results/simdisk) in count mode: the seek model charges exactly what it says, cold reads
 # through loop + ext4 are charged the same way every run, writes reach the image, the control file works; a
-# short sleep-mode sample really waits about the model time; wlrun reads a workload.
+# short sleep-mode sample really waits the model time; wlrun reads a workload.
 source "$TOP/tests/lib.sh"
 pf_require_root
 [ -e /dev/fuse ] || pf_skip "no /dev/fuse"
@@ -57,11 +57,17 @@ sim_reset
 
 # Cold reads through loop + ext4: charged, and exactly the same twice.
 sim_mount "$mnt/fs"
-run() {
-	pf_drop_caches
-	sim_reset
-	"$SIM_RUN" -C "$mnt/fs" "$dir/workload" >"$dir/out" || pf_fail "wlrun"
-	cat "$mnt/fs/big" >/dev/null
+drops() { awk '$1 == "drop_pagecache" || $1 == "drop_slab" { n += $2 } END { print n }' /proc/vmstat; }
+run() { # measured again if somebody else dropped caches meanwhile (other tests do)
+	local try d0
+	for try in 1 2 3 4 5; do
+		pf_drop_caches
+		d0=$(drops)
+		sim_reset
+		"$SIM_RUN" -C "$mnt/fs" "$dir/workload" >"$dir/out" || pf_fail "wlrun"
+		cat "$mnt/fs/big" >/dev/null
+		[ "$(drops)" = "$d0" ] && break
+	done
 	sim_stat model_ns
 }
 SIM_RUN=$TOP/build/results/wlrun
@@ -73,19 +79,27 @@ grep -q '^files 40 missing 0 bytes 820000 ' "$dir/out" || pf_fail "wlrun: $(cat 
 awk -v ns="$a" 'BEGIN { exit !(ns > 84e6 + 40 * 5e6 && ns < 2e9) }' || pf_fail "implausible model time $a ns"
 pf_note "cold read: $(awk -v ns="$a" 'BEGIN { print ns / 1e6 }') ms model time, $(sim_stat seeks) seeks"
 # Warm: nothing reaches the disk.
-sim_reset
-"$SIM_RUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
+for try in 1 2 3 4 5; do
+	"$SIM_RUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
+	d0=$(drops)
+	sim_reset
+	"$SIM_RUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
+	[ "$(drops)" = "$d0" ] && break
+done
 [ "$(sim_stat reads)" = 0 ] || pf_fail "warm run reached the disk"
 
-# Sleep mode really waits about the model time (loose bound: shared CI machines).
+# Sleep mode really waits the model time: the run cannot be quicker, and the daemon's own service time is close to
+# the model (the run's wall clock is not bounded above: other work on a shared CI machine delays the reader).
 sim_mode sleep
 pf_drop_caches
 sim_reset
 t0=$(date +%s%N)
 "$SIM_RUN" -C "$mnt/fs" "$dir/workload" >/dev/null
 t1=$(date +%s%N)
-m=$(sim_stat model_ns)
+m=$(sim_stat model_ns) w=$(sim_stat wall_ns)
 sim_mode count
-awk -v w=$((t1 - t0)) -v m="$m" 'BEGIN { exit !(w >= m && w < 2 * m + 50e6) }' ||
-	pf_fail "sleep mode: wall $((t1 - t0)) ns for $m ns of model time"
-pf_note "sleep mode: wall $(((t1 - t0) / 1000000)) ms for $((m / 1000000)) ms model"
+[ "$m" -gt 100000000 ] || pf_fail "sleep mode: only $m ns of model time"
+[ $((t1 - t0)) -ge "$m" ] || pf_fail "sleep mode: the run took $((t1 - t0)) ns for $m ns of model time"
+awk -v w="$w" -v m="$m" 'BEGIN { exit !(w >= m && w < 2 * m + 100e6) }' ||
+	pf_fail "sleep mode: served in $w ns for $m ns of model time"
+pf_note "sleep mode: served in $((w / 1000000)) ms for $((m / 1000000)) ms model (run: $(((t1 - t0) / 1000000)) ms)"
