@@ -152,10 +152,49 @@ static errcode_t walk(ext2_filsys fs, ext2_ino_t ino, const struct ext3_extent_h
 	return ec;
 }
 
-errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n)
+/* Depth 0 -> 1: new leaf at spare (written and flushed first), then the inode points at it (one write). */
+static errcode_t grow(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *in, const struct ent *e, size_t cnt,
+		      blk64_t spare)
+{
+	size_t max = (fs->blocksize - sizeof(struct ext3_extent_header)) / sizeof(struct ext3_extent);
+	if (cnt > max)
+		return 0;
+	char *buf = calloc(1, fs->blocksize);
+	if (!buf)
+		return EXT2_ET_NO_MEMORY;
+	struct ext3_extent_header *leaf = (struct ext3_extent_header *)buf;
+	leaf->eh_magic = ext2fs_cpu_to_le16(EXT3_EXT_MAGIC);
+	leaf->eh_max = ext2fs_cpu_to_le16((uint16_t)max);
+	leaf->eh_depth = 0;
+	store(leaf, e, cnt);
+	errcode_t ec = ext2fs_extent_block_csum_set(fs, ino, leaf);
+	if (!ec)
+		ec = io_channel_write_blk64(fs->io, spare, 1, buf);
+	if (!ec)
+		ec = io_channel_flush(fs->io); /* the leaf is durable before anything points at it */
+	free(buf);
+	if (ec)
+		return ec;
+	struct ext3_extent_header *root = (struct ext3_extent_header *)in->i_block;
+	struct ext3_extent_idx *ix = (struct ext3_extent_idx *)(root + 1);
+	memset(ix, 0, sizeof(in->i_block) - sizeof(*root));
+	ix[0].ei_block = ext2fs_cpu_to_le32((uint32_t)e[0].lblk);
+	ix[0].ei_leaf = ext2fs_cpu_to_le32((uint32_t)spare);
+	ix[0].ei_leaf_hi = ext2fs_cpu_to_le16((uint16_t)(spare >> 32));
+	root->eh_entries = ext2fs_cpu_to_le16(1);
+	root->eh_depth = ext2fs_cpu_to_le16(1);
+	ec = ext2fs_iblk_add_blocks(fs, (struct ext2_inode *)in, 1);
+	if (!ec)
+		ec = ext2fs_write_inode_full(fs, ino, (struct ext2_inode *)in, sizeof(*in)); /* the switch */
+	return ec ? ec : 1;
+}
+
+errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n, blk64_t spare_leaf,
+			  int *used_spare)
 {
 	struct ext2_inode_large in;
 	memset(&in, 0, sizeof(in));
+	*used_spare = 0;
 	errcode_t ec = ext2fs_read_inode_full(fs, ino, (struct ext2_inode *)&in, sizeof(in));
 	if (ec)
 		return ec;
@@ -167,12 +206,50 @@ errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap 
 	int depth = ext2fs_le16_to_cpu(eh->eh_depth);
 	if (depth > 0)
 		return walk(fs, ino, eh, depth, m, n);
-	struct ent *tmp = NULL;
-	size_t cnt = rebuild(eh, m, n, &tmp);
-	if (cnt) {
+	size_t nent = ext2fs_le16_to_cpu(eh->eh_entries), max = ext2fs_le16_to_cpu(eh->eh_max);
+	if (nent > max)
+		return EXT2_ET_EXTENT_HEADER_BAD;
+	size_t cap = nent + 2 * n + 1;
+	struct ent *tmp = malloc(cap * sizeof(*tmp));
+	if (!tmp)
+		return EXT2_ET_NO_MEMORY;
+	int changed;
+	size_t cnt = remap_entries((const struct ext3_extent *)(eh + 1), nent, m, n, tmp, cap, &changed);
+	if (changed && cnt <= max) {
 		store(eh, tmp, cnt);
 		ec = ext2fs_write_inode_full(fs, ino, (struct ext2_inode *)&in, sizeof(in)); /* one write */
+	} else if (changed && cnt <= cap && spare_leaf) {
+		ec = grow(fs, ino, &in, tmp, cnt, spare_leaf);
+		if (ec == 1) {
+			*used_spare = 1;
+			ec = 0;
+		}
 	}
 	free(tmp);
 	return ec;
+}
+
+long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n)
+{
+	struct ext2_inode in;
+	if (ext2fs_read_inode(fs, ino, &in) || !(in.i_flags & EXT4_EXTENTS_FL))
+		return -1;
+	const struct ext3_extent_header *eh = (const struct ext3_extent_header *)in.i_block;
+	if (ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC || ext2fs_le16_to_cpu(eh->eh_depth) != 0)
+		return -1;
+	const struct ext3_extent *x = (const struct ext3_extent *)(eh + 1);
+	size_t nent = ext2fs_le16_to_cpu(eh->eh_entries);
+	long count = (long)nent;
+	/* each moved range adds at most one entry per end that falls inside an extent */
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < nent && i < 4; i++) {
+			uint64_t l0 = ext2fs_le32_to_cpu(x[i].ee_block);
+			unsigned raw = ext2fs_le16_to_cpu(x[i].ee_len);
+			uint64_t len = raw > INIT_MAX ? raw - INIT_MAX : raw;
+			if (m[k].lblk + m[k].len <= l0 || m[k].lblk >= l0 + len)
+				continue;
+			count += m[k].lblk > l0;
+			count += m[k].lblk + m[k].len < l0 + len;
+		}
+	return count;
 }

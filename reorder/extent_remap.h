@@ -15,7 +15,16 @@ struct pf_remap {
 
 /* Blocks whose mapping is not src (changed meanwhile) and leaves that would overflow (a move splitting an
  * extent in a full leaf) are left as they are; the caller checks the result block by block.
+ * One exception to "same shape": an inode whose four in-inode extents would overflow, given spare_leaf (a
+ * block already allocated and durable in the bitmap), grows to depth 1 copy-on-write: the new leaf is
+ * written to spare_leaf and flushed, then the inode is switched to it in one write (*used_spare = 1).
  * Returns 0 or an errcode_t. */
-errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n);
+errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n, blk64_t spare_leaf,
+			  int *used_spare);
+
+/* For an inode whose extents are all in the inode (depth 0): an upper bound of its extent count in any state
+ * reached by moving any subset of m, to decide whether it needs a spare leaf.  -1: not a depth-0 extent
+ * inode. */
+long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n);
 
 #endif

@@ -20,6 +20,9 @@
  *       ext2fs_bmap2(BMAP_SET) (the inode or one indirect block per write; no allocation: the hook refuses
  *       any).  The old blocks stay marked in use: a cut here leaks them, never frees live data.  A leaf
  *       that would overflow (a move splitting an extent in a full leaf) is left alone: those blocks stay.
+ *       Except an inode's own four slots: for an inode that could overflow them a spare leaf block was
+ *       allocated at F1; the tree grows to depth 1 copy-on-write: leaf written to the spare block and
+ *       flushed, then the inode switched to it in one write.
  *   F4  for the completed units, each block's old copy is freed if its pointer now names the new copy, else
  *       the new copy is released; unused destinations released: bitmaps, descriptors, superblock written,
  *       flushed (still marked not clean).
@@ -43,6 +46,8 @@ struct pf_reloc {
 	unsigned char *switched;    /* per destination block: its pointer names the new copy */
 	struct pf_remap *remap;     /* scratch for one inode's moves */
 	size_t *order;              /* scratch: a unit's moves sorted by owner */
+	blk64_t *spare;             /* per owner: a leaf block reserved for growing its extent tree, or 0 */
+	size_t nowners;
 	errcode_t (*old_alloc)(ext2_filsys, blk64_t, blk64_t *);
 };
 
@@ -66,6 +71,7 @@ static void reloc_free(struct pf_reloc *r)
 	free(r->switched);
 	free(r->remap);
 	free(r->order);
+	free(r->spare);
 	free(r);
 }
 
@@ -82,7 +88,57 @@ static void set_bit(struct pf_reloc *r, uint64_t i, int v)
 		r->switched[i / 8] &= (unsigned char)~(1u << (i % 8));
 }
 
-long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **out)
+static const struct pf_plan *sort_plan; /* qsort has no context argument */
+static int by_owner(const void *a, const void *b)
+{
+	const struct pf_move *x = &sort_plan->moves[*(const size_t *)a], *y = &sort_plan->moves[*(const size_t *)b];
+	if (x->owner != y->owner)
+		return x->owner < y->owner ? -1 : 1;
+	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
+}
+
+static int by_src(const void *a, const void *b)
+{
+	const struct pf_move *x = &sort_plan->moves[*(const size_t *)a], *y = &sort_plan->moves[*(const size_t *)b];
+	return (x->src > y->src) - (x->src < y->src);
+}
+
+/* Inodes whose four in-inode extents could overflow get a leaf block now, allocated with the destinations
+ * (durable at F1), so that growing their tree later is copy-on-write. */
+static long reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos)
+{
+	ext2_filsys fs = r->fs;
+	for (size_t i = 0; i < p->nmoves; i++)
+		r->order[i] = i;
+	sort_plan = p;
+	qsort(r->order, p->nmoves, sizeof(*r->order), by_owner);
+	struct pf_remap *all = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	long rc = 0;
+	for (size_t i = 0; i < p->nmoves && !rc;) {
+		uint32_t owner = p->moves[r->order[i]].owner;
+		size_t j = i, n = 0;
+		for (; j < p->nmoves && p->moves[r->order[j]].owner == owner; j++) {
+			const struct pf_move *m = &p->moves[r->order[j]];
+			all[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
+		}
+		if (owner < r->nowners && pf_extent_worst_count(fs, inos[owner], all, n) > 4) {
+			blk64_t b;
+			rc = ext2fs_new_block2(fs, all[0].dst, fs->block_map, &b); /* the map given: no alloc hook */
+			if (!rc) {
+				ext2fs_block_alloc_stats2(fs, b, +1);
+				r->spare[owner] = b;
+			}
+		}
+		i = j;
+	}
+	free(all);
+	return rc;
+}
+
+long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+		    struct pf_reloc **out)
 {
 	*out = NULL;
 	uint64_t maxlen = 1, total = 0;
@@ -106,10 +162,12 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **o
 	r->ubase = malloc((p->nunits + 1) * sizeof(*r->ubase));
 	r->switched = calloc(total / 8 + 1, 1);
 	r->remap = malloc(maxmoves * sizeof(*r->remap));
-	r->order = malloc(maxmoves * sizeof(*r->order));
+	r->order = malloc((p->nmoves > maxmoves ? p->nmoves : maxmoves) * sizeof(*r->order));
+	r->spare = calloc(nowners ? nowners : 1, sizeof(*r->spare));
+	r->nowners = nowners;
 	ext2fs_set_alloc_block_callback(fs, refuse_alloc, &r->old_alloc);
 	long rc = 0;
-	if (!r->buf || !r->vbuf || !r->ubase || !r->switched || !r->remap || !r->order) {
+	if (!r->buf || !r->vbuf || !r->ubase || !r->switched || !r->remap || !r->order || !r->spare) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -119,6 +177,11 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **o
 		base += p->units[u].len;
 	}
 
+	for (size_t u = 0; u < p->nunits; u++)
+		if (!ext2fs_test_block_bitmap_range2(fs->block_map, p->units[u].dst, (unsigned)p->units[u].len)) {
+			rc = -EEXIST; /* the plan is stale: cannot happen on an unmounted filesystem */
+			goto fail;
+		}
 	/* F0: not clean until we are done */
 	fs->super->s_state &= (__u16)~EXT2_VALID_FS;
 	ext2fs_mark_super_dirty(fs);
@@ -126,17 +189,26 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **o
 	if (rc)
 		goto fail;
 	/* F1: destinations in use */
-	for (size_t u = 0; u < p->nunits; u++) {
-		const struct pf_unit *un = &p->units[u];
-		if (!ext2fs_test_block_bitmap_range2(fs->block_map, un->dst, (unsigned)un->len)) {
-			rc = -EEXIST; /* the plan is stale: cannot happen on an unmounted filesystem */
-			goto fail;
+	size_t marked = 0;
+	for (; marked < p->nunits; marked++)
+		ext2fs_block_alloc_stats_range(fs, p->units[marked].dst, (blk_t)p->units[marked].len, +1);
+	rc = reserve_spares(r, p, inos);
+	if (!rc)
+		rc = ext2fs_flush(fs);
+	if (rc) {
+		/* nothing references them yet: give everything back and, if that can be written, be clean again */
+		for (size_t u = 0; u < marked; u++)
+			ext2fs_block_alloc_stats_range(fs, p->units[u].dst, (blk_t)p->units[u].len, -1);
+		for (size_t o = 0; o < r->nowners; o++)
+			if (r->spare[o])
+				ext2fs_block_alloc_stats2(fs, r->spare[o], -1);
+		if (ext2fs_flush(fs) == 0) {
+			fs->super->s_state |= EXT2_VALID_FS;
+			ext2fs_mark_super_dirty(fs);
+			ext2fs_flush(fs);
 		}
-		ext2fs_block_alloc_stats_range(fs, un->dst, (blk_t)un->len, +1);
-	}
-	rc = ext2fs_flush(fs);
-	if (rc)
 		goto fail;
+	}
 	*out = r;
 	return 0;
 fail:
@@ -152,21 +224,6 @@ static long mapping_of(ext2_filsys fs, ext2_ino_t ino, uint64_t lblk, blk64_t *c
 	if (!ec && (rf & BMAP_RET_UNINIT))
 		*cur = 0;
 	return ec;
-}
-
-static const struct pf_plan *sort_plan; /* qsort has no context argument */
-static int by_owner(const void *a, const void *b)
-{
-	const struct pf_move *x = &sort_plan->moves[*(const size_t *)a], *y = &sort_plan->moves[*(const size_t *)b];
-	if (x->owner != y->owner)
-		return x->owner < y->owner ? -1 : 1;
-	return x->lblk < y->lblk ? -1 : x->lblk > y->lblk;
-}
-
-static int by_src(const void *a, const void *b)
-{
-	const struct pf_move *x = &sort_plan->moves[*(const size_t *)a], *y = &sort_plan->moves[*(const size_t *)b];
-	return (x->src > y->src) - (x->src < y->src);
 }
 
 /* Switch the pointers of one unit's moves, inode by inode. */
@@ -190,7 +247,10 @@ static long switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struc
 		if (rc)
 			return rc;
 		if (in.i_flags & EXT4_EXTENTS_FL) {
-			rc = pf_extent_remap(fs, ino, r->remap, n);
+			int used = 0;
+			rc = pf_extent_remap(fs, ino, r->remap, n, owner < r->nowners ? r->spare[owner] : 0, &used);
+			if (used)
+				r->spare[owner] = 0; /* now part of the file */
 		} else {
 			for (size_t k = 0; k < n && !rc; k++)
 				for (uint64_t b = 0; b < r->remap[k].len && !rc; b++) {
@@ -294,6 +354,9 @@ long pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int 
 			ext2fs_block_alloc_stats_range(fs, un->dst, (blk_t)un->len, -1);
 		}
 	}
+	for (size_t o = 0; o < r->nowners; o++)
+		if (r->spare[o] && !(partial_unit && done < p->nunits))
+			ext2fs_block_alloc_stats2(fs, r->spare[o], -1);
 	long rc = ext2fs_flush(fs);
 	/* F5 */
 	if (!rc && mark_clean) {

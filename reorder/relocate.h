@@ -8,9 +8,11 @@
 
 struct pf_reloc;
 
-/* Mark the filesystem "not clean" (durably), then allocate every unit's destination (durably).
+/* Mark the filesystem "not clean" (durably), then allocate every unit's destination (durably), and a spare
+ * extent leaf for each inode that may outgrow its in-inode extents.  inos[owner] gives each move's inode.
  * Returns 0 or a negative error / errcode_t. */
-long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, struct pf_reloc **out);
+long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+		    struct pf_reloc **out);
 
 /* Copy unit u, switch its files' block pointers to the copy, verify.  inos[owner] gives each move's inode.
  * On failure *partial says whether some pointers may already have been switched (the filesystem then stays

@@ -66,12 +66,11 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 		inos[i] = col->files[i].ino;
 
 	struct pf_reloc *r = NULL;
-	long rc = pf_reloc_begin(fs, plan, &r);
+	long rc = pf_reloc_begin(fs, plan, inos, col->nfiles, &r);
 	if (rc) {
 		snprintf(err, errlen, "cannot start the reorder: %s",
 			 rc < 0 ? strerror((int)-rc) : error_message((errcode_t)rc));
-		/* F0 may have been written: leave the fs marked; fsck clears it */
-		res->fsck_needed = 1;
+		res->fsck_needed = !(fs->super->s_state & EXT2_VALID_FS);
 		free(inos);
 		return rc;
 	}
@@ -120,6 +119,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	       size_t errlen)
 {
 	double t0 = now_s();
+	initialize_ext2_error_table(); /* error_message() names libext2fs codes */
 	char dummy[8];
 	if (!err || !errlen) {
 		err = dummy;
