@@ -148,7 +148,6 @@ int cmd_replay(int argc, char **argv)
 		return PF_EXIT_FAILURE;
 	}
 
-
 	struct pf_replay_opts o = {
 		.medium_override = override,
 		.threads = threads > 0 ? (int)threads : cfg.replay_threads,
@@ -175,7 +174,7 @@ int cmd_replay(int argc, char **argv)
 		pf_notice("layout %s matches nothing on the mounted filesystems (stale): nothing prefetched", path);
 		return PF_EXIT_OK;
 	}
-	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MB, %.2f s, medium %s, %u metadata blocks%s\n",
+	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MiB, %.2f s, medium %s, %u metadata blocks%s\n",
 	       st.files, st.files_skipped, st.files_missing, st.files_changed, st.bytes / 1048576.0, st.seconds,
 	       medium_name(st.medium), st.metadata_blocks,
 	       st.timed_out ? ", timed out" : st.stopped ? ", stopped" : "");
