@@ -29,7 +29,7 @@ fi
 SIM_BIN=${SIM_BIN:-$TOP/build/results/simdisk}
 SIM_SCHED=${SIM_SCHED:-none}
 SIM_RA_KB=${SIM_RA_KB:-128}  # a SATA disk's default readahead (the loop device would inherit 2560 here)
-SIM_PID='' SIM_FUSE='' SIM_DEV='' SIM_FS='' SIM_CTL='' SIM_SPIN=()
+SIM_PID='' SIM_FUSE='' SIM_DEV='' SIM_FS='' SIM_CTL='' SIM_SPIN=() SIM_QUEUE_SAVED=''
 
 # True when a simulated disk can be started here (FUSE device present, simdisk built).
 sim_available() { [ -e /dev/fuse ] && [ -x "$SIM_BIN" ]; }
@@ -69,6 +69,8 @@ sim_start() {
 	SIM_DEV=$(losetup -f --show --direct-io=on "$SIM_FUSE/disk") || pf_fail "losetup on $SIM_FUSE/disk"
 	local q=/sys/block/${SIM_DEV#/dev/}
 	[ "$(cat "$q/loop/dio")" = 1 ] || pf_fail "$SIM_DEV: direct I/O refused (page cache would hide the disk)"
+	# Queue settings outlive losetup -d: remember them for sim_stop, the next user of this loop device.
+	SIM_QUEUE_SAVED="$(cat "$q/queue/rotational") $(sed 's/.*\[\(.*\)\].*/\1/' "$q/queue/scheduler") $(cat "$q/queue/read_ahead_kb")"
 	echo 1 >"$q/queue/rotational" || pf_fail "cannot mark $SIM_DEV rotational"
 	echo "$SIM_SCHED" >"$q/queue/scheduler" 2>/dev/null || pf_fail "I/O scheduler '$SIM_SCHED' refused by $SIM_DEV"
 	echo "$SIM_RA_KB" >"$q/queue/read_ahead_kb" || pf_fail "cannot set read_ahead_kb of $SIM_DEV"
@@ -128,7 +130,15 @@ sim_stop() {
 	for p in "${SIM_SPIN[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	SIM_SPIN=()
 	sim_umount
-	if [ -n "$SIM_DEV" ]; then losetup -d "$SIM_DEV"; SIM_DEV=''; fi
+	if [ -n "$SIM_DEV" ]; then
+		local q=/sys/block/${SIM_DEV#/dev/}/queue rot sched ra
+		if [ -n "$SIM_QUEUE_SAVED" ]; then
+			read -r rot sched ra <<<"$SIM_QUEUE_SAVED"
+			echo "$rot" >"$q/rotational"; echo "$sched" >"$q/scheduler"; echo "$ra" >"$q/read_ahead_kb"
+		fi
+		losetup -d "$SIM_DEV"
+		SIM_DEV='' SIM_QUEUE_SAVED=''
+	fi
 	if [ -n "$SIM_PID" ]; then
 		# The loop device may let go of the file a moment after losetup -d returns.
 		for p in 1 2 3 4 5 6 7 8 9 10; do umount "$SIM_FUSE" 2>/dev/null && break; sleep 0.1; done
