@@ -32,7 +32,8 @@ FIELDS = [
     "guest_reads", "guest_sectors_read", "guest_read_ms", "guest_io_ticks_ms", "guest_scheduler",
     "sim_requests", "sim_reads", "sim_read_mb", "sim_seeks", "sim_model_s", "sim_wall_s",
     "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
-    "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "vcpu_run_s", "vcpu_wait_s", "boot_id", "golden",
+    "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "vcpu_run_s", "vcpu_wait_s", "pf_start_s", "replay_s", "disk_s_before_pf",
+    "disk_s_replay", "disk_s_after_replay", "req_before_pf", "boot_id", "golden",
 ]
 
 
@@ -148,6 +149,26 @@ def record(args):
         row["reorder_log"] = " | ".join(msgs[-3:])
     except FileNotFoundError:
         pass
+    # Where the disk time went (timeline.py): before prefetch.service started, during its replay, after it.
+    try:
+        sys.path.insert(0, LAB)
+        import timeline
+        pts, m = timeline.load_timeline(out), timeline.marks(out)
+        off = m.pop("_offset", None)
+        if pts and off is not None and "prefetch start" in m and "boot end" in m:
+            pts = [(p[0] - off,) + p[1:] for p in pts]
+            a = timeline.at(pts, m["prefetch start"])
+            row["pf_start_s"] = f"{m['prefetch start']:.2f}"
+            row["req_before_pf"] = a[1]
+            row["disk_s_before_pf"] = f"{a[4]:.3f}"
+            e = timeline.at(pts, m["boot end"])
+            if "replay end" in m:
+                b = timeline.at(pts, m["replay end"])
+                row["replay_s"] = f"{m['replay end'] - m['prefetch start']:.2f}"
+                row["disk_s_replay"] = f"{b[4] - a[4]:.3f}"
+                row["disk_s_after_replay"] = f"{e[4] - b[4]:.3f}"
+    except Exception as e:  # a diagnostic only: never lose the record for it
+        print(f"timeline: {e}", file=sys.stderr)
     if row["status"] == "ok" and not row["boot_end_s"]:
         row["status"] = "no-boot-end"
 
@@ -364,6 +385,23 @@ def render(args):
                                   f"{base['boot']['min']:.2f} s and average {base['boot']['avg']:.2f} s")
     if slower:
         L("Slowest boots against none: " + "; ".join(slower) + ".")
+        L("")
+    tl = [(s, data[s]) for s in ("prefetch", "reorder") if s in data and num(data[s]["ok"], "disk_s_before_pf")]
+    if tl:
+        L("### Where the boot waited for the disk (prefetch setups, averages of the measured boots)")
+        L("")
+        L("From the simulated disk's counters sampled every 0.2 s, put on the guest's clock; cut where systemd")
+        L("started prefetch.service, where its replay ended (start + the replay time prefetchd logs) and at boot end.")
+        L("")
+        L("| setup | prefetch.service start (s) | disk requests before it | disk busy before it (s) | replay (s) | "
+          "disk busy during replay (s) | disk busy after replay, to boot end (s) |")
+        L("|---|---|---|---|---|---|---|")
+        for s, d in tl:
+            def av(k, dg=2):
+                v = num(d["ok"], k)
+                return f"{statistics.fmean(v):.{dg}f}" if v else "–"
+            L(f"| {LABEL[s]} | {av('pf_start_s')} | {av('req_before_pf', 0)} | {av('disk_s_before_pf')} | "
+              f"{av('replay_s')} | {av('disk_s_replay')} | {av('disk_s_after_replay')} |")
         L("")
     L("## Learning and first boots (not measured)")
     L("")
