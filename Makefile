@@ -83,11 +83,11 @@ $(REORDER_BIN): $(BUILD)/reorder/main.o $(REORDER_A) $(LIB_A)
 
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTSUPPORT_SRC)) $(DAEMON_A) $(REORDER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Idaemon -Ireorder -Itests/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(CPPFLAGS) -Idaemon -Ireorder -Itests/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(CMOCKA_LIBS) $(LIBS)
 
 $(BUILD)/tests/tools/%: tests/tools/%.c $(DAEMON_A) $(REORDER_A) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Idaemon -Ireorder $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(CPPFLAGS) -Idaemon -Ireorder $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
 
 tools: $(TOOL_BINS)
 
