@@ -60,7 +60,7 @@ reorder_on() {
 	return $rc
 }
 
-drops() { awk '$1 == "drop_pagecache" { print $2 }' /proc/vmstat; }
+drops() { awk '$1 == "drop_pagecache" || $1 == "drop_slab" { s = s " " $2 } END { print s }' /proc/vmstat; } # echo 2 (slab only) matters too
 
 # make_set NAME SCALE RATIO: golden image + workload + layout in $tmp
 make_set() {
