@@ -13,7 +13,7 @@
 # SCALE (1) boot set copies; RATIO (8) other data per boot data; SEED (1); TRACES (3) traces aggregated;
 # SIM_SCHED (none); KEEP_LOG=FILE keeps the per-run figures (bench-prefetch.sh --table FILE prints their
 # table again).  Needs root, /dev/fuse, the default build, tools and build/results (make -C results progs).
-set -u
+set -u -o pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 # table LOG: the markdown table of a log of runs ("mode run case seconds replay_seconds requests seeks").
 table() {
@@ -169,7 +169,7 @@ echo
 echo "Image: tests/mkbootset.sh --scale $SCALE --ratio $RATIO --seed $SEED ($(($(stat -c %s "$tmp/img") >> 20)) MiB ext4, mounted ro)"
 echo "Workload: $reads files, $mib MiB (real Debian 12 boot reads, in boot order); layout from $TRACES traces"
 echo "Disk: $describe"
-echo "Code: $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"
+echo "Code: tree at $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown), $PREFETCHD built $(date -u -r "$PREFETCHD" '+%F %T UTC')"
 echo "Machine: $(nproc) CPUs, $(uname -r), load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "Data alone at 100 MB/s: $(awk -F'\t' '{ s += $1 } END { printf "%.3f", s / 100e6 }' "$wl") s"
 [ -f "$work/replay.out" ] && echo "Last replay: $(tail -1 "$work/replay.out")"

@@ -5,7 +5,7 @@
 #      something even on a fast virtual disk; without FUSE, a plain loop device on the real disk instead)
 #   2. prefetchd trace while a scripted "boot" reads those files cold, prefetchd aggregate -> layout
 #   3. drop caches, cold boot read without prefetch; drop caches, prefetchd replay, the same boot read again
-set -u
+set -u -o pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 source "$TOP/tests/lib.sh"
 [ "$(id -u)" -eq 0 ] || { echo "make demo needs root (loop devices, mount, fanotify, drop_caches)" >&2; exit 1; }
