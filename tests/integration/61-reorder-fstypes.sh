@@ -8,7 +8,8 @@
 # prefetch-reorder --check must report fewer discontinuities.  --dry-run must not write a byte.
 # Refusals (non-zero exit, a message naming the reason, image untouched): the image mounted rw, an unclean
 # filesystem (error state, not cleanly unmounted, journal needing recovery), a layout for another UUID,
-# bigalloc.
+# bigalloc.  Time budget: a 1 ms budget stops after each unit (exit 3), the filesystem is clean after every
+# stop, and repeated runs finish the job.
 set -u
 # Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
 # benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
@@ -104,6 +105,29 @@ kind ext4-64bit-csum ext4 4096 -O 64bit,metadata_csum
 kind ext4-noextent ext4 4096 -O ^extent,^64bit
 kind ext4-nojournal ext4 1024 -O ^has_journal
 kind ext4-inline ext4 4096 -O inline_data
+
+# ---- the time budget: a tiny one stops after one unit (exit 3), clean; runs again until done ----
+budget_series() {
+	local img=$work/budget.img layout=$work/budget.layout out rc runs=0 g0 g1
+	"$TOP/tests/mkaged.sh" "$img" 32 ext4 4096 50 31 >/dev/null 2>&1 || { bad "budget: mkaged.sh"; return; }
+	"$TOOLS/mklayout" --order reverse --seed 9 --percent 60 --dirs --special -o "$layout" "$img" >/dev/null || { bad "budget: mklayout"; return; }
+	manifest "$img" "$work/m.ref" || { bad "budget: cannot read the image"; return; }
+	g0=$(gaps "$layout" "$img")
+	while :; do
+		runs=$((runs + 1))
+		out=$("$REORDER" --chunk-blocks 64 --time-budget 0.001 --layout "$layout" "$img" 2>&1); rc=$?
+		if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then bad "budget: run $runs exit $rc: $(echo "$out" | tail -1)"; return; fi
+		out=$(e2fsck -fn "$img" 2>&1) || { bad "budget: e2fsck -fn not clean after run $runs (exit $rc)"; return; }
+		[ $rc -eq 0 ] && break
+		[ $runs -lt 200 ] || { bad "budget: still not done after $runs runs"; return; }
+	done
+	[ $runs -gt 1 ] || bad "budget: a 1 ms budget with 64-block chunks did not stop the first run (nothing to split?)"
+	if manifest "$img" "$work/m.cur"; then cmp -s "$work/m.ref" "$work/m.cur" || bad "budget: files differ"; fi
+	g1=$(gaps "$layout" "$img")
+	[ "$g1" -lt "$g0" ] || bad "budget: discontinuities not fewer: $g0 -> $g1"
+	summary+=("$(printf 'time budget 1 ms: %d runs to finish (exit 3 then 0), clean after each, gaps %s -> %s' "$runs" "$g0" "$g1")")
+}
+budget_series
 
 # ---- refusals: non-zero exit, the reason named, the image untouched ----
 # refuse NAME PATTERN IMAGE LAYOUT: prefetch-reorder must fail with a message matching PATTERN (ERE, any case)
