@@ -81,4 +81,5 @@ awk -v c="$cold" -v r="$replay" -v a="$after" -v disk="$disk" -v mib="$(awk -F'\
 	printf "    boot read after prefetch    %7.2f s\n", a
 	printf "    prefetch + boot read        %7.2f s   (%.1fx faster than without)\n\n", r + a, c / (r + a > 0 ? r + a : 1)
 }'
+[ $sim = 1 ] && say "The times are the simulated disk's busy time (prefetchd's own summary line shows this machine's clock)."
 say "Everything made for the demo is removed on exit.  The full benchmark: make bench (results/PREFETCH-BENCH.md)."
