@@ -8,6 +8,7 @@ pf_require_root
 pkg-config --exists fuse3 2>/dev/null || pf_skip "fuse3 development files missing (libfuse3-dev)"
 make -s -C "$TOP/results" progs >/dev/null || pf_fail "make -C results progs"
 source "$TOP/results/lib-sim.sh"
+SIM_SKIP_UNSUPPORTED=1
 
 dir=$(sim_tmpfs_dir)
 pf_mkfs "$dir/img" 64M
