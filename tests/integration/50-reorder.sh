@@ -36,6 +36,10 @@ ln "$M/usr/lib/lib5.so" "$M/etc/link5"
 head -c 30000 /dev/urandom >"$M/etc/frozen"
 chattr +i "$M/etc/frozen" 2>/dev/null || true
 echo "will change" >"$M/etc/changed"
+# four extents kept apart by holes: its in-inode extent root is full, and moving pieces out of the middle of
+# two of them needs a leaf block (grown copy-on-write)
+head -c $((148 * 4096)) /dev/urandom >"$T/four"
+for s in 0 40 80 120; do dd if="$T/four" of="$M/etc/four" bs=4096 skip=$s seek=$s count=28 conv=notrunc,fsync status=none; done
 sync
 
 # The layout: a boot order unrelated to creation order, as prefetchd would record it.
@@ -44,6 +48,7 @@ sync
 	for i in $(seq 1 2 60) $(seq 2 2 60); do echo "$M/usr/lib/lib$i.so"; done
 	echo "$M/etc/sparse"; echo "$M/etc/prealloc"; echo "$M/etc/link5"; echo "$M/etc/frozen"; echo "$M/etc/changed"
 	echo "$M/usr/lib/lib7.so 0 8192" # again: blocks are laid out once
+	echo "$M/etc/four $((100 * 4096)) $((3 * 4096))"; echo "$M/etc/four $((10 * 4096)) $((3 * 4096))"
 } >"$T/list"
 L=$T/layout
 "$MKLAYOUT" "$L" "$T/list" >/dev/null || pf_fail "pf_mklayout"
