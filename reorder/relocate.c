@@ -3,15 +3,15 @@
  * where we count on durability (io_channel_flush = write back libext2fs' cache + fsync/cache flush).
  *
  * Write order:
- *   F0  s_state loses EXT2_VALID_FS, primary superblock written, flushed.  From here until F5 an interrupted
+ *   F0  s_state loses EXT2_VALID_FS, primary superblock written (whole, one write), flushed.  From here until F5 an interrupted
  *       run leaves a filesystem that the next boot's `e2fsck -p` checks fully; what it can find is harmless
  *       and fixed without questions: blocks marked in use that nothing references (leaked), free counts.
- *   F1  all destinations marked in use: block bitmaps, group descriptors (with their checksums), superblock
- *       free count written, flushed.  Nothing references them yet.
- *   per unit, in layout order:
- *   F2  data read from the old blocks and written to the new ones, flushed; read back and compared.
- *       Old pointers still in force: a cut here only leaks the new blocks.
- *       Each block's mapping is checked to still be the old one (else the unit is abandoned untouched).
+ *   F1  all destinations (and spare extent leaves, see F3) marked in use: block bitmaps, group descriptors
+ *       (with their checksums), superblock free count written, flushed.  Nothing references them yet.
+ *   per unit, in layout order (first each block's mapping is checked to still be the old one, else the unit
+ *   is abandoned untouched):
+ *   F2  data read from the old blocks (in block order) and written to the new ones, flushed; read back and
+ *       compared.  Old pointers still in force: a cut here only leaks the new blocks.
  *   F3  block pointers switched, flushed, then re-read and checked.  Extent-mapped files: every leaf that
  *       maps moved blocks (the inode's i_block or a leaf block) is rewritten in place in ONE write
  *       (extent_remap.c): the tree never changes shape, no tree block is allocated or freed, no index
