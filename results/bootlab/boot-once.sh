@@ -10,23 +10,39 @@ set +e
 disk_kind=$1 img=$2 out=$3
 [ -f "$img" ] || die "no image $img"
 mkdir -p "$out"
-rm -f "$out/console.log" "$out/report.log" "$out/host.env" "$out/sim-timeline.tsv" "$out/sim-requests.log"
+rm -f "$out/console.log" "$out/report.log" "$out/host.env" "$out/sim-timeline.tsv" "$out/sim-requests.log" "$out/sim-stop.watchdog"
 # shellcheck source=../lib-sim.sh
 source "$TOP/results/lib-sim.sh"   # also tests/lib.sh: cleanup on every exit path
 QEMU_PID=''
 kill_qemu() { [ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null; [ -n "$QEMU_PID" ] && wait "$QEMU_PID" 2>/dev/null; QEMU_PID=''; }
 pf_cleanup_add kill_qemu
-# sim_stop waits for simdisk to exit; once it hung after a lazy FUSE unmount (the daemon kept reading /dev/fuse),
-# so a watchdog ends the daemon if it is still there 8 s later.
+# sim_stop waits for simdisk to exit, which it did not after a guest had used the loop device: the detach is
+# deferred, the 1 s of umount retries ran out, the lazy unmount left the daemon waiting. So: detach, wait until
+# the loop device has let go of the FUSE file, unmount for real, and only then sim_stop; a watchdog ends the
+# daemon if it is still there 8 s later (noted in host.env).
+SIM_STOP=clean
 stop_sim() {
 	[ -n "$SIM_PID" ] || return 0
-	local p=$SIM_PID wd
-	# udev re-probes the loop device when qemu closes it (write watch): let that finish before detaching.
-	udevadm settle --timeout=5 2>/dev/null
-	(sleep 8; kill "$p" 2>/dev/null; sleep 3; kill -9 "$p" 2>/dev/null) &
+	local p=$SIM_PID wd i dev=${SIM_DEV#/dev/} fuse=$SIM_FUSE
+	if [ -n "$SIM_DEV" ]; then
+		losetup -d "$SIM_DEV" 2>/dev/null
+		for ((i = 0; i < 50; i++)); do
+			[ "$(cat "/sys/block/$dev/loop/backing_file" 2>/dev/null)" = "$fuse/disk" ] || break
+			sleep 0.1
+		done
+		SIM_DEV=''
+	fi
+	for ((i = 0; i < 30; i++)); do umount "$fuse" 2>/dev/null && break; sleep 0.1; done
+	# Unmounted here, yet the daemon may stay: a mount namespace cloned meanwhile (other developers' tests)
+	# still holds the FUSE mount. The image is on tmpfs and every write is done: end the daemon.
+	for ((i = 0; i < 10; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+	if kill -0 "$p" 2>/dev/null; then echo term >"$out/sim-stop.watchdog"; kill "$p" 2>/dev/null; fi
+	(sleep 8; kill -0 "$p" 2>/dev/null && echo watchdog >"$out/sim-stop.watchdog"; kill "$p" 2>/dev/null
+	 sleep 3; kill -9 "$p" 2>/dev/null) &
 	wd=$!
 	sim_stop
 	{ pkill -P "$wd"; kill "$wd"; wait "$wd"; } 2>/dev/null
+	[ -e "$out/sim-stop.watchdog" ] && SIM_STOP=$(cat "$out/sim-stop.watchdog")
 	return 0
 }
 
@@ -106,6 +122,6 @@ t1=$(date +%s.%N)
 		done
 	fi
 } >"$out/host.env"
-[ "$disk_kind" = sim ] && stop_sim
+[ "$disk_kind" = sim ] && stop_sim && echo "sim_stop=$SIM_STOP" >>"$out/host.env"
 log "boot $(basename "$out"): $status, wall $(grep ^wall_s= "$out/host.env" | cut -d= -f2) s"
 [ "$status" = ok ]
