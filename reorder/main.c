@@ -93,11 +93,10 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'C' },             { "config", required_argument, NULL, 'F' },
 		{ "final-shutdown", no_argument, NULL, 'S' },    { "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },             { "help", no_argument, NULL, 'h' },
-		{ "allow-any-owner-for-tests", no_argument, NULL, 'A' }, /* undocumented: test suites only */
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
-	int nlayouts = 0, check = 0, dry = 0, final = 0, any_owner = 0, level = PF_LOG_NOTICE;
+	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE;
 	long chunk = -1, budget = -1; /* budget in ms */
 	const char *config = NULL;
 	int c;
@@ -129,7 +128,6 @@ int main(int argc, char **argv)
 		case 'S': final = 1; break;
 		case 'v': level = PF_LOG_INFO; break;
 		case 'q': level = PF_LOG_ERR; break;
-		case 'A': any_owner = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return EXIT_USAGE;
 		}
@@ -167,7 +165,7 @@ int main(int argc, char **argv)
 		.dry_run = dry,
 		.check_only = check,
 		.progress = !check && !dry && isatty(STDERR_FILENO) && level >= PF_LOG_NOTICE,
-		.allow_any_owner = any_owner,
+		.allow_any_owner = 0, /* never from the command line: a layout anyone could write decides what moves */
 		.allow_ro_mount = final,
 		.progress_cb = pf_progress_show,
 		.note = note_cb,
