@@ -2,6 +2,7 @@
 #include "collect.h"
 
 #include "blockmap.h"
+#include "extent_remap.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -198,6 +199,60 @@ static int take_range(struct pf_collect *c, size_t *cap, uint32_t fi, uint64_t a
 	return 0;
 }
 
+/* Leave out the segments whose move could overflow a full leaf of a deep extent tree: relocate.c rewrites
+ * leaves in place only, so they would stay behind at every run (and their chunk move again and again). */
+static int drop_full_leaves(ext2_filsys fs, struct pf_collect *c)
+{
+	if (!c->nsegs)
+		return 0;
+	size_t *start = calloc(c->nfiles + 1, sizeof(*start)), *idx = malloc(c->nsegs * sizeof(*idx));
+	size_t *fill = calloc(c->nfiles + 1, sizeof(*fill));
+	struct pf_seg *tmp = malloc(c->nsegs * sizeof(*tmp));
+	unsigned char *drop = calloc(c->nsegs, 1), *d = calloc(c->nsegs, 1);
+	int rc = 0;
+	if (!start || !idx || !fill || !tmp || !drop || !d) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < c->nsegs; i++)
+		start[c->segs[i].owner + 1]++;
+	for (size_t f = 0; f < c->nfiles; f++)
+		start[f + 1] += start[f];
+	for (size_t i = 0; i < c->nsegs; i++) {
+		uint32_t o = c->segs[i].owner;
+		idx[start[o] + fill[o]++] = i;
+	}
+	for (size_t f = 0; f < c->nfiles; f++) {
+		size_t n = start[f + 1] - start[f];
+		if (!n)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			tmp[k] = c->segs[idx[start[f] + k]];
+		memset(d, 0, n);
+		if (pf_extent_full_leaves(fs, c->files[f].ino, tmp, n, d))
+			continue; /* unreadable tree: relocate.c will find the same and leave the blocks */
+		for (size_t k = 0; k < n; k++)
+			if (d[k])
+				drop[idx[start[f] + k]] = 1;
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < c->nsegs; i++) {
+		if (drop[i])
+			c->full_leaf_blocks += c->segs[i].len;
+		else
+			c->segs[w++] = c->segs[i];
+	}
+	c->nsegs = w;
+out:
+	free(start);
+	free(idx);
+	free(fill);
+	free(tmp);
+	free(drop);
+	free(d);
+	return rc;
+}
+
 int pf_collect(ext2_filsys fs, const struct pf_layouts *l, struct pf_collect *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -256,6 +311,8 @@ int pf_collect(ext2_filsys fs, const struct pf_layouts *l, struct pf_collect *ou
 		if (rc)
 			break;
 	}
+	if (!rc)
+		rc = drop_full_leaves(fs, out);
 	if (rc)
 		pf_collect_free(out);
 	return rc;

@@ -44,6 +44,7 @@ struct pf_collect {
 	uint32_t skipped[PF_SKIP_NR];
 	uint32_t files_used;
 	uint64_t uninit_blocks;      /* unwritten extents left alone */
+	uint64_t full_leaf_blocks;   /* left alone: moving them would overflow a full extent leaf */
 };
 
 /* Returns 0 or -ENOMEM.  Per-file problems are recorded as skips, not errors. */

@@ -253,3 +253,79 @@ long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap
 		}
 	return count;
 }
+
+/* Entries a seg adds to a leaf when moved: one per end that falls inside one of its extents. */
+static unsigned seg_delta(const struct ext3_extent *x, size_t n, const struct pf_seg *s, int *touches)
+{
+	unsigned d = 0;
+	*touches = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t l0 = ext2fs_le32_to_cpu(x[i].ee_block);
+		unsigned raw = ext2fs_le16_to_cpu(x[i].ee_len);
+		uint64_t len = raw > INIT_MAX ? raw - INIT_MAX : raw;
+		if (s->lblk + s->len <= l0 || s->lblk >= l0 + len)
+			continue;
+		*touches = 1;
+		d += s->lblk > l0;
+		d += s->lblk + s->len < l0 + len;
+	}
+	return d;
+}
+
+static errcode_t check_leaves(ext2_filsys fs, const struct ext3_extent_header *node, int depth,
+			      const struct pf_seg *segs, size_t n, unsigned char *drop)
+{
+	const struct ext3_extent_idx *ix = (const struct ext3_extent_idx *)(node + 1);
+	size_t cnt = ext2fs_le16_to_cpu(node->eh_entries);
+	char *buf = malloc(fs->blocksize);
+	if (!buf)
+		return EXT2_ET_NO_MEMORY;
+	errcode_t ec = 0;
+	for (size_t i = 0; i < cnt && !ec; i++) {
+		blk64_t child = ext2fs_le32_to_cpu(ix[i].ei_leaf) | ((blk64_t)ext2fs_le16_to_cpu(ix[i].ei_leaf_hi) << 32);
+		if (child < fs->super->s_first_data_block || child >= ext2fs_blocks_count(fs->super)) {
+			ec = EXT2_ET_EXTENT_INDEX_BAD;
+			break;
+		}
+		if ((ec = io_channel_read_blk64(fs->io, child, 1, buf)))
+			break;
+		const struct ext3_extent_header *eh = (const struct ext3_extent_header *)buf;
+		if (ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC || ext2fs_le16_to_cpu(eh->eh_depth) != depth - 1) {
+			ec = EXT2_ET_EXTENT_HEADER_BAD;
+			break;
+		}
+		if (depth - 1 > 0) {
+			ec = check_leaves(fs, eh, depth - 1, segs, n, drop);
+			continue;
+		}
+		const struct ext3_extent *x = (const struct ext3_extent *)(eh + 1);
+		size_t ne = ext2fs_le16_to_cpu(eh->eh_entries), max = ext2fs_le16_to_cpu(eh->eh_max);
+		uint64_t total = ne;
+		int touches;
+		for (size_t k = 0; k < n; k++)
+			total += seg_delta(x, ne, &segs[k], &touches);
+		if (total <= max)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (seg_delta(x, ne, &segs[k], &touches) > 0)
+				drop[k] = 1;
+	}
+	free(buf);
+	return ec;
+}
+
+errcode_t pf_extent_full_leaves(ext2_filsys fs, ext2_ino_t ino, const struct pf_seg *segs, size_t n,
+				unsigned char *drop)
+{
+	struct ext2_inode in;
+	errcode_t ec = ext2fs_read_inode(fs, ino, &in);
+	if (ec || !(in.i_flags & EXT4_EXTENTS_FL))
+		return ec;
+	const struct ext3_extent_header *eh = (const struct ext3_extent_header *)in.i_block;
+	if (ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC)
+		return EXT2_ET_EXTENT_HEADER_BAD;
+	int depth = ext2fs_le16_to_cpu(eh->eh_depth);
+	if (depth == 0)
+		return 0; /* the inode's own slots grow copy-on-write (relocate.c) */
+	return check_leaves(fs, eh, depth, segs, n, drop);
+}

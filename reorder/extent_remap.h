@@ -27,4 +27,14 @@ errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap 
  * inode. */
 long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n);
 
+
+#include "plan.h"
+
+/* Depth >= 1 trees: a leaf that moving segs[] could overflow (in any order of the moves) cannot be rewritten
+ * in place.  Marks drop[i] = 1 for each seg that splits an extent of such a leaf (moving it would add
+ * entries); moving the others only keeps or lowers the count.  segs must all belong to ino.  Returns 0 or an
+ * errcode_t (then nothing is marked). */
+errcode_t pf_extent_full_leaves(ext2_filsys fs, ext2_ino_t ino, const struct pf_seg *segs, size_t n,
+				unsigned char *drop);
+
 #endif

@@ -51,6 +51,9 @@ static void summarize_skips(const struct pf_reorder_opts *o, const struct pf_col
 		if (c->files[i].skip)
 			note(o, "skipped %s (inode %u): %s", c->files[i].rec->path ? c->files[i].rec->path : "?",
 			     c->files[i].ino, pf_skip_reason(c->files[i].skip));
+	if (c->full_leaf_blocks)
+		note(o, "%llu blocks left in place: moving them would overflow a full extent leaf",
+		     (unsigned long long)c->full_leaf_blocks);
 	if (c->uninit_blocks)
 		note(o, "%llu blocks in unwritten extents left in place", (unsigned long long)c->uninit_blocks);
 }
