@@ -9,8 +9,8 @@
  *    io_channel_flush() (the manager's flush method).  Write order and flush points: top of relocate.c.
  *  - The superblock is always written whole, in one write_blk of 1024 bytes at 1024 (never write_byte).
  *  - A pointer switch is one write per inode (depth-0 extent tree, i_block) or per extent leaf block, or one
- *    write per pointer for block-mapped files; the extent tree never changes shape, nothing is allocated
- *    after the destinations (an allocation attempt by libext2fs fails the run).
+ *    write per pointer for block-mapped files; the extent tree never changes shape except the copy-on-write
+ *    growth below, nothing is allocated after F1 (an allocation attempt by libext2fs fails the run).
  *  - After an interrupted run the filesystem is marked not clean (s_state without EXT2_VALID_FS):
  *    `e2fsck -p` repairs it without questions (leaked blocks, free counts) and no file data is lost;
  *    pf_reorder() refuses it ("run fsck first") until then.
@@ -18,8 +18,9 @@
  *    writes nothing at all (the image is byte-identical).
  *  - The time budget is checked between units (after at least one): res->complete = 0, return 0, the
  *    filesystem is consistent and clean; the next run continues (the plan skips what is in place).
- *  - moved_blocks counts blocks whose pointer now names the new copy; a block whose extent leaf had no room
- *    for the split stays where it was (reported through note()).
+ *  - moved_blocks counts blocks whose pointer now names the new copy.  Blocks whose move could overflow a
+ *    full leaf of a deep extent tree are left out of the plan (reported through note()); an inode whose
+ *    four in-inode extents could overflow gets a spare leaf at F1 and grows copy-on-write.
  * Exit codes of the command: 0 done, 1 error/refusal, 2 usage, 3 stopped by the time budget. */
 #ifndef PREFETCH_REORDER_H
 #define PREFETCH_REORDER_H
