@@ -231,7 +231,17 @@ report() {
 		echo "| run | disk s (measured) | wall s | exit (3 = budget hit) | read MiB | written MiB | second run: written MiB (little = the first one finished) |"
 		echo "|---|---|---|---|---|---|---|"
 		awk '$1 == "big" { d[$2] = $3; w[$2] = $4; ex[$2] = $5; rb[$2] = $6; wb[$2] = $7 } $1 == "big2" { s[$2] = $6 }
-		     END { for (r in d) printf "| %d | %.2f | %.2f | %d | %.1f | %.1f | %.1f |\n", r, d[r], w[r], ex[r], rb[r] / 1048576, wb[r] / 1048576, s[r] / 1048576 }' "$log"
+		     END { for (r in d) printf "| %d | %.2f | %.2f | %d | %.1f | %.1f | %.1f |\n", r, d[r], w[r], ex[r], rb[r] / 1048576, wb[r] / 1048576, s[r] / 1048576 }' "$log" |
+			sort -t'|' -k2n
+		echo
+		echo "| big set | N | avg s | stddev | min | max | finished within the budget |"
+		echo "|---|---|---|---|---|---|---|"
+		awk '$1 == "big" { n++; d += $3; dd += $3 * $3; w += $4; ww += $4 * $4; ok += ($5 == 0)
+			if (n == 1 || $3 < dmn) dmn = $3; if ($3 > dmx) dmx = $3; if (n == 1 || $4 < wmn) wmn = $4; if ($4 > wmx) wmx = $4 }
+		     END { if (!n) exit; a = d / n; v = 0; if (n > 1) v = (dd - n * a * a) / (n - 1); sd = 0; if (v > 0) sd = sqrt(v)
+			printf "| disk busy (sleep mode) | %d | %.2f | %.2f | %.2f | %.2f | |\n", n, a, sd, dmn, dmx
+			a = w / n; v = 0; if (n > 1) v = (ww - n * a * a) / (n - 1); sd = 0; if (v > 0) sd = sqrt(v)
+			printf "| wall | %d | %.2f | %.2f | %.2f | %.2f | %d of %d |\n", n, a, sd, wmn, wmx, ok, n }' "$log"
 		echo
 		echo "Dry run (big set): $(tail -3 "$work/big.dry" | tr '\n' ' ')"
 		echo "Last big run said: $(tail -3 "$work/big.out" | tr '\n' ' ')"
