@@ -199,7 +199,7 @@ for spec in $CRASH_EXTRA; do
 done
 
 echo
-printf '%-10s %-5s %-8s %7s %9s %6s %8s %8s %8s %8s\n' fs image layout writes k-tested drop fsck-p>1 fsck-fn files-lost failures
+printf '%-10s %-5s %-8s %7s %9s %6s %8s %8s %8s %8s\n' fs image layout writes k-tested drop 'fsck-p>1' fsck-fn files-lost failures
 printf '%s\n' "${summary[@]}"
 echo "fsck-p>1: e2fsck -p could not repair alone; fsck-fn: still errors after e2fsck -p; files-lost: a file reads back different"
 echo "CRASH_POINTS=$CRASH_POINTS CRASH_DROP_POINTS=$CRASH_DROP_POINTS images of ${CRASH_IMAGE_MB} MB"
