@@ -32,16 +32,19 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: prefetchd replay LAYOUT [--config FILE] [--medium auto|rotational|ssd] [--threads N]\n"
-		"                        [--timeout SEC]\n"
+		"                        [--timeout SEC] [--dump-plan FILE]\n"
 		"\n"
 		"Read the files and ranges of LAYOUT into the page cache, then print one summary line.\n"
-		"Rotational disks: inode tables and directories first, then the data in physical order.\n"
+		"Rotational disks: inode tables and directories first, then the data in physical order (of where\n"
+		"the blocks are now: FIEMAP; the layout's block numbers only where that fails).\n"
 		"Solid-state: N readers in first-touch order.  Changed or missing files are skipped.\n"
 		"\n"
 		"  --config FILE   settings (default " PF_DEFAULT_CONFIG "; missing = defaults)\n"
 		"  --medium M      auto (sysfs), rotational or ssd (PREFETCH_MEDIUM)\n"
 		"  --threads N     readers on solid-state media, 1-64 (REPLAY_THREADS)\n"
 		"  --timeout SEC   give up after SEC seconds, 0 = never (REPLAY_TIMEOUT)\n"
+		"  --dump-plan FILE  write the rotational sweep's plan there, one line per item in sweep order:\n"
+		"                  BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH (SRC: now = FIEMAP, layout, none)\n"
 		"\n"
 		"Exit status: 0 done or nothing to do (no layout yet, or a stale one), 1 unusable layout, 2 usage.\n"
 		"ENABLE_PREFETCH and ENABLE_REPLAY govern 'prefetchd boot'; this command always replays.\n");
@@ -68,14 +71,15 @@ int cmd_replay(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' }, { "medium", required_argument, NULL, 'm' },
 		{ "threads", required_argument, NULL, 'j' }, { "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },          { NULL, 0, NULL, 0 },
+		{ "dump-plan", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
 	};
 	/* First thing: a stop request (systemctl stop) always ends in a clean exit. */
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	const char *config = PF_DEFAULT_CONFIG, *medium = NULL;
+	const char *config = PF_DEFAULT_CONFIG, *medium = NULL, *dump = NULL;
 	long threads = -1, timeout = -1;
 	int c;
 	optind = 1;
@@ -99,6 +103,9 @@ int cmd_replay(int argc, char **argv)
 				fprintf(stderr, "prefetchd replay: --timeout wants seconds (0-86400), not '%s'\n", optarg);
 				return PF_EXIT_USAGE;
 			}
+			break;
+		case 'd':
+			dump = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -161,9 +168,19 @@ int cmd_replay(int argc, char **argv)
 		sigaction(SIGALRM, &sa, NULL);
 		alarm((unsigned)o.timeout_s + 2);
 	}
+	if (dump) {
+		o.plan_dump = fopen(dump, "we");
+		if (!o.plan_dump) {
+			pf_err("--dump-plan %s: %s", dump, strerror(errno));
+			pf_image_free(layout);
+			return PF_EXIT_FAILURE;
+		}
+	}
 	struct pf_replay_stats st;
 	rc = pf_replay(layout, &o, &st);
 	alarm(0);
+	if (o.plan_dump && fclose(o.plan_dump) && !rc)
+		pf_warn("--dump-plan %s: %s", dump, strerror(errno));
 	unsigned nfiles = layout->nfiles;
 	pf_image_free(layout);
 	if (rc) {
@@ -174,9 +191,10 @@ int cmd_replay(int argc, char **argv)
 		pf_notice("layout %s matches nothing on the mounted filesystems (stale): nothing prefetched", path);
 		return PF_EXIT_OK;
 	}
-	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MiB, %.2f s, medium %s, %u metadata blocks%s\n",
+	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MiB, %.2f s, medium %s, %u metadata blocks, "
+	       "%u ranges placed now (%u moved since the layout), %u by the layout%s\n",
 	       st.files, st.files_skipped, st.files_missing, st.files_changed, st.bytes / 1048576.0, st.seconds,
-	       medium_name(st.medium), st.metadata_blocks,
+	       medium_name(st.medium), st.metadata_blocks, st.placed_now, st.placed_moved, st.placed_layout,
 	       st.timed_out ? ", timed out" : st.stopped ? ", stopped" : "");
 	fflush(stdout);
 	return PF_EXIT_OK;

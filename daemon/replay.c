@@ -108,6 +108,9 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 				(void)pf_replay_metadata(&c, f, &blocks); /* only a hint: the data sweep goes on */
 		st->metadata_blocks = blocks;
 		rc = pf_replay_sweep(&c, items, nrot);
+		st->placed_now = c.map.now;
+		st->placed_layout = c.map.layout;
+		st->placed_moved = c.map.moved;
 	}
 	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nsolid ? PF_MEDIUM_SOLID : PF_MEDIUM_UNKNOWN;
 out:

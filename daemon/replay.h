@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct pf_replay_opts {
 	int medium_override;       /* enum pf_medium_override */
@@ -15,6 +16,9 @@ struct pf_replay_opts {
 	int timeout_s;             /* give up after this long */
 	uint64_t max_bytes;        /* never read more than this (0 = no bound beyond the layout) */
 	volatile sig_atomic_t *stop; /* optional: stop early when set */
+	FILE *plan_dump;           /* optional (debugging, tests): the rotational sweep's plan, one line per item in
+				    * sweep order: "BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH" (KIND data|dir|meta;
+				    * SRC of PHYSICAL, in bytes: now = FIEMAP, layout = the layout's record, none) */
 };
 
 struct pf_replay_stats {
@@ -23,6 +27,9 @@ struct pf_replay_stats {
 	unsigned files_changed;    /* of files_skipped: inode, size, mtime or generation differ (never read) */
 	unsigned long long bytes;  /* readahead requested (clipped to the files' sizes) */
 	unsigned metadata_blocks;  /* inode-table / directory / extent-tree blocks pulled in the metadata pass */
+	unsigned placed_now;       /* rotational data ranges placed by FIEMAP at replay time */
+	unsigned placed_layout;    /* ... by the layout's block numbers (FIEMAP failed: fallback) */
+	unsigned placed_moved;     /* of placed_now: elsewhere than the layout said (moved, e.g. by a reorder) */
 	int medium;                /* enum pf_medium used (rotational if any filesystem was swept) */
 	int timed_out;
 	int stopped;               /* *opts->stop was set */

@@ -44,6 +44,11 @@ struct pf_rctx {
 	atomic_ullong bytes;
 	atomic_int timed_out, stopped;
 	int fd_budget;                   /* fds the sweep may keep open at once */
+	struct {                         /* the rotational sweep's placing (one thread) */
+		unsigned files, failed;  /* files asked with FIEMAP; of those, FIEMAP refused */
+		unsigned now, layout;    /* data items placed by FIEMAP; by the layout's record (fallback) */
+		unsigned moved;          /* placed by FIEMAP elsewhere than the layout said */
+	} map;
 };
 
 /* Stop flag set or deadline passed (records which).  Cheap; call between reads. */
@@ -59,13 +64,15 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd);
 /* Do one item on an open fd: readahead in chunks, or read a directory.  Returns 0 or -errno / -EINTR. */
 int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it);
 
-/* replay_fiemap.c: physical places of DATA items of one file (sorted by offset), from FIEMAP. */
+/* replay_fiemap.c: physical places of DATA items of one file (sorted by offset), from FIEMAP now: each item
+ * FIEMAP reaches gets its place (PF_RPHYS_NOW, moved set when the layout said otherwise) or, in a hole or an
+ * extent without a place, none.  0, or -errno when an ioctl fails (items not reached keep what they had). */
 int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n);
 
 /* replay_metadata.c: metadata pass on one ext2/3/4 filesystem; adds the blocks read to *blocks. */
 int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
 
-/* replay_rotational.c: map, sort and sweep items (all on rotational filesystems). */
+/* replay_rotational.c: map (FIEMAP now), sort and sweep items (all on rotational filesystems). */
 int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n);
 
 /* replay_parallel.c: readers pulling items in access order. */

@@ -86,6 +86,7 @@ int pf_rplan_build(const struct pf_image *l, const struct pf_rplan_opts *o, stru
 					    .phys_known = !!(e->flags & PF_EXT_PHYS_KNOWN), .offset = e->offset,
 					    .length = len };
 		if (out[m].phys_known) {
+			out[m].phys_src = PF_RPHYS_LAYOUT;
 			uint32_t bs = f->fs < l->nfs && l->fs[f->fs].block_size ? l->fs[f->fs].block_size : 4096;
 			out[m].physical = e->physical * bs;
 		}

@@ -14,11 +14,20 @@ enum pf_ritem_kind {
 	PF_RITEM_META = 2, /* open and stat only: the boot needed the inode, not the data */
 };
 
+/* Where an item's physical place comes from. */
+enum pf_rphys_src {
+	PF_RPHYS_NONE = 0,   /* unknown: swept in access order, before the placed items of its bin */
+	PF_RPHYS_LAYOUT = 1, /* the layout's block number (stale after a reorder: only a fallback) */
+	PF_RPHYS_NOW = 2,    /* FIEMAP at replay time */
+};
+
 struct pf_ritem {
 	uint32_t file;     /* index into layout->files */
 	uint32_t fs;       /* index into layout->fs */
 	uint8_t kind;      /* enum pf_ritem_kind */
 	uint8_t phys_known;
+	uint8_t phys_src;  /* enum pf_rphys_src (PF_RPHYS_NONE iff !phys_known) */
+	uint8_t moved;     /* FIEMAP placed it elsewhere than the layout said */
 	uint32_t bin;      /* time bin: early data is swept before late data */
 	uint32_t seq;      /* rank in access order */
 	uint64_t offset;   /* bytes in the file */

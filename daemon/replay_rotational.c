@@ -1,8 +1,10 @@
-/* The rotational sweep: every item placed on the disk (layout record or FIEMAP now), then read bin by bin in
- * physical order, so the head crosses each bin's span about once instead of seeking per file. */
+/* The rotational sweep: every item placed on the disk where it is now (FIEMAP; the layout's record only when
+ * that fails), then read bin by bin in physical order, so the head crosses each bin's span about once instead
+ * of seeking per file. */
 #include "replay_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -20,12 +22,15 @@ static int by_inode_offset(const void *a, const void *b, void *arg)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Ask FIEMAP for the items the layout gave no physical place. */
-static int map_unknown(struct pf_rctx *c, struct pf_ritem *items, size_t n)
+/* Place every data item where its blocks are now (FIEMAP), file by file in inode order.  The metadata pass has
+ * pulled the inodes and extent-tree blocks in, so on ext4 the ioctls cost no seeks; the layout's block numbers
+ * (stale after a reorder) remain only for files FIEMAP cannot map (no FIEMAP: tmpfs, some network and FUSE
+ * filesystems). */
+static int map_places(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 {
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
-		m += items[i].kind == PF_RITEM_DATA && !items[i].phys_known;
+		m += items[i].kind == PF_RITEM_DATA;
 	if (!m)
 		return 0;
 	struct pf_ritem **p = malloc(m * sizeof(*p));
@@ -33,7 +38,7 @@ static int map_unknown(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 		return -ENOMEM;
 	m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (items[i].kind == PF_RITEM_DATA && !items[i].phys_known)
+		if (items[i].kind == PF_RITEM_DATA)
 			p[m++] = &items[i];
 	qsort_r(p, m, sizeof(*p), by_inode_offset, (void *)c->l);
 	for (size_t i = 0, j; i < m && !pf_rctx_should_stop(c); i = j) {
@@ -42,22 +47,44 @@ static int map_unknown(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 		int fd = pf_replay_open(c, p[i]->file, 1);
 		if (fd < 0)
 			continue; /* recorded; the sweep skips it */
-		(void)pf_replay_fiemap(fd, p + i, j - i); /* no FIEMAP (tmpfs, ...): access order within the bin */
+		c->map.files++;
+		if (pf_replay_fiemap(fd, p + i, j - i) < 0)
+			c->map.failed++;
 		close(fd);
+		for (size_t k = i; k < j; k++) {
+			c->map.now += p[k]->phys_src == PF_RPHYS_NOW;
+			c->map.layout += p[k]->phys_src == PF_RPHYS_LAYOUT;
+			c->map.moved += p[k]->moved;
+		}
 	}
 	free(p);
 	return 0;
+}
+
+static void dump_plan(const struct pf_rctx *c, const struct pf_ritem *items, size_t n)
+{
+	static const char *const kind[] = { "data", "dir", "meta" }, *const src[] = { "none", "layout", "now" };
+	FILE *f = c->o->plan_dump;
+	for (size_t i = 0; i < n; i++) {
+		const struct pf_ritem *it = &items[i];
+		fprintf(f, "%u %u %s %s %llu %llu %llu %s\n", it->bin, it->fs, kind[it->kind <= 2 ? it->kind : 0],
+			src[it->phys_src <= 2 ? it->phys_src : 0], (unsigned long long)it->physical,
+			(unsigned long long)it->offset, (unsigned long long)it->length, c->l->files[it->file].path);
+	}
+	fflush(f);
 }
 
 int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 {
 	if (!n)
 		return 0;
-	int rc = map_unknown(c, items, n);
+	int rc = map_places(c, items, n);
 	if (rc)
 		return rc;
 	pf_rplan_sort_physical(items, n);
 	n = pf_rplan_coalesce(items, n);
+	if (c->o && c->o->plan_dump)
+		dump_plan(c, items, n);
 
 	/* A file's fd stays open from its first item to its last one (most files live within one bin), within a
 	 * budget that leaves the process (and a tracer sharing it) plenty of descriptors. */
