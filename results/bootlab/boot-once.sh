@@ -16,10 +16,10 @@ source "$TOP/results/lib-sim.sh"   # also tests/lib.sh: cleanup on every exit pa
 QEMU_PID=''
 kill_qemu() { [ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null; [ -n "$QEMU_PID" ] && wait "$QEMU_PID" 2>/dev/null; QEMU_PID=''; }
 pf_cleanup_add kill_qemu
-# sim_stop waits for simdisk to exit, which it did not after a guest had used the loop device: the detach is
-# deferred, the 1 s of umount retries ran out, the lazy unmount left the daemon waiting. So: detach, wait until
-# the loop device has let go of the FUSE file, unmount for real, and only then sim_stop; a watchdog ends the
-# daemon if it is still there 8 s later (noted in host.env).
+# sim_stop waits for simdisk to exit, which it did not after a guest had used the loop device (umount retries
+# ran out, lazy unmount, the daemon kept waiting). So: detach, wait until the loop device has let go of the FUSE
+# file, unmount, end the daemon if it is still there, and only then sim_stop; a watchdog ends it 8 s later if
+# all that failed. How it ended is noted in host.env (sim_stop=clean|term|watchdog).
 SIM_STOP=clean
 stop_sim() {
 	[ -n "$SIM_PID" ] || return 0
@@ -33,8 +33,8 @@ stop_sim() {
 		SIM_DEV=''
 	fi
 	for ((i = 0; i < 30; i++)); do umount "$fuse" 2>/dev/null && break; sleep 0.1; done
-	# Unmounted here, yet the daemon may stay: a mount namespace cloned meanwhile (other developers' tests)
-	# still holds the FUSE mount. The image is on tmpfs and every write is done: end the daemon.
+	# Unmounted here, yet after a guest boot the daemon stays in its /dev/fuse read (cause not found: no other
+	# mount namespace held the mount). The image is on tmpfs and every write is done: end the daemon.
 	for ((i = 0; i < 10; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$p" 2>/dev/null; then echo term >"$out/sim-stop.watchdog"; kill "$p" 2>/dev/null; fi
 	(sleep 8; kill -0 "$p" 2>/dev/null && echo watchdog >"$out/sim-stop.watchdog"; kill "$p" 2>/dev/null
@@ -67,7 +67,7 @@ warm)
 *) die "disk must be sim or warm" ;;
 esac
 
-qemu=(qemu-system-x86_64 -name bootlab,debug-threads=on -accel tcg,thread=multi -cpu max -smp 1 -m "$GUEST_MEM"
+qemu=(qemu-system-x86_64 -name bootlab,debug-threads=on -accel tcg,thread=multi -cpu max -smp "${BOOTLAB_SMP:-1}" -m "$GUEST_MEM"
 	-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initrd.img" -append "$KERNEL_APPEND"
 	-drive "$drive" -nic none -nographic -no-reboot -monitor none
 	-serial "file:$out/console.log" -serial "file:$out/report.log")
@@ -88,10 +88,13 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 				for k in requests reads writes read_bytes seeks model_ns wall_ns; do echo "simend_$k=$(sim_stat "$k")"; done
 			fi
 			echo "host_t_bootend=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')"
+			# Summed over the vCPU threads (one with -smp 1).
+			run=0 wait=0
 			for t in /proc/"$QEMU_PID"/task/*; do
-				[ "$(cat "$t/comm" 2>/dev/null)" = "CPU 0/TCG" ] || continue
-				read -r run wait _ <"$t/schedstat" && echo "vcpu_run_ns=$run" && echo "vcpu_wait_ns=$wait"
+				case "$(cat "$t/comm" 2>/dev/null)" in "CPU "*"/TCG") ;; *) continue ;; esac
+				read -r r w _ <"$t/schedstat" && run=$((run + r)) && wait=$((wait + w))
 			done
+			echo "vcpu_run_ns=$run"; echo "vcpu_wait_ns=$wait"
 		} >"$bootend_env"
 	fi
 	if awk -v a="$t0" -v b="$(date +%s.%N)" -v t="$BOOT_TIMEOUT" 'BEGIN { exit !(b - a > t) }'; then

@@ -33,7 +33,7 @@ FIELDS = [
     "sim_requests", "sim_reads", "sim_read_mb", "sim_seeks", "sim_model_s", "sim_wall_s",
     "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
     "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "vcpu_run_s", "vcpu_wait_s", "pf_start_s", "replay_s", "disk_s_before_pf",
-    "disk_s_replay", "disk_s_after_replay", "req_before_pf", "boot_id", "golden",
+    "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "boot_id", "golden",
 ]
 
 
@@ -127,6 +127,9 @@ def record(args):
         row["boot_end_s"], row["boot_end_source"] = row["pf_boot_s"], "prefetch boottime.log"
     elif row["systemd_finish_s"]:
         row["boot_end_s"], row["boot_end_source"] = row["systemd_finish_s"], "guest unit (systemd finish)"
+    g = re.search(r"prefetch.service: Consumed (?:(\d+)min )?([0-9.]+)s CPU time", text)
+    if g:
+        row["pf_cpu_s"] = f"{int(g.group(1) or 0) * 60 + float(g.group(2)):.3f}"
     row["prefetch_stop_s"] = rep.get("prefetch_stop_seconds", "")
     row["prefetch_result"] = rep.get("Result", "")
     row["failed_units"] = " ".join(rep["failed"])
@@ -321,6 +324,8 @@ def render(args):
             "wall": stats(num(ok, "wall_s")),
             "load": stats(num(ok, "host_load_start")),
             "vwait": stats(num(ok, "vcpu_wait_s")),
+            "vrun": stats(num(ok, "vcpu_run_s")),
+            "pfcpu": stats(num(ok, "pf_cpu_s")),
             "corr": stats([float(r["boot_end_s"]) - float(r["vcpu_wait_s"]) for r in ok
                            if r.get("boot_end_s") and r.get("vcpu_wait_s")]),
         }
@@ -358,8 +363,9 @@ def render(args):
     L("served until boot end) does not depend on host load at all. Both are below.")
     L("")
     L("| setup | disk busy, model (s) | stddev | vs none | disk requests | guest reads | guest MB read | "
-      "vCPU wait (s) | boot − vCPU wait (s) | stddev | vs none | wall per boot (s) | host load at start |")
-    L("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "vCPU busy (s) | prefetchd CPU (s) | vCPU wait (s) | boot − vCPU wait (s) | stddev | vs none | wall per boot (s) "
+      "| host load at start |")
+    L("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for s in SETUPS:
         if s not in data:
             continue
@@ -372,7 +378,7 @@ def render(args):
             return f"{d[k]['sd']:.{dg}f}" if d[k] else "–"
         vs = lambda k: pct(d[k], base.get(k)) if s != "none" else "–"  # noqa: E731
         L(f"| {LABEL[s]} | {a('sim', 2)} | {sd('sim')} | {vs('sim')} | {a('simreq', 0)} | {a('reads', 0)} | "
-          f"{a('mb')} | {a('vwait', 2)} | {a('corr', 2)} | {sd('corr')} | {vs('corr')} | {a('wall')} | "
+          f"{a('mb')} | {a('vrun', 2)} | {a('pfcpu', 2)} | {a('vwait', 2)} | {a('corr', 2)} | {sd('corr')} | {vs('corr')} | {a('wall')} | "
           f"{a('load', 2)} |")
     L("")
     slower = []
