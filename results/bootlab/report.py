@@ -205,6 +205,32 @@ def record(args):
           f"sim_model={row['sim_model_s']} s", file=sys.stderr)
 
 
+def rerecord(args):
+    """Rebuild the rows of one run from its boot directories (BOOTLAB_CACHE/runs/RUN/SETUP-PHASEi): the
+    records of older boots gain columns added since. Other runs' rows stay as they are."""
+    cache = os.environ.get("BOOTLAB_CACHE", "/var/cache/prefetch-bootlab")
+    rundir = os.path.join(cache, "runs", args.run)
+    rows = load_rows()
+    golden = {(r["setup"]): r["golden"] for r in rows if r["run"] == args.run}
+    keep = [r for r in rows if r["run"] != args.run]
+    with open(CSV_PATH + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        w.writeheader()
+        for r in keep:
+            w.writerow({k: (r.get(k) or "") for k in FIELDS})
+    os.replace(CSV_PATH + ".tmp", CSV_PATH)
+
+    def key(name):
+        m = re.match(r"(\w+)-(learn|measure)(\d+)$", name)
+        return (m.group(2) != "learn", int(m.group(3)), SETUPS.index(m.group(1))) if m else (9, 0, 0)
+    for name in sorted(os.listdir(rundir), key=key):
+        m = re.match(r"(\w+)-(learn|measure)(\d+)$", name)
+        if not m or m.group(1) not in SETUPS:
+            continue
+        record(argparse.Namespace(outdir=os.path.join(rundir, name), run=args.run, setup=m.group(1),
+                                  phase=m.group(2), boot=m.group(3), golden_info=golden.get(m.group(1), "")))
+
+
 def load_rows():
     if not os.path.exists(CSV_PATH):
         return []
@@ -463,10 +489,12 @@ def main():
     r.add_argument("--phase", required=True, choices=["learn", "measure"])
     r.add_argument("--boot", required=True)
     r.add_argument("--golden-info", default="")
+    rr = sub.add_parser("rerecord")
+    rr.add_argument("--run", required=True)
     g = sub.add_parser("render")
     g.add_argument("--run", action="append")
     a = ap.parse_args()
-    record(a) if a.cmd == "record" else render(a)
+    {"record": record, "rerecord": rerecord, "render": render}[a.cmd](a)
 
 
 if __name__ == "__main__":
