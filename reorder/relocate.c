@@ -11,7 +11,10 @@
  *   per unit, in layout order (first each block's mapping is checked to still be the old one, else the unit
  *   is abandoned untouched):
  *   F2  data read from the old blocks (in block order) and written to the new ones, flushed; read back and
- *       compared.  Old pointers still in force: a cut here only leaks the new blocks.
+ *       compared.  Old pointers still in force: a cut here only leaks the new blocks.  The read-back is from
+ *       the disk, not from a cache: through a separate read-only O_DIRECT descriptor on the device (or, where
+ *       the file cannot be opened O_DIRECT, after dropping the range from the page cache); a mismatch
+ *       abandons the unit before any pointer is switched.
  *   F3  block pointers switched, flushed, then re-read and checked.  Extent-mapped files: every leaf that
  *       maps moved blocks (the inode's i_block or a leaf block) is rewritten in place in ONE write
  *       (extent_remap.c): the tree never changes shape, no tree block is allocated or freed, no index
@@ -36,12 +39,16 @@
 #include "extent_remap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct pf_reloc {
 	ext2_filsys fs;
-	char *buf, *vbuf;
+	char *buf, *vbuf;           /* vbuf aligned for O_DIRECT */
+	int vfd;                    /* read-only descriptor on the device for the read-back, or -1 */
+	int vdirect;                /* vfd is O_DIRECT */
 	uint64_t *ubase;            /* first bit of each unit in switched */
 	unsigned char *switched;    /* per destination block: its pointer names the new copy */
 	struct pf_remap *remap;     /* scratch for one inode's moves */
@@ -50,6 +57,62 @@ struct pf_reloc {
 	size_t nowners;
 	errcode_t (*old_alloc)(ext2_filsys, blk64_t, blk64_t *);
 };
+
+/* O_DIRECT needs the buffer, offset and length aligned to the device's logical block size: 4096 covers
+ * every common one for the buffer; offsets and lengths are multiples of the fs block size, and where that
+ * is not enough (1 KiB blocks on a 4 KiB-sector disk) the read fails with EINVAL and we fall back. */
+#define VERIFY_ALIGN 4096
+
+/* A second descriptor on the device, only for reading back what F2 wrote: unix_io reads through the page
+ * cache, which holds what we wrote, not necessarily what the disk stored. */
+static long verify_open(struct pf_reloc *r)
+{
+	const char *dev = r->fs->device_name;
+	r->vfd = open(dev, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	r->vdirect = r->vfd >= 0;
+	if (r->vfd < 0) /* e.g. an image on a filesystem without direct I/O */
+		r->vfd = open(dev, O_RDONLY | O_CLOEXEC);
+	return r->vfd >= 0 ? 0 : -errno;
+}
+
+static long pread_all(int fd, char *buf, size_t len, off_t off)
+{
+	while (len) {
+		ssize_t k = pread(fd, buf, len, off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EIO; /* short: the device ends before the range */
+		buf += k;
+		len -= (size_t)k;
+		off += k;
+	}
+	return 0;
+}
+
+/* Read blocks [blk, blk+n) as the disk has them (after io_channel_flush: nothing dirty remains). */
+static long verify_read(struct pf_reloc *r, uint64_t blk, uint64_t n, char *buf)
+{
+	off_t off = (off_t)(blk * r->fs->blocksize);
+	size_t len = (size_t)(n * r->fs->blocksize);
+	if (r->vdirect) {
+		long rc = pread_all(r->vfd, buf, len, off);
+		if (rc != -EINVAL)
+			return rc;
+		/* alignment not accepted: buffered from now on, dropping the range from the cache first */
+		int fd = open(r->fs->device_name, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		close(r->vfd);
+		r->vfd = fd;
+		r->vdirect = 0;
+	}
+	/* clean pages (flushed) are dropped, so the read goes to the disk */
+	posix_fadvise(r->vfd, off, (off_t)len, POSIX_FADV_DONTNEED);
+	return pread_all(r->vfd, buf, len, off);
+}
 
 /* Nothing in a run may allocate a block behind our back (the plan owns every allocation). */
 static errcode_t refuse_alloc(ext2_filsys fs, blk64_t goal, blk64_t *ret)
@@ -65,6 +128,8 @@ static void reloc_free(struct pf_reloc *r)
 	if (!r)
 		return;
 	ext2fs_set_alloc_block_callback(r->fs, r->old_alloc, NULL);
+	if (r->vfd >= 0)
+		close(r->vfd);
 	free(r->buf);
 	free(r->vbuf);
 	free(r->ubase);
@@ -157,8 +222,10 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *i
 	if (!r)
 		return -ENOMEM;
 	r->fs = fs;
+	r->vfd = -1;
 	r->buf = malloc(maxlen * fs->blocksize);
-	r->vbuf = malloc(maxlen * fs->blocksize);
+	if (posix_memalign((void **)&r->vbuf, VERIFY_ALIGN, maxlen * fs->blocksize))
+		r->vbuf = NULL;
 	r->ubase = malloc((p->nunits + 1) * sizeof(*r->ubase));
 	r->switched = calloc(total / 8 + 1, 1);
 	r->remap = malloc(maxmoves * sizeof(*r->remap));
@@ -171,6 +238,8 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *i
 		rc = -ENOMEM;
 		goto fail;
 	}
+	if ((rc = verify_open(r)))
+		goto fail;
 	uint64_t base = 0;
 	for (size_t u = 0; u < p->nunits; u++) {
 		r->ubase[u] = base;
@@ -300,11 +369,11 @@ long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const 
 	if (!rc)
 		rc = io_channel_flush(fs->io);
 	if (!rc)
-		rc = io_channel_read_blk64(fs->io, un->dst, (int)un->len, r->vbuf);
+		rc = verify_read(r, un->dst, un->len, r->vbuf);
 	if (rc)
 		return rc;
 	if (memcmp(r->buf, r->vbuf, un->len * bs))
-		return -EIO;
+		return PF_RELOC_EVERIFY;
 
 	/* F3: switch, make durable, check each block */
 	*partial = 1;

@@ -4,6 +4,7 @@
 
 #include "plan.h"
 
+#include <errno.h>
 #include <ext2fs/ext2fs.h>
 
 struct pf_reloc;
@@ -13,6 +14,9 @@ struct pf_reloc;
  * Returns 0 or a negative error / errcode_t. */
 long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
 		    struct pf_reloc **out);
+
+/* pf_reloc_unit: the copy read back from the disk differs from what was written (nothing switched). */
+#define PF_RELOC_EVERIFY (-EILSEQ)
 
 /* Copy unit u, switch its files' block pointers to the copy, verify.  inos[owner] gives each move's inode.
  * On failure *partial says whether some pointers may already have been switched (the filesystem then stays

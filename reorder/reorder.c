@@ -88,6 +88,14 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 			break;
 		}
 		rc = pf_reloc_unit(r, plan, done, inos, &partial);
+		if (rc == PF_RELOC_EVERIFY) {
+			/* a disk that stores other bytes than it was given: stop, touch nothing more */
+			snprintf(err, errlen, "moving %llu blocks to %llu: the copy read back from the disk differs from "
+				 "what was written; that unit was abandoned (files untouched), stopping",
+				 (unsigned long long)plan->units[done].len, (unsigned long long)plan->units[done].dst);
+			res->complete = 0;
+			break;
+		}
 		if (rc) {
 			snprintf(err, errlen, "moving %llu blocks to %llu failed: %s",
 				 (unsigned long long)plan->units[done].len, (unsigned long long)plan->units[done].dst,

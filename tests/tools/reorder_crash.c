@@ -1,7 +1,7 @@
 /* reorder_crash: run pf_reorder on an image through an I/O manager that simulates a power cut.
  *
  *   reorder_crash [--count] [--stop-after K [--drop-unflushed SEED]] [--layout FILE]... [--chunk-blocks N]
- *                 [--time-budget SEC] [--reserve-percent P] IMAGE
+ *                 [--time-budget SEC] [--reserve-percent P] [--corrupt-write K [--corrupt-backing FILE]] IMAGE
  *
  * The manager stacks on unix_io_manager (forced write-through, so every write it passes down is in the
  * image file at once, in issue order) and numbers the writes (write_blk, write_blk64, write_byte, discard,
@@ -13,6 +13,11 @@
  *   --drop-unflushed S  besides, a disk may lose what it was given since the last flush, in any order: at the
  *                       cut, every write since the last flush is undone and a random subset of them (seed S)
  *                       is written back in issue order
+ *   --corrupt-write K   a disk that stores wrong bytes: write K goes down as given, and right after the next
+ *                       flush its range is overwritten with its bytes inverted, behind the reorder's back
+ *                       (our own descriptor, or FILE): the reorder must notice when it reads its copy back
+ *   --corrupt-backing FILE  IMAGE is a loop device on FILE: the wrong bytes go into FILE, below the loop
+ *                       device's page cache (which keeps the right ones: only a read from the disk sees them)
  * A run that finishes before write K exits 0 (or 1 if pf_reorder failed) after printing the counts.
  */
 #include "reorder.h"
@@ -47,6 +52,10 @@ static struct {
 	int64_t offset; /* the "offset" channel option */
 	int trace;      /* REORDER_CRASH_TRACE set: one stderr line per write and flush */
 	unsigned long long byte_writes; /* write_byte calls: libext2fs updates the superblock field by field */
+	unsigned long long corrupt_at;  /* --corrupt-write K (0 = never) */
+	const char *corrupt_file;       /* --corrupt-backing */
+	uint64_t corrupt_off;
+	size_t corrupt_len;             /* > 0: to corrupt at the next flush */
 } st = { .digest = 1469598103934665603ULL, .fd = -1 };
 
 struct crash_private {
@@ -112,6 +121,10 @@ static void before_write(uint64_t off, size_t len, const void *data, char kind)
 	if (st.stop_after && st.writes >= st.stop_after)
 		cut();
 	st.bytes += len;
+	if (st.corrupt_at && st.writes == st.corrupt_at && data) {
+		st.corrupt_off = off;
+		st.corrupt_len = len;
+	}
 	/* Superblock writes carry timestamps and go out as a varying number of byte-range writes (only the
 	 * 2-byte pieces that changed), so they are left out of the digest: it is about the reorder's own work. */
 	if (kind == 'b')
@@ -259,9 +272,30 @@ static errcode_t crash_write_byte(io_channel ch, unsigned long offset, int count
 	return in->manager->write_byte(in, offset, count, data);
 }
 
+/* --corrupt-write: after the write is on the disk, the disk's copy goes bad (inverted bytes). */
+static void corrupt_now(void)
+{
+	int fd = st.corrupt_file ? open(st.corrupt_file, O_RDWR) : st.fd;
+	unsigned char *b = malloc(st.corrupt_len);
+	if (fd < 0 || !b || pread(fd, b, st.corrupt_len, (off_t)st.corrupt_off) != (ssize_t)st.corrupt_len)
+		abort();
+	for (size_t i = 0; i < st.corrupt_len; i++)
+		b[i] = (unsigned char)~b[i];
+	if (pwrite(fd, b, st.corrupt_len, (off_t)st.corrupt_off) != (ssize_t)st.corrupt_len || fdatasync(fd))
+		abort();
+	fprintf(stderr, "reorder_crash: write %llu (%zu bytes at %llu) corrupted on the disk\n", st.corrupt_at,
+		st.corrupt_len, (unsigned long long)st.corrupt_off);
+	free(b);
+	if (fd != st.fd)
+		close(fd);
+	st.corrupt_len = 0;
+}
+
 static errcode_t crash_flush(io_channel ch)
 {
 	errcode_t e = io_channel_flush(inner_of(ch));
+	if (!e && st.corrupt_len)
+		corrupt_now();
 	if (!e) {
 		st.flushes++;
 		if (st.trace)
@@ -336,7 +370,8 @@ static struct struct_io_manager crash_manager = {
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: reorder_crash [--count] [--stop-after K [--drop-unflushed SEED]] [--layout FILE]...\n"
-		     "                     [--chunk-blocks N] [--time-budget SEC] [--reserve-percent P] IMAGE\n");
+		     "                     [--chunk-blocks N] [--time-budget SEC] [--reserve-percent P]\n"
+		     "                     [--corrupt-write K [--corrupt-backing FILE]] IMAGE\n");
 }
 
 int main(int argc, char **argv)
@@ -349,6 +384,8 @@ int main(int argc, char **argv)
 		{ "chunk-blocks", required_argument, 0, 'b' },
 		{ "time-budget", required_argument, 0, 't' },
 		{ "reserve-percent", required_argument, 0, 'r' },
+		{ "corrupt-write", required_argument, 0, 'x' },
+		{ "corrupt-backing", required_argument, 0, 'B' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -374,11 +411,13 @@ int main(int argc, char **argv)
 		case 'b': o.chunk_blocks = strtol(optarg, NULL, 0); break;
 		case 't': o.time_budget_s = atoi(optarg); break;
 		case 'r': o.reserve_percent = atoi(optarg); break;
+		case 'x': st.corrupt_at = strtoull(optarg, NULL, 0); break;
+		case 'B': st.corrupt_file = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (optind != argc - 1 || nlayouts == 0 || (st.drop && !st.stop_after)) {
+	if (optind != argc - 1 || nlayouts == 0 || (st.drop && !st.stop_after) || (st.corrupt_file && !st.corrupt_at)) {
 		usage(stderr);
 		return 2;
 	}
