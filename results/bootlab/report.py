@@ -289,14 +289,16 @@ def svg_chart(data, path):
     setups = [s for s in SETUPS if s in data]
     W, bar_h, gap, left, top = 760, 22, 12, 170, 50
     panel_h = len(setups) * (bar_h + gap) + 40
-    H = top + 2 * panel_h + 40
+    panels = (("boot", "uptime at boot end (s)"), ("corr", "boot time minus vCPU wait for a host CPU (s)"),
+              ("io", "guest I/O ticks at boot end (s)"), ("sim", "simulated disk busy until boot end (model, s)"))
+    H = top + len(panels) * panel_h + 40
     colors = {"none": "#b0413e", "prefetch": "#e0a030", "reorder": "#3a7d44", "warm": "#7a8b99"}
     o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
          f'<rect width="{W}" height="{H}" fill="white"/>',
          '<text x="10" y="22" font-size="15" font-weight="bold">Debian 12 guest boot (qemu TCG) on a simulated '
          '7200 rpm disk</text>',
          '<text x="10" y="40" fill="#555">bars: average of the measured boots; whiskers: min..max; labels: average</text>']
-    for p, (key, title) in enumerate((("boot", "uptime at boot end (s)"), ("io", "guest I/O ticks at boot end (s)"))):
+    for p, (key, title) in enumerate(panels):
         y0 = top + p * panel_h + 20
         vals = [data[s][key] for s in setups]
         vmax = max([v["max"] for v in vals if v] + [1.0])
