@@ -33,7 +33,7 @@ FIELDS = [
     "sim_requests", "sim_reads", "sim_read_mb", "sim_seeks", "sim_model_s", "sim_wall_s",
     "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
     "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "vcpu_run_s", "vcpu_wait_s", "pf_start_s", "replay_s", "disk_s_before_pf",
-    "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "boot_id", "golden",
+    "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
 ]
 
 
@@ -140,6 +140,8 @@ def record(args):
     row["sim_wall_s"] = fnum(host.get("simend_wall_ns"), 1e-9)
     row["sim_total_requests"] = host.get("sim_requests", "")
     row["sim_total_model_s"] = fnum(host.get("sim_model_ns"), 1e-9)
+    g = re.search(r"-smp (\d+)", host.get("qemu_cmd", ""))
+    row["vcpus"] = g.group(1) if g else ""
     row["wall_s"] = host.get("wall_s", "")
     row["vcpu_run_s"] = fnum(host.get("vcpu_run_ns"), 1e-9)
     row["vcpu_wait_s"] = fnum(host.get("vcpu_wait_ns"), 1e-9)
@@ -470,6 +472,30 @@ def render(args):
               f"{fnum(r['guest_io_ticks_ms'], 1e-3, 2)} | {r['sim_requests'] or '–'} | {fnum(r['sim_model_s'], 1, 2)} | "
               f"{fnum(r['vcpu_wait_s'], 1, 2)} | {r['host_load_start']} | {r['pf_prefetch'] or '–'} | {r['pf_reorder'] or '–'} | {r['failed_units'] or '–'} |")
     L("")
+    shown = {r["run"] for d in data.values() for r in d["rows"]}
+    others = sorted({r["run"] for r in rows} - shown)
+    if others:
+        L("## Other runs in boots.csv")
+        L("")
+        L("Validation runs, a first series under heavy host load, variants (see the notes for what each was).")
+        L("Measured boots that finished only.")
+        L("")
+        L("| run | setup | boots | boot time avg (s) | stddev | boot − vCPU wait (s) | disk busy, model (s) | vCPUs |")
+        L("|---|---|---|---|---|---|---|---|")
+        for run in others:
+            for s in SETUPS:
+                ok = [r for r in rows if r["run"] == run and r["setup"] == s and r["phase"] == "measure"
+                      and r["status"] == "ok"]
+                if not ok:
+                    continue
+                b = stats(num(ok, "boot_end_s"))
+                c = stats([float(r["boot_end_s"]) - float(r["vcpu_wait_s"]) for r in ok
+                           if r.get("boot_end_s") and r.get("vcpu_wait_s")])
+                m = stats(num(ok, "sim_model_s"))
+                smp = ",".join(sorted({r.get("vcpus") or "1" for r in ok}))
+                L(f"| {run} | {LABEL[s]} | {len(ok)} | {b['avg']:.2f} | {b['sd']:.2f} | "
+                  + (f"{c['avg']:.2f}" if c else "–") + " | " + (f"{m['avg']:.2f}" if m else "–") + f" | {smp} |")
+        L("")
     notes = os.path.join(LAB, "NOTES.md")
     if os.path.exists(notes):
         with open(notes) as f:
