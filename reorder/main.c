@@ -83,6 +83,8 @@ static void print_figures(const struct pf_reorder_result *r, int planned_label)
 	       (unsigned long long)r->planned_blocks, (unsigned long long)r->layout_blocks,
 	       (unsigned long long)r->chunks, (unsigned long long)r->chunks_split,
 	       (unsigned long long)r->chunks_failed, (unsigned long long)r->already_in_place_blocks);
+	if (r->not_fit[0])
+		printf("not moved: %s\n", r->not_fit);
 }
 
 int main(int argc, char **argv)
@@ -197,12 +199,15 @@ int main(int argc, char **argv)
 		snprintf(stopped, sizeof(stopped), "; stopped by the time budget after %llu of %llu blocks: the next run "
 			 "continues", (unsigned long long)r.moved_blocks, (unsigned long long)r.planned_blocks);
 	/* one line: what a boot log or the hook's output file keeps */
+	char why[sizeof(r.not_fit) + 4] = "";
+	if (r.not_fit[0])
+		snprintf(why, sizeof(why), " (%s)", r.not_fit);
 	pf_notice("moved %llu blocks (%.1f MB) in %llu units; %llu chunks: %llu already in place, %llu split, %llu did "
-		  "not fit%s%s; %.2f s",
+		  "not fit%s%s%s; %.2f s",
 		  (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
 		  (unsigned long long)r.units_done, (unsigned long long)r.chunks,
 		  (unsigned long long)r.chunks_in_place, (unsigned long long)r.chunks_split,
-		  (unsigned long long)r.chunks_failed, skipped, stopped, r.seconds);
+		  (unsigned long long)r.chunks_failed, why, skipped, stopped, r.seconds);
 	if (!r.complete)
 		return EXIT_BUDGET;
 	return 0;

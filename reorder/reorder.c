@@ -197,9 +197,28 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	res->chunks_failed = plan.chunks_failed;
 	res->units = plan.nunits;
 	res->complete = 1;
-	if (plan.chunks_failed)
-		note(o, "%llu chunk(s), %llu blocks, do not fit in the free space minus the %d%% reserve",
-		     (unsigned long long)plan.chunks_failed, (unsigned long long)plan.blocks_failed, pct);
+	res->free_blocks = plan.free_blocks;
+	res->reserve_blocks = prm.reserve_blocks;
+	if (plan.chunks_failed) {
+		/* The planner splits a chunk over as many free areas as it takes: a chunk fails only when the
+		 * space above the reserve, less what earlier chunks took, is smaller than the chunk (a chunk is
+		 * moved whole or not at all, so that a later run does not move a half-moved chunk again). */
+		uint64_t smallest = UINT64_MAX;
+		for (size_t i = 0; i < plan.nchunks; i++)
+			if (plan.chunks[i].state == PF_CHUNK_FAILED && plan.chunks[i].blocks < smallest)
+				smallest = plan.chunks[i].blocks;
+		char taken[64] = "";
+		if (plan.blocks_to_move)
+			snprintf(taken, sizeof(taken), ", %llu of them used by earlier chunks",
+				 (unsigned long long)plan.blocks_to_move);
+		snprintf(res->not_fit, sizeof(res->not_fit),
+			 "reserve: only %llu free blocks above the %d %% reserve of %llu, %llu free%s; a chunk moves "
+			 "whole, the smallest left out has %llu",
+			 (unsigned long long)plan.usable_blocks, pct, (unsigned long long)prm.reserve_blocks,
+			 (unsigned long long)plan.free_blocks, taken, (unsigned long long)smallest);
+		note(o, "%llu chunk(s), %llu blocks, not moved: %s", (unsigned long long)plan.chunks_failed,
+		     (unsigned long long)plan.blocks_failed, res->not_fit);
+	}
 
 	if (write && plan.nunits > 0)
 	{

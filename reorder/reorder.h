@@ -68,6 +68,9 @@ struct pf_reorder_result {
 	char skipped[256];           /* "3 changed since the layout, 1 inline data", or "" */
 	int fsck_needed;             /* an error left the filesystem marked for fsck */
 	struct pf_layout_figures before, after; /* now / after the plan (--check, --dry-run, and a real run) */
+	uint64_t free_blocks, reserve_blocks; /* free now; never used (REORDER_FREE_RESERVE_PERCENT of the size) */
+	char not_fit[192];           /* why chunks_failed > 0, e.g. "reserve: only 82 free blocks above the 1 % ...",
+	                              * or "" */
 };
 
 /* Return codes of pf_reorder besides 0 and -errno (reorder_open.h): PF_REORDER_EMOUNTED, _EUNCLEAN,

@@ -323,6 +323,72 @@ static void test_bad_input(void **state)
 	pf_plan_free(&p);
 }
 
+/* The 95 % full image of 60-reorder-crash (tests/mkaged.sh 32 MB ext4 4 KiB, fill 95, seed 106): 8192 blocks,
+ * 163 free in 36 areas (the largest 75), a layout of 461 scattered blocks.  The reorder moved 0 blocks with
+ * 2000-block chunks and 77 with 32-block chunks: the reserve, not the fitting.  5 % of 8192 = 409 > 163 free:
+ * nothing is usable; at 1 % (81), 82 are usable and a chunk moves whole.  With the same fragmented free space
+ * three times over, the whole layout is placed: one chunk split over many areas, none fails. */
+static const struct pf_run full95_free[] = {
+	{ 1588, 2 }, { 1606, 2 }, { 1660, 2 }, { 1752, 2 }, { 1806, 4 }, { 1884, 4 }, { 2160, 2 }, { 2171, 1 },
+	{ 2173, 2 }, { 2240, 3 }, { 2279, 2 }, { 2307, 3 }, { 2510, 75 }, { 2647, 3 }, { 2764, 1 }, { 2975, 1 },
+	{ 3676, 4 }, { 4290, 2 }, { 4808, 1 }, { 5307, 4 }, { 5643, 2 }, { 5760, 4 }, { 5800, 2 }, { 5876, 2 },
+	{ 6122, 1 }, { 6147, 1 }, { 6228, 3 }, { 6255, 4 }, { 6285, 1 }, { 6321, 4 }, { 6339, 5 }, { 6360, 5 },
+	{ 6366, 1 }, { 6404, 4 }, { 6431, 2 }, { 6490, 2 },
+};
+#define FULL95_NFREE (sizeof(full95_free) / sizeof(full95_free[0]))
+
+static void test_full95(void **state)
+{
+	(void)state;
+	struct pf_seg *s = scattered(461, 7000);
+	struct pf_plan p;
+	struct pf_plan_params prm = { .chunk_blocks = 2000, .reserve_blocks = 409 };
+	assert_int_equal(pf_plan_make(s, 461, full95_free, FULL95_NFREE, &prm, &p), 0);
+	assert_int_equal(p.free_blocks, 163);
+	assert_int_equal(p.usable_blocks, 0);
+	assert_int_equal(p.chunks_failed, 1);
+	assert_int_equal(p.blocks_to_move, 0);
+	pf_plan_free(&p);
+
+	/* 32-block chunks, 1 % reserve: 82 usable; 32 + 32 placed, the next 32 would exceed, the last 13 fits */
+	prm = (struct pf_plan_params){ .chunk_blocks = 32, .reserve_blocks = 81 };
+	assert_int_equal(pf_plan_make(s, 461, full95_free, FULL95_NFREE, &prm, &p), 0);
+	assert_int_equal(p.usable_blocks, 82);
+	assert_int_equal(p.blocks_to_move, 77);
+	assert_true(p.chunks_split >= 1);
+	check_consistent(&p);
+	uint64_t used = 0;
+	for (size_t c = 0; c < p.nchunks; c++) {
+		if (p.chunks[c].state == PF_CHUNK_FAILED) /* fails only when the space above the reserve is short */
+			assert_true(used + p.chunks[c].blocks > p.usable_blocks);
+		else if (p.chunks[c].state != PF_CHUNK_IN_PLACE)
+			used += p.chunks[c].blocks;
+	}
+	pf_plan_free(&p);
+
+	/* no reserve: 163 usable, five 32-block chunks fit */
+	prm.reserve_blocks = 0;
+	assert_int_equal(pf_plan_make(s, 461, full95_free, FULL95_NFREE, &prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 160);
+	check_consistent(&p);
+	pf_plan_free(&p);
+
+	/* enough free space, just as fragmented: nothing fails, the 461-block chunk is split */
+	struct pf_run more[3 * FULL95_NFREE];
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < FULL95_NFREE; i++)
+			more[k * FULL95_NFREE + i] = (struct pf_run){ full95_free[i].start + k * 10000, full95_free[i].len };
+	prm = (struct pf_plan_params){ .chunk_blocks = 2000 };
+	assert_int_equal(pf_plan_make(s, 461, more, 3 * FULL95_NFREE, &prm, &p), 0);
+	assert_int_equal(p.chunks_failed, 0);
+	assert_int_equal(p.chunks_split, 1);
+	assert_int_equal(p.blocks_to_move, 461);
+	assert_true(p.nunits > 6); /* no area holds more than 75 */
+	check_consistent(&p);
+	pf_plan_free(&p);
+	free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +400,7 @@ int main(void)
 		cmocka_unit_test(test_tiny_areas_no_failure),
 		cmocka_unit_test(test_reserve),
 		cmocka_unit_test(test_fails_only_when_space_runs_out),
+		cmocka_unit_test(test_full95),
 		cmocka_unit_test(test_incremental_skip),
 		cmocka_unit_test(test_figures),
 		cmocka_unit_test(test_bad_input),
