@@ -192,9 +192,9 @@ int cmd_replay(int argc, char **argv)
 		return PF_EXIT_OK;
 	}
 	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MiB, %.2f s, medium %s, %u metadata blocks, "
-	       "%u ranges placed now (%u moved since the layout), %u by the layout%s\n",
+	       "%u ranges placed now (%u moved since the layout, %u pieces cut), %u by the layout%s\n",
 	       st.files, st.files_skipped, st.files_missing, st.files_changed, st.bytes / 1048576.0, st.seconds,
-	       medium_name(st.medium), st.metadata_blocks, st.placed_now, st.placed_moved, st.placed_layout,
+	       medium_name(st.medium), st.metadata_blocks, st.placed_now, st.placed_moved, st.placed_pieces, st.placed_layout,
 	       st.timed_out ? ", timed out" : st.stopped ? ", stopped" : "");
 	fflush(stdout);
 	return PF_EXIT_OK;

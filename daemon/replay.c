@@ -111,6 +111,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		st->placed_now = c.map.now;
 		st->placed_layout = c.map.layout;
 		st->placed_moved = c.map.moved;
+		st->placed_pieces = c.map.pieces;
 	}
 	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nsolid ? PF_MEDIUM_SOLID : PF_MEDIUM_UNKNOWN;
 out:

@@ -29,7 +29,9 @@ struct pf_replay_stats {
 	unsigned metadata_blocks;  /* inode-table / directory / extent-tree blocks pulled in the metadata pass */
 	unsigned placed_now;       /* rotational data ranges placed by FIEMAP at replay time */
 	unsigned placed_layout;    /* ... by the layout's block numbers (FIEMAP failed: fallback) */
-	unsigned placed_moved;     /* of placed_now: elsewhere than the layout said (moved, e.g. by a reorder) */
+	unsigned placed_moved;     /* data ranges FIEMAP placed elsewhere than the layout said (moved: a reorder) */
+	unsigned placed_pieces;    /* extra pieces: ranges that now lie in several places are cut (counted in
+				    * placed_now when placed) */
 	int medium;                /* enum pf_medium used (rotational if any filesystem was swept) */
 	int timed_out;
 	int stopped;               /* *opts->stop was set */

@@ -1,76 +1,159 @@
 /* Physical places of a file's ranges from FIEMAP, as the file lies now.  The layout's own block numbers date
  * from when it was made: a prefetch-reorder since then (it runs at every shutdown) moved the blocks, and a
- * sweep sorted by the old numbers reads them in a scrambled order (slower than no prefetch at all). */
+ * sweep sorted by the old numbers reads them in a scrambled order (slower than no prefetch at all).  A range
+ * that now spans several extents apart from each other is cut into one piece per place, so that each piece is
+ * read where the head passes it. */
 #include "replay_internal.h"
 
 #include <errno.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
 #define FIEMAP_BATCH 64
+/* More extents than this in the layout's ranges of one file: the rest keep the layout's places. */
+#define FIEMAP_MAX_EXTENTS 65536
 
 /* Extents whose physical address means nothing for ordering reads. */
 #define FIEMAP_NO_PLACE                                                                                     \
 	(FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_DATA_INLINE | \
-	 FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_NOT_ALIGNED)
+	 FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_NOT_ALIGNED | FIEMAP_EXTENT_DATA_ENCRYPTED)
 
-/* What FIEMAP says of an item decides it, whatever the layout said: a hole or an extent without a place
- * leaves it unplaced. */
-static void place(struct pf_ritem *it, const struct fiemap_extent *fe)
-{
-	uint64_t was = it->phys_src == PF_RPHYS_LAYOUT ? it->physical : UINT64_MAX;
-	if (fe && !(fe->fe_flags & FIEMAP_NO_PLACE)) {
-		it->physical = fe->fe_physical + (it->offset - fe->fe_logical);
-		it->phys_known = 1;
-		it->phys_src = PF_RPHYS_NOW;
-		it->moved = was != UINT64_MAX && was != it->physical;
-	} else {
-		it->physical = 0;
-		it->phys_known = 0;
-		it->phys_src = PF_RPHYS_NONE;
-		it->moved = was != UINT64_MAX;
-	}
-}
+struct ext {
+	uint64_t logical, length, physical;
+	int placed;
+};
 
-int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n)
+/* The extents of [start, end): *covered is where the map ends when it was cut short (else end). */
+static int get_extents(int fd, uint64_t start, uint64_t end, struct ext **out, size_t *nout, uint64_t *covered)
 {
-	if (!n)
-		return 0;
 	struct {
 		struct fiemap fm;
 		struct fiemap_extent ext[FIEMAP_BATCH];
 	} q;
-	uint64_t start = items[0]->offset, end = 0;
-	for (size_t i = 0; i < n; i++)
-		if (items[i]->offset + items[i]->length > end)
-			end = items[i]->offset + items[i]->length;
-	size_t i = 0;
-	/* Items are decided one by one as the extents pass them: should a later call fail, the ones not reached
-	 * keep the layout's place (the fallback). */
-	while (i < n && start < end) {
+	struct ext *v = NULL;
+	size_t n = 0, cap = 0;
+	*covered = end;
+	while (start < end) {
 		memset(&q, 0, sizeof(q)); /* whole: valgrind does not know FIEMAP fills the extents */
 		q.fm.fm_start = start;
 		q.fm.fm_length = end - start;
 		q.fm.fm_extent_count = FIEMAP_BATCH;
-		if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0)
-			return -errno;
-		if (!q.fm.fm_mapped_extents)
-			break;
-		for (uint32_t j = 0; j < q.fm.fm_mapped_extents && i < n; j++) {
-			const struct fiemap_extent *fe = &q.ext[j];
-			for (; i < n && items[i]->offset < fe->fe_logical; i++) /* in a hole */
-				place(items[i], NULL);
-			for (; i < n && items[i]->offset < fe->fe_logical + fe->fe_length; i++)
-				place(items[i], fe);
+		if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
+			int err = -errno;
+			free(v);
+			return err;
 		}
-		const struct fiemap_extent *last = &q.ext[q.fm.fm_mapped_extents - 1];
+		uint32_t k = q.fm.fm_mapped_extents;
+		if (!k)
+			break;
+		if (n + k > FIEMAP_MAX_EXTENTS) {
+			*covered = start;
+			break;
+		}
+		if (n + k > cap) {
+			cap = cap ? cap * 2 : FIEMAP_BATCH;
+			struct ext *w = realloc(v, cap * sizeof(*v));
+			if (!w) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = w;
+		}
+		for (uint32_t j = 0; j < k; j++) {
+			const struct fiemap_extent *fe = &q.ext[j];
+			v[n++] = (struct ext){ fe->fe_logical, fe->fe_length, fe->fe_physical,
+					       !(fe->fe_flags & FIEMAP_NO_PLACE) };
+		}
+		const struct fiemap_extent *last = &q.ext[k - 1];
 		if ((last->fe_flags & FIEMAP_EXTENT_LAST) || last->fe_logical + last->fe_length <= start)
 			break;
 		start = last->fe_logical + last->fe_length;
 	}
-	for (; i < n; i++) /* past the last extent: a hole (the file shrank would have failed the identity check) */
-		place(items[i], NULL);
+	*out = v;
+	*nout = n;
 	return 0;
+}
+
+static int push(struct pf_rvec *m, const struct pf_ritem *it)
+{
+	if (m->n == m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64;
+		struct pf_ritem *w = realloc(m->v, cap * sizeof(*w));
+		if (!w)
+			return -ENOMEM;
+		m->v = w;
+		m->cap = cap;
+	}
+	m->v[m->n++] = *it;
+	return 0;
+}
+
+/* Place one item by the extents (sorted, from *e on); pieces after the first go to more. */
+static int place(struct pf_ritem *it, const struct ext *x, size_t nx, size_t *e, struct pf_rvec *more)
+{
+	uint64_t was = it->phys_src == PF_RPHYS_LAYOUT ? it->physical : UINT64_MAX;
+	uint64_t off = it->offset, end = it->offset + it->length;
+	while (*e < nx && x[*e].logical + x[*e].length <= off)
+		(*e)++;
+	/* Pieces: [start, next piece's start), placed at phys; a hole goes with the piece it follows (or, at the
+	 * start, the first one): reading it costs nothing. */
+	struct pf_ritem cur = *it;
+	int have = 0, rc = 0;
+	uint64_t cur_phys_end = 0; /* device byte where cur's mapped part ends */
+	for (size_t k = *e; k < nx && x[k].logical < end && !rc; k++) {
+		uint64_t s = x[k].logical > off ? x[k].logical : off;
+		uint64_t phys = x[k].physical + (s - x[k].logical);
+		int contiguous = have && (cur.phys_known ? x[k].placed && phys == cur_phys_end : !x[k].placed);
+		if (have && !contiguous) {
+			cur.length = s - cur.offset;
+			if (cur.offset == it->offset)
+				*it = cur;
+			else
+				rc = push(more, &cur);
+			cur.offset = s;
+		}
+		if (!contiguous) {
+			cur.phys_known = (uint8_t)x[k].placed;
+			cur.phys_src = x[k].placed ? PF_RPHYS_NOW : PF_RPHYS_NONE;
+			cur.physical = x[k].placed ? phys : 0;
+			have = 1;
+		}
+		uint64_t xe = x[k].logical + x[k].length < end ? x[k].logical + x[k].length : end;
+		cur_phys_end = phys + (xe - s);
+	}
+	if (!have) { /* all hole */
+		cur.phys_known = 0;
+		cur.phys_src = PF_RPHYS_NONE;
+		cur.physical = 0;
+	}
+	cur.length = end - cur.offset;
+	if (cur.offset == it->offset)
+		*it = cur;
+	else if (!rc)
+		rc = push(more, &cur);
+	it->moved = was != UINT64_MAX && (!it->phys_known || it->physical != was);
+	return rc;
+}
+
+int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n, struct pf_rvec *more)
+{
+	if (!n)
+		return 0;
+	uint64_t start = items[0]->offset, end = 0;
+	for (size_t i = 0; i < n; i++)
+		if (items[i]->offset + items[i]->length > end)
+			end = items[i]->offset + items[i]->length;
+	struct ext *x = NULL;
+	size_t nx = 0, e = 0;
+	uint64_t covered;
+	int rc = get_extents(fd, start, end, &x, &nx, &covered);
+	if (rc)
+		return rc; /* nothing touched: the layout's places stand */
+	for (size_t i = 0; i < n && !rc && items[i]->offset < covered; i++)
+		rc = place(items[i], x, nx, &e, more);
+	free(x);
+	return rc;
 }

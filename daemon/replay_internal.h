@@ -48,6 +48,7 @@ struct pf_rctx {
 		unsigned files, failed;  /* files asked with FIEMAP; of those, FIEMAP refused */
 		unsigned now, layout;    /* data items placed by FIEMAP; by the layout's record (fallback) */
 		unsigned moved;          /* placed by FIEMAP elsewhere than the layout said */
+		unsigned pieces;         /* pieces cut off ranges that now lie in several places */
 	} map;
 };
 
@@ -64,10 +65,18 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd);
 /* Do one item on an open fd: readahead in chunks, or read a directory.  Returns 0 or -errno / -EINTR. */
 int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it);
 
-/* replay_fiemap.c: physical places of DATA items of one file (sorted by offset), from FIEMAP now: each item
- * FIEMAP reaches gets its place (PF_RPHYS_NOW, moved set when the layout said otherwise) or, in a hole or an
- * extent without a place, none.  0, or -errno when an ioctl fails (items not reached keep what they had). */
-int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n);
+/* A growable list of items. */
+struct pf_rvec {
+	struct pf_ritem *v;
+	size_t n, cap;
+};
+
+/* replay_fiemap.c: physical places of DATA items of one file (sorted by offset, not overlapping), from FIEMAP
+ * now.  Each item gets the place of its first piece (PF_RPHYS_NOW; none in a hole or an extent without a
+ * place; moved set when the layout said otherwise); a range now lying in several places apart is cut, the
+ * pieces after the first appended to more.  0, or -errno / -ENOMEM (FIEMAP refused: items untouched, the
+ * layout's places stand). */
+int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n, struct pf_rvec *more);
 
 /* replay_metadata.c: metadata pass on one ext2/3/4 filesystem; adds the blocks read to *blocks. */
 int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);

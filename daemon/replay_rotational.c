@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* By inode number, then file, then offset: opening files in inode order reads the inode tables (ext4: the
@@ -26,7 +27,7 @@ static int by_inode_offset(const void *a, const void *b, void *arg)
  * pulled the inodes and extent-tree blocks in, so on ext4 the ioctls cost no seeks; the layout's block numbers
  * (stale after a reorder) remain only for files FIEMAP cannot map (no FIEMAP: tmpfs, some network and FUSE
  * filesystems). */
-static int map_places(struct pf_rctx *c, struct pf_ritem *items, size_t n)
+static int map_places(struct pf_rctx *c, struct pf_ritem *items, size_t n, struct pf_rvec *more)
 {
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
@@ -48,15 +49,22 @@ static int map_places(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 		if (fd < 0)
 			continue; /* recorded; the sweep skips it */
 		c->map.files++;
-		if (pf_replay_fiemap(fd, p + i, j - i) < 0)
-			c->map.failed++;
+		int rc = pf_replay_fiemap(fd, p + i, j - i, more);
 		close(fd);
+		if (rc == -ENOMEM) {
+			free(p);
+			return rc;
+		}
+		c->map.failed += rc < 0;
 		for (size_t k = i; k < j; k++) {
 			c->map.now += p[k]->phys_src == PF_RPHYS_NOW;
 			c->map.layout += p[k]->phys_src == PF_RPHYS_LAYOUT;
 			c->map.moved += p[k]->moved;
 		}
 	}
+	for (size_t k = 0; k < more->n; k++) /* the further pieces of cut ranges */
+		c->map.now += more->v[k].phys_src == PF_RPHYS_NOW;
+	c->map.pieces = (unsigned)more->n;
 	free(p);
 	return 0;
 }
@@ -78,9 +86,25 @@ int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 {
 	if (!n)
 		return 0;
-	int rc = map_places(c, items, n);
-	if (rc)
+	struct pf_rvec more = { 0 };
+	int rc = map_places(c, items, n, &more);
+	if (rc) {
+		free(more.v);
 		return rc;
+	}
+	struct pf_ritem *own = NULL; /* the items and the pieces cut off them, when there are such pieces */
+	if (more.n) {
+		own = malloc((n + more.n) * sizeof(*own));
+		if (!own) {
+			free(more.v);
+			return -ENOMEM;
+		}
+		memcpy(own, items, n * sizeof(*own));
+		memcpy(own + n, more.v, more.n * sizeof(*own));
+		items = own;
+		n += more.n;
+	}
+	free(more.v);
 	pf_rplan_sort_physical(items, n);
 	n = pf_rplan_coalesce(items, n);
 	if (c->o && c->o->plan_dump)
@@ -94,6 +118,7 @@ int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 	if (!last || !fds) {
 		free(last);
 		free(fds);
+		free(own);
 		return -ENOMEM;
 	}
 	for (uint32_t f = 0; f < nfiles; f++)
@@ -132,5 +157,6 @@ int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 			close(fds[f]);
 	free(last);
 	free(fds);
+	free(own);
 	return 0;
 }

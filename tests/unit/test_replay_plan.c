@@ -231,23 +231,71 @@ static void test_fiemap(void **state)
 	memset(buf, 'z', sizeof(buf));
 	assert_int_equal(write(fd, buf, sizeof(buf)), sizeof(buf));
 	assert_int_equal(fsync(fd), 0); /* allocated: no delayed-allocation extents */
-	struct pf_ritem it[3] = { { .offset = 0, .length = 4096 },
+	/* it[0]: a stale layout place (moved); it[1]: none known; it[2]: past the end, the layout says somewhere */
+	struct pf_ritem it[3] = { { .offset = 0, .length = 4096, .phys_known = 1, .phys_src = PF_RPHYS_LAYOUT,
+				    .physical = 4096 },
 				  { .offset = 8192, .length = 4096 },
-				  { .offset = 4 << 20, .length = 4096 } }; /* past the end: a hole */
+				  { .offset = 4 << 20, .length = 4096, .phys_known = 1, .phys_src = PF_RPHYS_LAYOUT,
+				    .physical = 1 << 30 } };
 	struct pf_ritem *p[3] = { &it[0], &it[1], &it[2] };
-	int rc = pf_replay_fiemap(fd, p, 3);
-	close(fd);
-	unlink(path);
+	struct pf_rvec more = { 0 };
+	int rc = pf_replay_fiemap(fd, p, 3, &more);
 	if (rc == -EOPNOTSUPP || rc == -ENOTTY) {
+		close(fd);
+		unlink(path);
 		skip();
 		return;
 	}
 	assert_int_equal(rc, 0);
-	assert_true(it[0].phys_known);
-	assert_true(it[1].phys_known);
+	assert_int_equal(more.n, 0);
+	assert_true(it[0].phys_known && it[0].phys_src == PF_RPHYS_NOW);
+	assert_true(it[1].phys_known && it[1].phys_src == PF_RPHYS_NOW);
 	assert_false(it[2].phys_known);
-	assert_true(it[0].physical > 0 && it[1].physical > 0);
+	assert_int_equal(it[2].phys_src, PF_RPHYS_NONE);
+	assert_true(it[0].physical > 4096 && it[1].physical > 0);
 	assert_int_equal(it[0].physical % 4096, 0);
+	assert_true(it[0].moved);
+	assert_false(it[1].moved); /* it had no layout place to move from */
+	assert_true(it[2].moved);
+	uint64_t p0 = it[0].physical;
+
+	/* A range over a hole and a second extent: one piece per place, the hole with the first. */
+	assert_int_equal(pwrite(fd, buf, 65536, 3 << 20), 65536);
+	assert_int_equal(fsync(fd), 0);
+	struct pf_ritem r = { .file = 7, .bin = 2, .seq = 5, .offset = 0, .length = (3 << 20) + 65536 };
+	struct pf_ritem *pr = &r;
+	rc = pf_replay_fiemap(fd, &pr, 1, &more);
+	assert_int_equal(rc, 0);
+	assert_int_equal(r.physical, p0);
+	if (more.n) { /* the second extent is not where the first one ends */
+		assert_int_equal(more.n, 1);
+		assert_int_equal(r.length, 3 << 20);
+		assert_int_equal(more.v[0].offset, 3 << 20);
+		assert_int_equal(more.v[0].length, 65536);
+		assert_true(more.v[0].phys_known && more.v[0].phys_src == PF_RPHYS_NOW);
+		assert_int_equal(more.v[0].file, 7);
+		assert_int_equal(more.v[0].bin, 2);
+		assert_int_equal(more.v[0].seq, 5);
+	} else {
+		assert_int_equal(r.length, (3 << 20) + 65536);
+	}
+	free(more.v);
+	close(fd);
+	unlink(path);
+
+	/* FIEMAP refused (a pipe): an error, the layout's places stand. */
+	int pfd[2];
+	assert_int_equal(pipe(pfd), 0);
+	struct pf_ritem keep = { .offset = 0, .length = 4096, .phys_known = 1, .phys_src = PF_RPHYS_LAYOUT,
+				 .physical = 12345 * 4096 };
+	struct pf_ritem *pk = &keep;
+	struct pf_rvec none = { 0 };
+	assert_true(pf_replay_fiemap(pfd[0], &pk, 1, &none) < 0);
+	assert_true(keep.phys_known && keep.phys_src == PF_RPHYS_LAYOUT && keep.physical == 12345 * 4096);
+	assert_false(keep.moved);
+	assert_int_equal(none.n, 0);
+	close(pfd[0]);
+	close(pfd[1]);
 }
 
 /* End to end on a file in a temporary directory (whatever filesystem it is on). */
