@@ -33,5 +33,38 @@ run "aggregate corrupt" any "$BUILD/prefetchd" aggregate --output "$tmp/layout" 
 run "reorder missing image" any "$BUILD/prefetch-reorder" --layout "$tmp/corrupt" "$tmp/missing"
 run "usage" 2 "$BUILD/prefetchd" no-such-command
 
+# The whole pipeline on a real ext4 image: trace, aggregate, dump, replay (both media), reorder, check.
+if [ "$(id -u)" -eq 0 ]; then
+	img=$tmp/img mnt=$tmp/mnt
+	mkdir -p "$mnt"
+	truncate -s 64M "$img" && mke2fs -q -F -t ext4 -E lazy_itable_init=0,lazy_journal_init=0 "$img"
+	if mount -o loop "$img" "$mnt"; then
+		trap 'umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
+		mkdir -p "$mnt/d"
+		for i in $(seq 1 40); do head -c $((i * 7000)) /dev/urandom >"$mnt/d/f$i"; done
+		sync; echo 3 >/proc/sys/vm/drop_caches
+		"${vg[@]}" "$BUILD/prefetchd" trace --mount "$mnt" --output "$tmp/trace" --pid-file "$tmp/pid" \
+			--timeout 20 >"$tmp/trace.out" 2>&1 &
+		tracer=$!
+		for _ in $(seq 1 100); do [ -s "$tmp/pid" ] && break; sleep 0.2; done
+		sleep 1
+		cat "$mnt"/d/f* >/dev/null
+		"$BUILD/prefetchd" stop --pid-file "$tmp/pid" >/dev/null 2>&1
+		wait $tracer; rc=$?
+		if [ $rc -eq 0 ]; then passed=$((passed + 1)); echo "PASS: trace"; else failed=$((failed + 1)); echo "FAIL: trace (exit $rc)"; tail -20 "$tmp/trace.out"; fi
+		run "aggregate" 0 "$BUILD/prefetchd" aggregate --output "$tmp/layout" "$tmp/trace"
+		chmod 0644 "$tmp/layout"
+		run "dump" 0 "$BUILD/prefetchd" dump "$tmp/layout"
+		echo 3 >/proc/sys/vm/drop_caches
+		run "replay rotational" 0 "$BUILD/prefetchd" replay --medium rotational "$tmp/layout"
+		run "replay ssd" 0 "$BUILD/prefetchd" replay --medium ssd "$tmp/layout"
+		umount "$mnt"
+		run "reorder --check" 0 "$BUILD/prefetch-reorder" --check --layout "$tmp/layout" "$img"
+		run "reorder" 0 "$BUILD/prefetch-reorder" --layout "$tmp/layout" "$img"
+		if e2fsck -fn "$img" >"$tmp/fsck" 2>&1; then passed=$((passed + 1)); echo "PASS: e2fsck after reorder"
+		else failed=$((failed + 1)); echo "FAIL: e2fsck after reorder"; cat "$tmp/fsck"; fi
+	fi
+fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
