@@ -169,36 +169,57 @@ static int by_src(const void *a, const void *b)
 }
 
 /* Inodes whose four in-inode extents could overflow get a leaf block now, allocated with the destinations
- * (durable at F1), so that growing their tree later is copy-on-write. */
-static long reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos)
+ * (durable at F1), so that growing their tree later is copy-on-write.  With spare == NULL only counted. */
+static long spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners, size_t *order,
+		   blk64_t *spare, uint64_t *count)
 {
-	ext2_filsys fs = r->fs;
+	*count = 0;
 	for (size_t i = 0; i < p->nmoves; i++)
-		r->order[i] = i;
+		order[i] = i;
 	sort_plan = p;
-	qsort(r->order, p->nmoves, sizeof(*r->order), by_owner);
+	qsort(order, p->nmoves, sizeof(*order), by_owner);
 	struct pf_remap *all = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
 	long rc = 0;
 	for (size_t i = 0; i < p->nmoves && !rc;) {
-		uint32_t owner = p->moves[r->order[i]].owner;
+		uint32_t owner = p->moves[order[i]].owner;
 		size_t j = i, n = 0;
-		for (; j < p->nmoves && p->moves[r->order[j]].owner == owner; j++) {
-			const struct pf_move *m = &p->moves[r->order[j]];
+		for (; j < p->nmoves && p->moves[order[j]].owner == owner; j++) {
+			const struct pf_move *m = &p->moves[order[j]];
 			all[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
 		}
-		if (owner < r->nowners && pf_extent_worst_count(fs, inos[owner], all, n) > 4) {
+		if (owner < nowners && pf_extent_worst_count(fs, inos[owner], all, n) > 4) {
+			(*count)++;
 			blk64_t b;
-			rc = ext2fs_new_block2(fs, all[0].dst, fs->block_map, &b); /* the map given: no alloc hook */
-			if (!rc) {
-				ext2fs_block_alloc_stats2(fs, b, +1);
-				r->spare[owner] = b;
+			if (spare) {
+				rc = ext2fs_new_block2(fs, all[0].dst, fs->block_map, &b); /* the map given: no alloc hook */
+				if (!rc) {
+					ext2fs_block_alloc_stats2(fs, b, +1);
+					spare[owner] = b;
+				}
 			}
 		}
 		i = j;
 	}
 	free(all);
+	return rc;
+}
+
+static long reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos)
+{
+	uint64_t n;
+	return spares(r->fs, p, inos, r->nowners, r->order, r->spare, &n);
+}
+
+long pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+			    uint64_t *count)
+{
+	size_t *order = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*order));
+	if (!order)
+		return -ENOMEM;
+	long rc = spares(fs, p, inos, nowners, order, NULL, count);
+	free(order);
 	return rc;
 }
 

@@ -15,6 +15,11 @@ struct pf_reloc;
 long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
 		    struct pf_reloc **out);
 
+/* How many spare extent leaves pf_reloc_begin would allocate for plan p (they come out of the free space the
+ * plan did not use: the planner must leave at least that many).  Returns 0 or -ENOMEM. */
+long pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+			    uint64_t *count);
+
 /* pf_reloc_unit: the copy read back from the disk differs from what was written (nothing switched). */
 #define PF_RELOC_EVERIFY (-EILSEQ)
 

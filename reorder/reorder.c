@@ -58,6 +58,32 @@ static void summarize_skips(const struct pf_reorder_opts *o, const struct pf_col
 		note(o, "%llu blocks in unwritten extents left in place", (unsigned long long)c->uninit_blocks);
 }
 
+/* Plan, leaving free (besides the reserve) the spare extent leaves the plan will need (pf_reloc_begin
+ * allocates them from what the plan left): a plan that took every free block could not start.  Planning
+ * again with a bigger reserve needs no more spares than before (fewer moves), so this ends quickly. */
+static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const struct pf_run *free_runs,
+			    size_t nfree, struct pf_plan_params *prm, struct pf_plan *plan)
+{
+	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
+	if (!inos)
+		return -ENOMEM;
+	for (size_t i = 0; i < col->nfiles; i++)
+		inos[i] = col->files[i].ino;
+	int rc = 0;
+	for (int round = 0; round < 8; round++) {
+		rc = pf_plan_make(col->segs, col->nsegs, free_runs, nfree, prm, plan);
+		uint64_t need = 0;
+		if (!rc)
+			rc = (int)pf_reloc_spares_needed(fs, plan, inos, col->nfiles, &need);
+		if (rc || plan->free_blocks - plan->blocks_to_move >= need)
+			break;
+		prm->reserve_blocks += need;
+		pf_plan_free(plan);
+	}
+	free(inos);
+	return rc;
+}
+
 static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
 			const struct pf_collect *col, double t0, struct pf_reorder_result *res, char *err,
 			size_t errlen)
@@ -178,7 +204,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		.reserve_blocks = nblocks / 100 * (uint64_t)pct + nblocks % 100 * (uint64_t)pct / 100,
 		.start = fs->super->s_first_data_block,
 	};
-	rc = pf_plan_make(col.segs, col.nsegs, free_runs, nfree, &prm, &plan);
+	rc = plan_with_spares(fs, &col, free_runs, nfree, &prm, &plan);
 	if (!rc)
 		rc = pf_plan_result(&plan, &after, &nafter);
 	if (rc) {
