@@ -267,9 +267,23 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	}
 	out->usable_blocks = out->free_blocks > prm->reserve_blocks ? out->free_blocks - prm->reserve_blocks : 0;
 
-	uint64_t used = 0, cursor = prm->start;
+	/* One run for everything: when one free area holds all the chunks to move, they go one after the other
+	 * into the lowest such area (nearest the start of the disk, where the boot's other reads — inode tables,
+	 * with flex_bg all of them — are), so the data read is one forward sweep after the metadata. */
+	uint64_t to_move = 0;
+	for (size_t ci = 0; ci < out->nchunks; ci++)
+		if (!in_place(out, &out->chunks[ci], min_piece) && to_move + out->chunks[ci].blocks <= out->usable_blocks)
+			to_move += out->chunks[ci].blocks;
+	uint64_t used = 0, cursor = prm->start, home = UINT64_MAX;
+	for (size_t i = 0; i < ar.n && to_move; i++)
+		if (ar.a[i].len >= to_move && ar.a[i].start + ar.a[i].len > prm->start) {
+			cursor = home = ar.a[i].start;
+			break;
+		}
 	for (size_t ci = 0; ci < out->nchunks; ci++) {
 		struct pf_chunk *c = &out->chunks[ci];
+		if (home != UINT64_MAX && area_at(&ar, cursor) < 0)
+			cursor = home; /* after a chunk in place: back to the common run */
 		if (in_place(out, c, min_piece)) {
 			c->state = PF_CHUNK_IN_PLACE;
 			const struct pf_seg *last = &out->segs[c->first_seg + c->nsegs - 1];
@@ -287,6 +301,8 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 		rc = place_chunk(&b, &ar, ci, min_piece, &cursor);
 		if (rc)
 			goto fail;
+		if (home != UINT64_MAX)
+			home = cursor;
 		used += c->blocks;
 		out->blocks_to_move += c->blocks;
 		if (c->state == PF_CHUNK_SPLIT)

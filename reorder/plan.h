@@ -3,13 +3,17 @@
  * Input: the layout's blocks as segments in layout order (each a logical run of one file that is physically
  * contiguous now), and the free extents of the filesystem.  The block sequence is cut into chunks of
  * chunk_blocks; a chunk whose current placement is already sequential enough (every physical run at least
- * min_piece blocks) stays where it is.  Every other chunk gets destinations: first the free space right after
+ * min_piece blocks) stays where it is.  When one free area holds all the chunks to move, they all go into the
+ * lowest such area, one after the other in layout order (next to the inode tables at the start of the disk:
+ * the boot's metadata reads and its data reads become one forward sweep; after a chunk in place the next one
+ * goes back to that run).  Otherwise every chunk to move gets destinations: first the free space right after
  * the previous chunk's end (no seek between them), otherwise the smallest free area that holds the whole rest
  * (best fit; among areas at most rest/8 larger than that one, the lowest address: earlier layout parts nearer
  * the start of the disk and its metadata), otherwise the largest area and the rest elsewhere (split, pieces of at
  * least min_piece while that is possible, any size when not).  A chunk fails only when the free space minus
- * the reserve cannot hold it.  Chunk boundaries depend on the block sequence only, not on where blocks lie,
- * so a second run over an unchanged layout finds every chunk in place and moves nothing.
+ * the reserve, less what earlier chunks took, cannot hold it (a chunk is moved whole or not at all: a later
+ * run must not move a half-moved chunk again).  Chunk boundaries depend on the block sequence only, not on
+ * where blocks lie, so a second run over an unchanged layout finds every chunk in place and moves nothing.
  */
 #ifndef PREFETCH_REORDER_PLAN_H
 #define PREFETCH_REORDER_PLAN_H

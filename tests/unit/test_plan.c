@@ -98,21 +98,47 @@ static void test_segments_cut_at_chunk_boundary(void **state)
 static void test_best_fit(void **state)
 {
 	(void)state;
-	struct pf_seg *s = scattered(2000, 100000);
+	/* two chunks, no area holds both: each chunk its best fit */
+	struct pf_seg *s = scattered(4000, 100000);
 	struct pf_run fr[] = { { 100, 3000 }, { 10000, 2100 }, { 20000, 2500 }, { 30000, 2100 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
-	assert_int_equal(pf_plan_make(s, 2000, fr, 4, &prm, &p), 0);
-	assert_int_equal(p.nunits, 1);
+	assert_int_equal(pf_plan_make(s, 4000, fr, 4, &prm, &p), 0);
+	assert_int_equal(p.nunits, 2);
 	assert_int_equal(p.units[0].dst, 10000); /* smallest that fits, lowest address on a tie */
+	assert_int_equal(p.units[1].dst, 30000);
 	check_consistent(&p);
 	pf_plan_free(&p);
 	/* nearly as good (within need/8) and nearer the start of the disk wins */
-	struct pf_run fr2[] = { { 100, 2200 }, { 10000, 2100 } };
-	assert_int_equal(pf_plan_make(s, 2000, fr2, 2, &prm, &p), 0);
+	struct pf_run fr2[] = { { 100, 2200 }, { 10000, 2100 }, { 20000, 2100 } };
+	assert_int_equal(pf_plan_make(s, 4000, fr2, 3, &prm, &p), 0);
 	assert_int_equal(p.units[0].dst, 100);
+	assert_int_equal(p.units[1].dst, 10000);
 	pf_plan_free(&p);
 	free(s);
+}
+
+/* One area holds every chunk to move: all of them go there in layout order, into the lowest such area (near
+ * the inode tables), even when a smaller area would fit each chunk, and back there after a chunk in place. */
+static void test_one_run(void **state)
+{
+	(void)state;
+	struct pf_seg s[4001];
+	for (int i = 0; i < 2000; i++)
+		s[i] = (struct pf_seg){ .owner = 1, .lblk = (uint64_t)i, .pblk = 80000 + 2 * (uint64_t)i, .len = 1 };
+	s[2000] = (struct pf_seg){ .owner = 2, .lblk = 0, .pblk = 50000, .len = 2000 }; /* chunk 1: in place */
+	for (int i = 0; i < 2000; i++)
+		s[2001 + i] = (struct pf_seg){ .owner = 3, .lblk = (uint64_t)i, .pblk = 90000 + 2 * (uint64_t)i, .len = 1 };
+	struct pf_run fr[] = { { 100, 1000 }, { 5000, 2000 }, { 10000, 9000 }, { 30000, 4000 }, { 60000, 2000 } };
+	struct pf_plan_params prm = { .chunk_blocks = 2000 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 4001, fr, 5, &prm, &p), 0);
+	assert_int_equal(p.chunks[1].state, PF_CHUNK_IN_PLACE);
+	assert_int_equal(p.nunits, 2);
+	assert_int_equal(p.units[0].dst, 10000); /* the first area holding all 4000, not the best fit at 5000 */
+	assert_int_equal(p.units[1].dst, 12000); /* right after chunk 0 although chunk 1 lies elsewhere */
+	check_consistent(&p);
+	pf_plan_free(&p);
 }
 
 static void test_neighbour_preferred(void **state)
@@ -395,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_chunking),
 		cmocka_unit_test(test_segments_cut_at_chunk_boundary),
 		cmocka_unit_test(test_best_fit),
+		cmocka_unit_test(test_one_run),
 		cmocka_unit_test(test_neighbour_preferred),
 		cmocka_unit_test(test_split_across_areas),
 		cmocka_unit_test(test_tiny_areas_no_failure),
