@@ -100,13 +100,24 @@ back=$(awk '{ if (NR > 1 && $2 < last) n++; last = $2 } END { print n + 0 }' "$d
 [ "$back" -gt 5 ] || pf_fail "the stale order goes backwards only $back times: the test cannot tell a stale sweep"
 pf_note "sorted by the layout's stale numbers the sweep would step backwards $back times"
 
-# And it read the data.
-for i in $order; do
-	for t in $(seq 50); do
-		read -r r n < <("$TOOLS/pf_mincore" "$mnt/lib/f$i")
-		[ "$r" = "$n" ] && break
-		sleep 0.1
+# And it read the data.  Other tests on this machine drop caches now and then: a file found cold is replayed
+# again (a replay that never reads it fails every try).
+not_resident() {
+	local i t r n
+	for i in $order; do
+		for t in $(seq 30); do
+			read -r r n < <("$TOOLS/pf_mincore" "$mnt/lib/f$i")
+			[ "$r" = "$n" ] && break
+			sleep 0.1
+		done
+		[ "$r" = "$n" ] || { echo "lib/f$i: $r of $n pages resident after the replay"; return; }
 	done
-	[ "$r" = "$n" ] || pf_fail "lib/f$i: $r of $n pages resident after the replay"
+}
+for try in 1 2 3; do
+	miss=$(not_resident)
+	[ -z "$miss" ] && break
+	pf_note "try $try: $miss; replaying again"
+	replay "$d/plan.again" >/dev/null || exit 1
 done
+[ -z "$miss" ] || pf_fail "$miss"
 exit 0
