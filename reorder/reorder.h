@@ -1,6 +1,8 @@
 /* prefetch-reorder: relocate a layout's blocks on an unmounted ext2/3/4 filesystem (or image) so that the
  * next boot reads them nearly sequentially.  Passes: plan (plan.c, pure) -> relocate (relocate.c) -> verify
- * (each unit's copy is read back and compared, each block's pointer re-read after the switch).
+ * (each unit's copy is read back from the disk — a separate O_DIRECT descriptor, not the page cache — and
+ * compared: a mismatch abandons the unit before any pointer changes and stops the run; each block's pointer is
+ * re-read after the switch).  The only descriptor besides opts->io is that read-only one.
  *
  * For the crash-injection harness and the benchmark (tests/tools/): call pf_reorder() with opts->io set to
  * a stacked io_manager.
