@@ -162,6 +162,28 @@ pf_fsck_clean "$IMG3"
 pf_mount "$IMG3" "$M" -o loop,ro
 pf_checksums "$M" | diff "$T/s3.before" - || pf_fail "ext3 contents changed"
 umount "$M"
+# 1 KiB blocks on a disk with 4 KiB sectors: the O_DIRECT read-back of a unit that does not start on a 4 KiB
+# boundary is refused (EINVAL); the reorder then reads it back buffered after dropping it from the cache.
+IMG1=$T/k1.img
+truncate -s 24M "$IMG1"
+mke2fs -q -F -t ext4 -b 1024 -E lazy_itable_init=0,lazy_journal_init=0 "$IMG1" >/dev/null || pf_fail "mke2fs 1k"
+pf_mount "$IMG1" "$M" -o loop
+for i in $(seq 1 30); do head -c $((i * 2500 + 1000)) /dev/urandom >"$M/f$i"; head -c 7000 /dev/urandom >"$M/j$i"; sync; done
+rm -f "$M"/j*
+for i in $(seq 30 -1 1); do echo "$M/f$i"; done | "$MKLAYOUT" "$T/l1k" >/dev/null || pf_fail "pf_mklayout 1k"
+pf_checksums "$M" >"$T/s1k.before"
+umount "$M"
+LOOP4K=$(pf_loop "$IMG1" --sector-size 4096)
+[ "$(cat "/sys/block/${LOOP4K#/dev/}/queue/logical_block_size")" = 4096 ] || pf_fail "no 4 KiB sectors on $LOOP4K"
+out=$("$REORDER" --layout "$T/l1k" "$LOOP4K" 2>&1) || pf_fail "1 KiB blocks on 4 KiB sectors: $out"
+[[ $out == *"moved 0 blocks"* ]] && pf_fail "1k/4k: nothing moved: $out"
+losetup -d "$LOOP4K"
+pf_fsck_clean "$IMG1"
+cp --sparse=always "$IMG1" "$T/k1b.img"
+pf_mount "$T/k1b.img" "$M" -o loop,ro
+pf_checksums "$M" | diff "$T/s1k.before" - >/dev/null || pf_fail "1k/4k: contents changed"
+umount "$M"
+
 # A disk that stores other bytes than it was given: the copy of the first unit (F2, relocate.c) is corrupted in
 # the loop device's backing file after its flush, below the device's page cache, which keeps the right bytes.
 # Only a read-back from the disk sees it.  The write to corrupt: the first after the flushes of F0 and F1
