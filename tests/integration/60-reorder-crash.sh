@@ -119,7 +119,7 @@ series() {
 	manifest "$base" "$work/m.ref" || pf_fail "cannot read $base"
 	# A nearly full filesystem has less free space than the default 5 % reserve: let reorder use what there is,
 	# or it would (rightly) do nothing and the cuts would test nothing.
-	# Small chunks too: a chunk that does not fit in one free extent is not moved.
+	# Small chunks too: a chunk moves whole or not at all, and the few free blocks above the reserve hold no 2000-block chunk.
 	reserve=5 chunk=2000; [ "$fill" -ge 90 ] && reserve=1 chunk=32
 	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\n' "$reserve" "$chunk" >"$work/config-$type-$bs-$fill"
 	for order in "$@"; do
