@@ -79,3 +79,25 @@ pf_fsck_clean() {
 
 # pf_checksums DIR: sorted "sha256  path" of every regular file below DIR.
 pf_checksums() { (cd "$1" && find . -xdev -type f -print0 | sort -z | xargs -0r sha256sum); }
+
+# pf_manifest IMAGE OUT WORKDIR MNT: every file's identity and content in IMAGE, read through the kernel (mount -o ro).
+# Mounts a private copy under a new name: `mount -o loop,ro` reuses a loop device still attached to the same
+# file (udev may hold the last one open a moment after umount), and that device's cache would show the file's
+# previous content — stale reads that could hide a loss or invent one.
+pf_manifest() {
+	local snap mnt=$4 rc
+	snap=$(mktemp "$3/snap.XXXXXX") || return 1
+	cp --sparse=always "$1" "$snap" || { rm -f "$snap"; return 1; }
+	mount -o loop,ro "$snap" "$mnt" || { rm -f "$snap"; return 1; }
+	(
+		cd "$mnt" || exit 1
+		# identity: type, inode, links, mode, mtime, symlink target; size of regular files
+		find . -xdev ! -path ./lost+found ! -path './lost+found/*' \
+			-printf '%y %i %n %m %T@ %p -> %l\n' -type f -printf 'size %s %p\n' | LC_ALL=C sort
+		find . -xdev -type f ! -path './lost+found/*' -print0 | LC_ALL=C sort -z | xargs -0r sha256sum
+	) >"$2"
+	rc=$?
+	umount "$mnt" || return 1
+	rm -f "$snap"
+	return $rc
+}

@@ -10,11 +10,9 @@ qmax=$(cat /proc/sys/fs/fanotify/max_queued_events 2>/dev/null) || pf_skip "no /
 nfiles=$((qmax + 1000))
 
 tmp=$(pf_tmpdir)
-[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"  # registrations inside $(...) are lost
 mnt=$tmp/mnt
 pf_mkfs "$tmp/img" 64M -b 4096 -N $((nfiles + 1000))
 dev=$(pf_loop "$tmp/img")
-pf_cleanup_add "losetup -d '$dev'"
 pf_mount "$dev" "$mnt"
 mkdir "$mnt/many"
 (cd "$mnt/many" && seq -f 'f%.0f' 1 "$nfiles" | xargs touch) || pf_fail "creating $nfiles files"

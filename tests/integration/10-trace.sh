@@ -6,13 +6,10 @@
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 
-# pf_tmpdir and pf_loop run in a $(...) subshell, where their cleanup registration is lost: register here.
 tmp=$(pf_tmpdir)
-[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"
 mnt=$tmp/mnt
 pf_mkfs "$tmp/img" 64M -b 4096
 dev=$(pf_loop "$tmp/img")
-pf_cleanup_add "losetup -d '$dev'"
 pf_mount "$dev" "$mnt"
 
 mkdir "$mnt/d" "$mnt/untouched"

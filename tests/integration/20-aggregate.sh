@@ -9,17 +9,13 @@ pf_require_root
 "$PREFETCHD" trace --help >/dev/null 2>&1 || pf_skip "'prefetchd trace' is not implemented yet"
 "$PREFETCHD" dump --help >/dev/null 2>&1 || pf_skip "'prefetchd dump' is not implemented yet"
 
-# pf_tmpdir and pf_loop run in a $(...) subshell, where their cleanup registration is lost: register here.
 tmp=$(pf_tmpdir)
-[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"
 mnt=$tmp/mnt
 pf_mkfs "$tmp/img" 32M -b 4096
 dev=$(pf_loop "$tmp/img")
-pf_cleanup_add "losetup -d '$dev'"
 pf_mount "$dev" "$mnt"
 # a second attachment of the same image, only ever mounted while the first is not
 dev2=$(pf_loop "$tmp/img")
-pf_cleanup_add "losetup -d '$dev2'"
 pf_cleanup_add "umount '$mnt'" # whichever device is mounted at the end, before dev2 is detached
 [ "$dev" != "$dev2" ] || pf_fail "two loop attachments got the same device"
 

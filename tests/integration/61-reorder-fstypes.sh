@@ -31,25 +31,7 @@ summary=()
 
 bad() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
-manifest() {
-	# Mount a private copy under a new name: `mount -o loop,ro` reuses a loop device still attached to the
-	# same file (udev may hold the last one open a moment after umount), and that device's cache would
-	# show the file's previous content — stale reads that could hide a loss or invent one.
-	local snap; snap=$(mktemp "$work/snap.XXXXXX")
-	cp --sparse=always "$1" "$snap" || return 1
-	mount -o loop,ro "$snap" "$mnt" || { rm -f "$snap"; return 1; }
-	(
-		cd "$mnt" || exit 1
-		# identity: type, inode, links, mode, mtime, symlink target; size of regular files
-		find . -xdev ! -path ./lost+found ! -path './lost+found/*' \
-			-printf '%y %i %n %m %T@ %p -> %l\n' -type f -printf 'size %s %p\n' | LC_ALL=C sort
-		find . -xdev -type f ! -path './lost+found/*' -print0 | LC_ALL=C sort -z | xargs -0r sha256sum
-	) >"$2"
-	local rc=$?
-	umount "$mnt" || return 1
-	rm -f "$snap"
-	return $rc
-}
+manifest() { pf_manifest "$1" "$2" "$work" "$mnt"; }
 
 gaps() { "$TOOLS/layout_gaps" "$1" "$2" | sed -n 's/.* discontinuities \([0-9]*\) .*/\1/p'; }
 

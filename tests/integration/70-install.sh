@@ -6,7 +6,6 @@
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 
 tmp=$(pf_tmpdir)
-[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"
 D=$tmp/dest
 san=
 case $BUILD in */asan) san=SANITIZE=1 ;; esac

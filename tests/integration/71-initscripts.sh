@@ -11,11 +11,9 @@ source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 
 tmp=$(pf_tmpdir)
-[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"
 mnt=$tmp/mnt
 pf_mkfs "$tmp/img" 32M -b 4096
 dev=$(pf_loop "$tmp/img")
-pf_cleanup_add "losetup -d '$dev'"
 pf_mount "$dev" "$mnt"
 mkdir "$mnt/etc" "$mnt/bin"
 for i in 1 2 3 4; do head -c 200000 /dev/urandom >"$mnt/bin/prog$i"; done

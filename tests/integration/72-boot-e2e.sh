@@ -13,11 +13,9 @@ source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 
 tmp=$(pf_tmpdir)
-[ -n "${PF_KEEP:-}" ] || pf_cleanup_add "rm -rf '$tmp'"
 mnt=$tmp/mnt
 pf_mkfs "$tmp/img" 96M -b 4096
 dev=$(pf_loop "$tmp/img")
-pf_cleanup_add "losetup -d '$dev'"
 pf_mount "$dev" "$mnt"
 
 # A boot's file set: 40 files the boot reads (16..400 KiB, 6 MiB), written interleaved with files it never
