@@ -68,16 +68,7 @@ make_set() {
 	local name=$1 scale=$2 ratio=$3 m=$fs
 	"$TOP/tests/mkbootset.sh" --scale "$scale" --ratio "$ratio" --seed "$SEED" "$tmp/$name.img" | sed 's/^/   /' ||
 		pf_fail "mkbootset $name"
-	mkdir -p "$m"
-	mount -o loop,ro "$tmp/$name.img" "$m" || pf_fail "mount $name"
-	pf_cleanup_add "umount '$m'"
-	# the directories first (the boot looks them up), then every read in boot order
-	awk -F'\t' -v m="$m" '{ p = $2; n = split(p, c, "/"); d = ""
-		for (i = 2; i < n; i++) { d = d "/" c[i]; if (!(d in seen)) { seen[d] = 1; print m d } } }' \
-		"$tmp/$name.img.workload" >"$work/$name.lines"
-	awk -F'\t' -v m="$m" '{ print m $2 " 0 " $1 }' "$tmp/$name.img.workload" >>"$work/$name.lines"
-	"$TOOLS/pf_mklayout" "$tmp/$name.layout" "$work/$name.lines" >/dev/null || pf_fail "pf_mklayout $name"
-	umount "$m" || pf_fail "umount $m"
+	sim_workload_layout "$tmp/$name.img" "$m" "$tmp/$name.layout" || pf_fail "layout of $name"
 }
 
 # One cold case on the mounted image; prints "seconds replay_seconds requests seeks"

@@ -16,6 +16,9 @@
 #   sim_log FILE|off                         request log: "R|W offset length cost_us" per request
 #   sim_describe                             one line: disk model, scheduler, readahead, rotational, dio
 #   sim_stop                                 everything above, in order (also runs at exit, on every path)
+#   sim_workload_layout IMAGE MNT LAYOUT     a layout of IMAGE.workload (mkbootset's boot reads) made with
+#                                            IMAGE mounted read-only at MNT: the directories on the paths
+#                                            first (the boot looks them up), then every read in boot order
 #
 # Facts behind it (notes/measuring): the image stays on tmpfs so drop_caches cannot evict it; the loop
 # device claims rotational=0 unless told; the daemon runs single-threaded at real-time priority; in sleep mode
@@ -152,4 +155,19 @@ sim_stop() {
 	fi
 	if [ -n "$SIM_FUSE" ]; then rmdir "$SIM_FUSE" 2>/dev/null; SIM_FUSE=''; fi
 	return 0
+}
+
+sim_workload_layout() {
+	local img=$1 m=$2 layout=$3 lines
+	lines=$(mktemp) || return 1
+	mkdir -p "$m" && mount -o loop,ro "$img" "$m" || { rm -f "$lines"; return 1; }
+	awk -F'\t' -v m="$m" '{ p = $2; n = split(p, c, "/"); d = ""
+		for (i = 2; i < n; i++) { d = d "/" c[i]; if (!(d in seen)) { seen[d] = 1; print m d } } }' \
+		"$img.workload" >"$lines"
+	awk -F'\t' -v m="$m" '{ print m $2 " 0 " $1 }' "$img.workload" >>"$lines"
+	"$TOOLS/pf_mklayout" "$layout" "$lines" >/dev/null
+	local rc=$?
+	umount "$m" || rc=1
+	rm -f "$lines"
+	return $rc
 }

@@ -43,15 +43,7 @@ tmp=$(sim_tmpfs_dir)
 fs=$work/fs
 mkdir -p "$fs"
 "$TOP/tests/mkbootset.sh" --scale 1 --ratio 8 --seed "$SEED" "$tmp/main.img" >/dev/null || pf_fail mkbootset
-mount -o loop,ro "$tmp/main.img" "$fs" || pf_fail "mount"
-pf_cleanup_add "umount '$fs'"
-# as bench-reorder.sh: the directories first, then every read in boot order
-awk -F'\t' -v m="$fs" '{ p = $2; n = split(p, c, "/"); d = ""
-	for (i = 2; i < n; i++) { d = d "/" c[i]; if (!(d in seen)) { seen[d] = 1; print m d } } }' \
-	"$tmp/main.img.workload" >"$work/lines"
-awk -F'\t' -v m="$fs" '{ print m $2 " 0 " $1 }' "$tmp/main.img.workload" >>"$work/lines"
-"$TOOLS/pf_mklayout" "$tmp/main.layout" "$work/lines" >/dev/null || pf_fail "pf_mklayout"
-umount "$fs" || pf_fail "umount"
+sim_workload_layout "$tmp/main.img" "$fs" "$tmp/main.layout" || pf_fail "layout of the boot set"
 sim_start "$tmp/main.img" count
 pf_drop_caches
 "$REORDER" --layout "$tmp/main.layout" "$SIM_DEV" >"$work/reorder.out" 2>&1 || pf_fail "prefetch-reorder: $(tail -1 "$work/reorder.out")"
