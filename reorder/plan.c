@@ -1,5 +1,6 @@
 /* Chunking and fitting (see plan.h for the rules). */
 #include "plan.h"
+#include "check.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -235,6 +236,229 @@ static int place_chunk(struct builder *b, struct areas *ar, size_t ci, uint64_t 
 	return 0;
 }
 
+/* The "near enough" rule (plan.h, pf_plan_params.block_size): --check's seek model. */
+#define RATE_BPS 100e6 /* as check.c */
+
+enum kind { K_MOVE = 0, K_KEEP, K_NEAR, K_ALONE }; /* moved whole, in place, near enough, moved alone */
+
+struct model {
+	uint32_t bsize;
+	uint64_t span;
+	double short_seek;     /* a seek of one block backwards: the cheapest seek there is */
+};
+
+static double gap(const struct model *m, uint64_t from, uint64_t to, int *is_seek)
+{
+	return pf_seek_time(from, to, m->bsize, m->span, is_seek);
+}
+
+static double transfer(const struct model *m, uint64_t blocks)
+{
+	return (double)blocks * m->bsize / RATE_BPS;
+}
+
+/* The time a move must save — at least one seek, and a third of the chunk's read time (copying it costs twice
+ * that at shutdown): otherwise copying blocks at every shutdown buys (almost) nothing at boot. */
+static double allowance(const struct model *m, uint64_t blocks)
+{
+	double t = transfer(m, blocks) / 3;
+	return t > m->short_seek ? t : m->short_seek;
+}
+
+/* Decide a chunk not already in place: K_MOVE, or K_NEAR with alone[i] set for its segments that were
+ * inserted into a sequence otherwise in place (a file new in the layout, still where it was written): a group
+ * of at most a few small physical runs, each reached and left by a seek, whose neighbours in the layout follow
+ * each other on disk without a seek.  Without them the rest must read within the allowance. */
+#define GROUP_RUNS 8
+
+/* Does a segment of [i, j) lie between from and to (read through when skipping them: files reordered, not
+ * inserted)? */
+static int between(const struct pf_plan *p, size_t i, size_t j, uint64_t from, uint64_t to)
+{
+	for (size_t k = i; k < j; k++)
+		if (p->segs[k].pblk < to && p->segs[k].pblk + p->segs[k].len > from)
+			return 1;
+	return 0;
+}
+
+static int classify(const struct pf_plan *p, const struct pf_chunk *c, const struct model *m, uint64_t min_piece,
+		    unsigned char *alone)
+{
+	size_t f = c->first_seg, l = c->first_seg + c->nsegs; /* [f, l) */
+	int seek;
+	for (size_t i = f; i < l;) {
+		if (i == 0) { /* no layout neighbour before it */
+			i++;
+			continue;
+		}
+		uint64_t prev_end = p->segs[i - 1].pblk + p->segs[i - 1].len;
+		gap(m, prev_end, p->segs[i].pblk, &seek);
+		if (!seek) {
+			i++;
+			continue;
+		}
+		/* runs starting at i, one after the other: does the segment after them follow prev_end? */
+		size_t j = i, found = 0;
+		uint64_t blocks = 0;
+		for (int r = 0; r < GROUP_RUNS && j < l; r++) {
+			blocks += p->segs[j++].len;
+			while (j < l) {
+				gap(m, p->segs[j - 1].pblk + p->segs[j - 1].len, p->segs[j].pblk, &seek);
+				if (seek)
+					break;
+				blocks += p->segs[j++].len;
+			}
+			if (blocks >= min_piece || blocks * 2 >= c->blocks || j >= p->nsegs)
+				break;
+			gap(m, prev_end, p->segs[j].pblk, &seek);
+			if (!seek && !between(p, i, j, prev_end, p->segs[j].pblk)) {
+				found = j;
+				break;
+			}
+		}
+		if (found) {
+			memset(alone + i, 1, found - i);
+			i = found;
+		} else {
+			i++;
+		}
+	}
+	double extra = 0;
+	uint64_t rest = 0, end = 0;
+	int first = 1;
+	for (size_t i = f; i < l; i++) {
+		if (alone[i])
+			continue;
+		if (!first)
+			extra += gap(m, end, p->segs[i].pblk, &seek);
+		first = 0;
+		end = p->segs[i].pblk + p->segs[i].len;
+		rest += p->segs[i].len;
+	}
+	if (rest > 0 && extra < allowance(m, rest))
+		return K_NEAR;
+	memset(alone + f, 0, c->nsegs);
+	return K_MOVE;
+}
+
+/* Cut chunks of kind K_NEAR holding segments to move alone into chunks in place | alone | in place; kinds
+ * gets one entry per resulting chunk.  Returns 0 or -ENOMEM. */
+static int split_near(struct pf_plan *p, const unsigned char *alone, const unsigned char *kind_in,
+		      unsigned char **kinds_out)
+{
+	size_t n = 0;
+	for (size_t ci = 0; ci < p->nchunks; ci++) {
+		const struct pf_chunk *c = &p->chunks[ci];
+		n++;
+		if (kind_in[ci] == K_NEAR)
+			for (size_t i = c->first_seg + 1; i < c->first_seg + c->nsegs; i++)
+				n += alone[i] != alone[i - 1];
+	}
+	struct pf_chunk *chunks = calloc(n ? n : 1, sizeof(*chunks));
+	unsigned char *kinds = malloc(n ? n : 1);
+	if (!chunks || !kinds) {
+		free(chunks);
+		free(kinds);
+		return -ENOMEM;
+	}
+	size_t k = 0;
+	for (size_t ci = 0; ci < p->nchunks; ci++) {
+		const struct pf_chunk *c = &p->chunks[ci];
+		if (kind_in[ci] != K_NEAR) {
+			chunks[k] = *c;
+			kinds[k++] = kind_in[ci];
+			continue;
+		}
+		for (size_t i = c->first_seg; i < c->first_seg + c->nsegs; i++) {
+			if (i == c->first_seg || alone[i] != alone[i - 1]) {
+				chunks[k] = (struct pf_chunk){ .first_seg = i };
+				kinds[k++] = alone[i] ? K_ALONE : K_NEAR;
+			}
+			chunks[k - 1].nsegs++;
+			chunks[k - 1].blocks += p->segs[i].len;
+		}
+	}
+	free(p->chunks);
+	p->chunks = chunks;
+	p->nchunks = n;
+	*kinds_out = kinds;
+	return 0;
+}
+
+/* Move a chunk of kind K_ALONE into one free area next to its layout neighbours (right after the previous
+ * segment, or right before the next one), else into the nearest area holding it — only when that saves at
+ * least one short seek.  Returns 1 placed, 0 left where it is (near enough), -ENOMEM. */
+static int place_alone(struct builder *b, struct areas *ar, size_t ci, const struct model *m, uint64_t *cursor)
+{
+	struct pf_plan *p = b->p;
+	struct pf_chunk *c = &p->chunks[ci];
+	size_t f = c->first_seg, l = c->first_seg + c->nsegs;
+	int seek, has_prev = f > 0, has_next = l < p->nsegs;
+	uint64_t prev_end = has_prev ? p->segs[f - 1].pblk + p->segs[f - 1].len : 0;
+	uint64_t next = has_next ? p->segs[l].pblk : 0;
+	uint64_t need = c->blocks, dst = 0;
+	long a = has_prev ? area_at(ar, prev_end) : -1;
+	int tail = 0;
+	if (a >= 0 && ar->a[a].len >= need) {
+		dst = prev_end;
+	} else {
+		a = -1;
+		uint64_t best = UINT64_MAX, ref = has_prev ? prev_end : next;
+		for (size_t i = 0; i < ar->n; i++) {
+			if (ar->a[i].len < need)
+				continue;
+			if (has_next && ar->a[i].start + ar->a[i].len == next) {
+				a = (long)i;
+				tail = 1;
+				break;
+			}
+			uint64_t d = ar->a[i].start > ref ? ar->a[i].start - ref : ref - ar->a[i].start;
+			if (d < best) {
+				best = d;
+				a = (long)i;
+			}
+		}
+		if (a < 0)
+			return 0;
+		dst = tail ? ar->a[a].start + ar->a[a].len - need : ar->a[a].start;
+	}
+	double now = 0, then = 0;
+	uint64_t end = has_prev ? prev_end : p->segs[f].pblk;
+	for (size_t i = f; i < l; i++) {
+		now += gap(m, end, p->segs[i].pblk, &seek);
+		end = p->segs[i].pblk + p->segs[i].len;
+	}
+	if (has_prev)
+		then += gap(m, prev_end, dst, &seek);
+	if (has_next) {
+		now += gap(m, end, next, &seek);
+		then += gap(m, dst + need, next, &seek);
+	}
+	if (now - then < m->short_seek)
+		return 0;
+	if (tail)
+		ar->a[a].len -= need;
+	else {
+		ar->a[a].start += need;
+		ar->a[a].len -= need;
+	}
+	c->first_unit = p->nunits;
+	if (add_unit(b, ci, dst, need))
+		return -ENOMEM;
+	uint64_t filled = 0;
+	for (size_t i = f; i < l; i++) {
+		struct pf_move mv = { .owner = p->segs[i].owner, .lblk = p->segs[i].lblk, .src = p->segs[i].pblk,
+				      .dst = dst + filled, .len = p->segs[i].len };
+		if (add_move(b, &mv))
+			return -ENOMEM;
+		filled += p->segs[i].len;
+	}
+	c->nunits = 1;
+	c->state = PF_CHUNK_PLACED;
+	*cursor = dst + need;
+	return 1;
+}
+
 int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
 		 const struct pf_plan_params *prm, struct pf_plan *out)
 {
@@ -250,6 +474,7 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 		min_piece = 1;
 	struct builder b = { .p = out };
 	struct areas ar = { 0 };
+	unsigned char *kinds = NULL, *alone = NULL;
 	int rc = cut_chunks(&b, segs, nsegs, prm->chunk_blocks);
 	if (rc)
 		goto fail;
@@ -267,12 +492,46 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	}
 	out->usable_blocks = out->free_blocks > prm->reserve_blocks ? out->free_blocks - prm->reserve_blocks : 0;
 
+	/* What stays: in place by the contiguity rule, or (block_size set) near enough by the seek model. */
+	struct model m = { .bsize = prm->block_size, .span = prm->span };
+	if (m.bsize && !m.span)
+		for (size_t i = 0; i < out->nsegs; i++)
+			if (out->segs[i].pblk + out->segs[i].len > m.span)
+				m.span = out->segs[i].pblk + out->segs[i].len;
+	if (m.bsize) {
+		int seek;
+		m.short_seek = pf_seek_time(1, 0, m.bsize, m.span, &seek);
+	}
+	kinds = malloc(out->nchunks ? out->nchunks : 1);
+	alone = calloc(out->nsegs ? out->nsegs : 1, 1);
+	if (!kinds || !alone) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	int any_alone = 0;
+	for (size_t ci = 0; ci < out->nchunks; ci++) {
+		const struct pf_chunk *c = &out->chunks[ci];
+		kinds[ci] = in_place(out, c, min_piece) ? K_KEEP
+			    : m.bsize			 ? (unsigned char)classify(out, c, &m, min_piece, alone)
+						 : K_MOVE;
+		for (size_t i = c->first_seg; i < c->first_seg + c->nsegs && kinds[ci] == K_NEAR; i++)
+			any_alone |= alone[i];
+	}
+	if (any_alone) {
+		unsigned char *k2 = NULL;
+		rc = split_near(out, alone, kinds, &k2);
+		if (rc)
+			goto fail;
+		free(kinds);
+		kinds = k2;
+	}
+
 	/* One run for everything: when one free area holds all the chunks to move, they go one after the other
 	 * into the lowest such area (nearest the start of the disk, where the boot's other reads — inode tables,
 	 * with flex_bg all of them — are), so the data read is one forward sweep after the metadata. */
 	uint64_t to_move = 0;
 	for (size_t ci = 0; ci < out->nchunks; ci++)
-		if (!in_place(out, &out->chunks[ci], min_piece) && to_move + out->chunks[ci].blocks <= out->usable_blocks)
+		if (kinds[ci] == K_MOVE && to_move + out->chunks[ci].blocks <= out->usable_blocks)
 			to_move += out->chunks[ci].blocks;
 	uint64_t used = 0, cursor = prm->start, home = UINT64_MAX;
 	for (size_t i = 0; i < ar.n && to_move; i++)
@@ -284,12 +543,24 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 		struct pf_chunk *c = &out->chunks[ci];
 		if (home != UINT64_MAX && area_at(&ar, cursor) < 0)
 			cursor = home; /* after a chunk in place: back to the common run */
-		if (in_place(out, c, min_piece)) {
+		if (kinds[ci] == K_ALONE && used + c->blocks <= out->usable_blocks) {
+			rc = place_alone(&b, &ar, ci, &m, &cursor);
+			if (rc < 0)
+				goto fail;
+			if (rc == 1) {
+				used += c->blocks;
+				out->blocks_to_move += c->blocks;
+				continue;
+			}
+		}
+		if (kinds[ci] != K_MOVE) {
 			c->state = PF_CHUNK_IN_PLACE;
 			const struct pf_seg *last = &out->segs[c->first_seg + c->nsegs - 1];
 			cursor = last->pblk + last->len;
 			out->chunks_in_place++;
 			out->blocks_in_place += c->blocks;
+			if (kinds[ci] != K_KEEP)
+				out->blocks_near += c->blocks;
 			continue;
 		}
 		if (used + c->blocks > out->usable_blocks) {
@@ -309,9 +580,13 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 			out->chunks_split++;
 	}
 	free(ar.a);
+	free(kinds);
+	free(alone);
 	return 0;
 fail:
 	free(ar.a);
+	free(kinds);
+	free(alone);
 	pf_plan_free(out);
 	return rc;
 }

@@ -14,6 +14,9 @@
  * the reserve, less what earlier chunks took, cannot hold it (a chunk is moved whole or not at all: a later
  * run must not move a half-moved chunk again).  Chunk boundaries depend on the block sequence only, not on
  * where blocks lie, so a second run over an unchanged layout finds every chunk in place and moves nothing.
+ * With pf_plan_params.block_size set, a nearly unchanged layout (swaps, a file added or removed) also moves
+ * nothing or only what a seek model says is worth it (see there); a chunk kept in place but holding a file
+ * to move alone is cut into several chunks (in place | moved | in place).
  */
 #ifndef PREFETCH_REORDER_PLAN_H
 #define PREFETCH_REORDER_PLAN_H
@@ -55,6 +58,15 @@ struct pf_plan_params {
 	uint64_t reserve_blocks;   /* free blocks never used */
 	uint64_t min_piece;        /* 0 = chunk_blocks / 4 (at least 1) */
 	uint64_t start;            /* where the first chunk prefers to go (e.g. the first data block) */
+	/* added later (0 = off, the rule above only): with block_size set, a chunk also stays when its current
+	 * placement reads about as fast as the planned one (--check's seek model, check.h): its extra read time
+	 * (seeks, gaps read through) is below max(1 short seek, a third of its transfer time) — so a
+	 * re-aggregated layout with a few swapped files does not move the whole set again.  Small runs
+	 * reached and left by a seek (a file new in the layout) are then moved alone, into free space next to
+	 * their layout neighbours or the nearest area, only when that saves at least one short seek; otherwise
+	 * they too are near enough. */
+	uint32_t block_size;
+	uint64_t span;             /* blocks of the filesystem (the seek model's full stroke; 0 = guessed) */
 };
 
 struct pf_plan {
@@ -69,6 +81,7 @@ struct pf_plan {
 	uint64_t blocks_total, blocks_in_place, blocks_to_move, blocks_failed;
 	uint64_t chunks_in_place, chunks_split, chunks_failed;
 	uint64_t free_blocks, usable_blocks;
+	uint64_t blocks_near;      /* of blocks_in_place: not contiguous but near enough (block_size rule) */
 };
 
 /* free must be sorted by start and not overlap.  Returns 0, -EINVAL or -ENOMEM. */

@@ -203,6 +203,8 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		.chunk_blocks = o->chunk_blocks > 0 ? (uint64_t)o->chunk_blocks : 2000,
 		.reserve_blocks = nblocks / 100 * (uint64_t)pct + nblocks % 100 * (uint64_t)pct / 100,
 		.start = fs->super->s_first_data_block,
+		.block_size = fs->blocksize, /* near enough stays: a re-aggregated layout moves only what pays */
+		.span = nblocks,
 	};
 	rc = plan_with_spares(fs, &col, free_runs, nfree, &prm, &plan);
 	if (!rc)

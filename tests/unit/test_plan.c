@@ -415,6 +415,162 @@ static void test_full95(void **state)
 	free(s);
 }
 
+/* A re-aggregated layout (the normal case at every shutdown): files 0..NF-1 of 5..40 blocks were laid out
+ * by the last run one after the other from SET_BASE (with an optional hole after one file); the new layout
+ * differs by a few swaps, a file added or removed.  4 KiB blocks, chunks of 2000, the seek model on. */
+#define NF 300
+#define SET_BASE 100000ULL
+#define SPAN 1000000ULL
+
+struct set {
+	uint64_t pos[NF + 1], len[NF + 1];
+	uint64_t end;
+};
+
+static void make_set(struct set *st, int hole_after, uint64_t hole)
+{
+	uint64_t p = SET_BASE;
+	for (int f = 0; f < NF; f++) {
+		st->len[f] = 5 + (uint64_t)(f * 7919 % 36);
+		st->pos[f] = p;
+		p += st->len[f] + (f == hole_after ? hole : 0);
+	}
+	st->end = p;
+	st->len[NF] = 20; /* a file new in the layout, still where it was written: far away */
+	st->pos[NF] = 700000;
+}
+
+static size_t segs_for(const struct set *st, const int *order, size_t n, struct pf_seg *out)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct pf_seg){ .owner = (uint32_t)order[i], .lblk = 0, .pblk = st->pos[order[i]],
+					  .len = st->len[order[i]] };
+	return n;
+}
+
+static const struct pf_plan_params near_prm = { .chunk_blocks = 2000, .block_size = 4096, .span = SPAN };
+
+static void test_near_swaps(void **state)
+{
+	(void)state;
+	struct set st;
+	make_set(&st, -1, 0);
+	int order[NF];
+	for (int i = 0; i < NF; i++)
+		order[i] = i;
+	struct pf_seg segs[NF];
+	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_plan p;
+
+	/* unchanged: nothing moves, all in place by contiguity */
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr, 2, &near_prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 0);
+	assert_int_equal(p.blocks_near, 0);
+	pf_plan_free(&p);
+
+	/* a few adjacent swaps (services started in parallel): each costs one short seek; nothing moves */
+	int sw[] = { 10, 57, 130, 131 + 40, 250 };
+	for (size_t k = 0; k < sizeof(sw) / sizeof(*sw); k++) {
+		int t = order[sw[k]];
+		order[sw[k]] = order[sw[k] + 1];
+		order[sw[k] + 1] = t;
+	}
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr, 2, &near_prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 0);
+	assert_int_equal(p.nunits, 0);
+	assert_true(p.blocks_near > 0);
+	assert_int_equal(p.blocks_in_place, p.blocks_total);
+	check_consistent(&p);
+	pf_plan_free(&p);
+
+	/* without the seek model (block_size 0) the old rule moves the chunks with a swap */
+	struct pf_plan_params old = near_prm;
+	old.block_size = 0;
+	assert_int_equal(pf_plan_make(segs, NF, fr, 2, &old, &p), 0);
+	assert_true(p.blocks_to_move > 0);
+	pf_plan_free(&p);
+
+	/* a chunk shuffled through and through still moves: near enough is not "never" */
+	for (int i = 0; i < 120; i++)
+		order[i] = 119 - i;
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr, 2, &near_prm, &p), 0);
+	assert_true(p.blocks_to_move >= 2000);
+	assert_true(p.blocks_to_move < p.blocks_total);
+	check_consistent(&p);
+	pf_plan_free(&p);
+}
+
+static void test_near_insert(void **state)
+{
+	(void)state;
+	struct set st;
+	int order[NF + 1];
+	struct pf_seg segs[NF + 1];
+	struct pf_plan p;
+	for (int i = 0, k = 0; i < NF; i++) {
+		order[k++] = i;
+		if (i == 150)
+			order[k++] = NF; /* the new file, between 150 and 151 */
+	}
+
+	/* no free space next to its neighbours: only it moves, to the nearest area (after the set) */
+	make_set(&st, -1, 0);
+	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 }, { 900000, 50000 } };
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF + 1, segs), fr, 3, &near_prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 20);
+	assert_int_equal(p.nunits, 1);
+	assert_int_equal(p.units[0].dst, st.end);
+	assert_int_equal(p.moves[0].owner, NF);
+	assert_int_equal(p.blocks_in_place, p.blocks_total - 20);
+	check_consistent(&p);
+	pf_plan_free(&p);
+
+	/* free space right after its layout neighbour (a hole left by a file gone): it goes there */
+	make_set(&st, 150, 30);
+	struct pf_run fr2[] = { { 1000, 5000 }, { st.pos[151] - 30, 30 }, { st.end, 200000 } };
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF + 1, segs), fr2, 3, &near_prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 20);
+	assert_int_equal(p.nunits, 1);
+	assert_int_equal(p.units[0].dst, st.pos[150] + st.len[150]);
+	check_consistent(&p);
+	pf_plan_free(&p);
+
+	/* the next run, with it there: nothing moves (no ping-pong) */
+	st.pos[NF] = st.pos[150] + st.len[150];
+	struct pf_run fr3[] = { { 1000, 5000 }, { st.pos[NF] + 20, 10 }, { st.end, 200000 } };
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF + 1, segs), fr3, 3, &near_prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 0);
+	pf_plan_free(&p);
+
+	/* moved to the nearest area last time (not adjacent): not moved again */
+	make_set(&st, -1, 0);
+	st.pos[NF] = st.end;
+	struct pf_run fr4[] = { { 1000, 5000 }, { st.end + 20, 200000 } };
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF + 1, segs), fr4, 2, &near_prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 0);
+	assert_true(p.blocks_near >= 20);
+	pf_plan_free(&p);
+}
+
+static void test_near_remove(void **state)
+{
+	(void)state;
+	struct set st;
+	make_set(&st, -1, 0);
+	int order[NF];
+	size_t n = 0;
+	for (int i = 0; i < NF; i++)
+		if (i != 42 && i != 200) /* gone from the layout (skipped as changed, or no longer read) */
+			order[n++] = i;
+	struct pf_seg segs[NF];
+	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, n, segs), fr, 2, &near_prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 0);
+	assert_int_equal(p.blocks_in_place, p.blocks_total);
+	pf_plan_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +587,9 @@ int main(void)
 		cmocka_unit_test(test_incremental_skip),
 		cmocka_unit_test(test_figures),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_near_swaps),
+		cmocka_unit_test(test_near_insert),
+		cmocka_unit_test(test_near_remove),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
