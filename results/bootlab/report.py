@@ -422,6 +422,30 @@ def render(args):
     if slower:
         L("Slowest boots against none: " + "; ".join(slower) + ".")
         L("")
+    # Paired by round: the setups were interleaved, so boot i of each setup ran under about the same host load.
+    if base.get("boot"):
+        nb = {r["boot"]: r for r in base["ok"]}
+        prs = []
+        for s in ("prefetch", "reorder", "warm"):
+            if s not in data:
+                continue
+            pairs = [(r, nb[r["boot"]]) for r in data[s]["ok"] if r["boot"] in nb]
+            if not pairs:
+                continue
+            db = [float(a["boot_end_s"]) - float(b["boot_end_s"]) for a, b in pairs]
+            dc = [(float(a["boot_end_s"]) - float(a["vcpu_wait_s"])) - (float(b["boot_end_s"]) - float(b["vcpu_wait_s"]))
+                  for a, b in pairs if a.get("vcpu_wait_s") and b.get("vcpu_wait_s")]
+            prs.append((s, len(pairs), statistics.fmean(db), sum(d < 0 for d in db),
+                        statistics.fmean(dc) if dc else float("nan"), sum(d < 0 for d in dc), len(dc)))
+        if prs:
+            L("Paired by round (setup minus none in the same round, i.e. under about the same host load):")
+            L("")
+            L("| setup | rounds | boot time difference avg (s) | rounds faster than none | "
+              "boot − vCPU wait difference avg (s) | rounds faster than none |")
+            L("|---|---|---|---|---|---|")
+            for s, n, mb, fb, mc, fc, nc in prs:
+                L(f"| {LABEL[s]} | {n} | {mb:+.2f} | {fb} of {n} | {mc:+.2f} | {fc} of {nc} |")
+            L("")
     tl = [(s, data[s]) for s in ("prefetch", "reorder") if s in data and num(data[s]["ok"], "disk_s_before_pf")]
     if tl:
         L("### Where the boot waited for the disk (prefetch setups, averages of the measured boots)")
