@@ -144,9 +144,28 @@ static int in_place(const struct pf_plan *p, const struct pf_chunk *c, uint64_t 
 	return run >= need;
 }
 
-/* Choose the next piece for need blocks: returns the area index and sets *take, or -1 to retry relaxed. */
+/* The area holding need blocks whose start is nearest to blk, or -1. */
+static long nearest(const struct areas *ar, uint64_t blk, uint64_t need)
+{
+	long best = -1;
+	uint64_t bd = UINT64_MAX;
+	for (size_t i = 0; i < ar->n; i++) {
+		if (ar->a[i].len < need)
+			continue;
+		uint64_t d = ar->a[i].start > blk ? ar->a[i].start - blk : blk - ar->a[i].start;
+		if (d < bd) {
+			bd = d;
+			best = (long)i;
+		}
+	}
+	return best;
+}
+
+/* Choose the next piece for need blocks: returns the area index and sets *take, or -1 to retry relaxed.
+ * near: an incremental run (most of the set stays): the area nearest the cursor (the end of the previous
+ * chunk, in place) rather than the best fit — next to its neighbours, not off to a new area. */
 static long next_piece(const struct areas *ar, uint64_t cursor, uint64_t need, uint64_t min_piece, int relaxed,
-		       uint64_t *take)
+		       int near, uint64_t *take)
 {
 	uint64_t mp = relaxed ? 1 : min_piece;
 	long a = area_at(ar, cursor);
@@ -163,7 +182,7 @@ static long next_piece(const struct areas *ar, uint64_t cursor, uint64_t need, u
 			return a;
 		}
 	}
-	a = best_fit(ar, need);
+	a = near ? nearest(ar, cursor, need) : best_fit(ar, need);
 	if (a >= 0) {
 		*take = need;
 		return a;
@@ -185,7 +204,8 @@ static long next_piece(const struct areas *ar, uint64_t cursor, uint64_t need, u
 	return a;
 }
 
-static int place_chunk(struct builder *b, struct areas *ar, size_t ci, uint64_t min_piece, uint64_t *cursor)
+static int place_chunk(struct builder *b, struct areas *ar, size_t ci, uint64_t min_piece, int near,
+		       uint64_t *cursor)
 {
 	struct pf_plan *p = b->p;
 	struct pf_chunk *c = &p->chunks[ci];
@@ -198,7 +218,7 @@ static int place_chunk(struct builder *b, struct areas *ar, size_t ci, uint64_t 
 	while (need > 0) {
 		uint64_t take = 0;
 		uint64_t mp = min_piece < need ? min_piece : need;
-		long a = next_piece(ar, *cursor, need, mp, relaxed, &take);
+		long a = next_piece(ar, *cursor, need, mp, relaxed, near, &take);
 		if (a < 0) {
 			if (relaxed)
 				return -EINVAL; /* cannot happen: the caller checked the space */
@@ -529,12 +549,17 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	/* One run for everything: when one free area holds all the chunks to move, they go one after the other
 	 * into the lowest such area (nearest the start of the disk, where the boot's other reads — inode tables,
 	 * with flex_bg all of them — are), so the data read is one forward sweep after the metadata. */
-	uint64_t to_move = 0;
-	for (size_t ci = 0; ci < out->nchunks; ci++)
+	uint64_t to_move = 0, kept = 0;
+	for (size_t ci = 0; ci < out->nchunks; ci++) {
 		if (kinds[ci] == K_MOVE && to_move + out->chunks[ci].blocks <= out->usable_blocks)
 			to_move += out->chunks[ci].blocks;
+		if (kinds[ci] == K_KEEP || kinds[ci] == K_NEAR)
+			kept += out->chunks[ci].blocks;
+	}
+	/* Incremental (seek model on, most of the set stays): what moves goes next to its neighbours instead. */
+	int near = m.bsize && kept > to_move;
 	uint64_t used = 0, cursor = prm->start, home = UINT64_MAX;
-	for (size_t i = 0; i < ar.n && to_move; i++)
+	for (size_t i = 0; i < ar.n && to_move && !near; i++)
 		if (ar.a[i].len >= to_move && ar.a[i].start + ar.a[i].len > prm->start) {
 			cursor = home = ar.a[i].start;
 			break;
@@ -569,7 +594,7 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 			out->blocks_failed += c->blocks;
 			continue;
 		}
-		rc = place_chunk(&b, &ar, ci, min_piece, &cursor);
+		rc = place_chunk(&b, &ar, ci, min_piece, near, &cursor);
 		if (rc)
 			goto fail;
 		if (home != UINT64_MAX)

@@ -490,6 +490,20 @@ static void test_near_swaps(void **state)
 	assert_true(p.blocks_to_move > 0);
 	pf_plan_free(&p);
 
+	/* a chunk in the middle shuffled through and through moves, alone, next to the set (the area nearest
+	 * its neighbours), not into the lowest area that holds it */
+	for (int i = 0; i < NF; i++)
+		order[i] = i;
+	for (int i = 100; i < 160; i++) /* within the second chunk */
+		order[i] = 259 - i;
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr, 2, &near_prm, &p), 0);
+	assert_true(p.blocks_to_move >= 2000);
+	assert_true(p.blocks_to_move * 2 < p.blocks_total);
+	for (size_t u = 0; u < p.nunits; u++)
+		assert_true(p.units[u].dst >= st.end);
+	check_consistent(&p);
+	pf_plan_free(&p);
+
 	/* a chunk shuffled through and through still moves: near enough is not "never" */
 	for (int i = 0; i < 120; i++)
 		order[i] = 119 - i;
