@@ -367,6 +367,13 @@ def render(args):
     L("each boot is under `raw/RUN/`). Runs shown: " + ", ".join(
         f"{LABEL[s]} = `{sorted({r['run'] for r in d['rows']})[0]}`" for s, d in data.items()) + ".")
     L("")
+    findings = os.path.join(LAB, "FINDINGS.md")
+    if os.path.exists(findings):
+        with open(findings) as f:
+            L(f.read().rstrip())
+        L("")
+        L("![boot time, load-corrected boot time, I/O ticks and disk busy time per setup](bootlab.svg)")
+        L("")
     L("## Measured boots")
     L("")
     L("| setup | boots ok / run | boot time avg (s) | stddev | min | max | vs none | I/O ticks avg (s) | stddev | min "
