@@ -79,10 +79,11 @@ static void print_figures(const struct pf_reorder_result *r, int planned_label)
 	printf("%-26s %13.3fs %13.3fs\n", "read time (sorted sweep)", a->sweep_s, b->sweep_s);
 	printf("model: rotational disk, 1 ms + 14 ms*sqrt(distance/span) + 4.17 ms per seek, 100 MB/s\n");
 	printf("a reorder would move %llu of %llu blocks in %llu chunks (%llu split, %llu do not fit), "
-	       "%llu blocks already in place\n",
+	       "%llu blocks already in place (%llu of them near enough)\n",
 	       (unsigned long long)r->planned_blocks, (unsigned long long)r->layout_blocks,
 	       (unsigned long long)r->chunks, (unsigned long long)r->chunks_split,
-	       (unsigned long long)r->chunks_failed, (unsigned long long)r->already_in_place_blocks);
+	       (unsigned long long)r->chunks_failed, (unsigned long long)r->already_in_place_blocks,
+	       (unsigned long long)r->near_blocks);
 	if (r->not_fit[0])
 		printf("not moved: %s\n", r->not_fit);
 }
@@ -202,11 +203,12 @@ int main(int argc, char **argv)
 	char why[sizeof(r.not_fit) + 4] = "";
 	if (r.not_fit[0])
 		snprintf(why, sizeof(why), " (%s)", r.not_fit);
-	pf_notice("moved %llu blocks (%.1f MB) in %llu units; %llu chunks: %llu already in place, %llu split, %llu did "
-		  "not fit%s%s%s; %.2f s",
+	pf_notice("moved %llu blocks (%.1f MB) in %llu units; %llu chunks: %llu already in place (%llu blocks, %llu "
+		  "near enough), %llu split, %llu did not fit%s%s%s; %.2f s",
 		  (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
 		  (unsigned long long)r.units_done, (unsigned long long)r.chunks,
-		  (unsigned long long)r.chunks_in_place, (unsigned long long)r.chunks_split,
+		  (unsigned long long)r.chunks_in_place, (unsigned long long)r.already_in_place_blocks,
+		  (unsigned long long)r.near_blocks, (unsigned long long)r.chunks_split,
 		  (unsigned long long)r.chunks_failed, why, skipped, stopped, r.seconds);
 	if (!r.complete)
 		return EXIT_BUDGET;

@@ -73,6 +73,7 @@ struct pf_reorder_result {
 	uint64_t free_blocks, reserve_blocks; /* free now; never used (REORDER_FREE_RESERVE_PERCENT of the size) */
 	char not_fit[192];           /* why chunks_failed > 0, e.g. "reserve: only 82 free blocks above the 1 % ...",
 	                              * or "" */
+	uint64_t near_blocks;        /* of already_in_place_blocks: not contiguous but near enough (plan.h) */
 };
 
 /* Return codes of pf_reorder besides 0 and -errno (reorder_open.h): PF_REORDER_EMOUNTED, _EUNCLEAN,
