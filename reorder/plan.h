@@ -64,7 +64,8 @@ struct pf_plan_params {
 	 * re-aggregated layout with a few swapped files does not move the whole set again.  Small runs
 	 * reached and left by a seek (a file new in the layout) are then moved alone, into free space next to
 	 * their layout neighbours or the nearest area, only when that saves at least one short seek; otherwise
-	 * they too are near enough. */
+	 * they too are near enough.  When more stays than moves (an incremental run), a chunk that moves goes to
+	 * the free space after the previous chunk or else the area nearest it, not with the rest to a new area. */
 	uint32_t block_size;
 	uint64_t span;             /* blocks of the filesystem (the seek model's full stroke; 0 = guessed) */
 };
