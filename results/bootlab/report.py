@@ -520,8 +520,9 @@ def render(args):
                 if not ok:
                     continue
                 b = stats(num(ok, "boot_end_s"))
+                # With several vCPUs the summed wait includes an idle vCPU's: no correction then.
                 c = stats([float(r["boot_end_s"]) - float(r["vcpu_wait_s"]) for r in ok
-                           if r.get("boot_end_s") and r.get("vcpu_wait_s")])
+                           if r.get("boot_end_s") and r.get("vcpu_wait_s") and (r.get("vcpus") or "1") == "1"])
                 m = stats(num(ok, "sim_model_s"))
                 smp = ",".join(sorted({r.get("vcpus") or "1" for r in ok}))
                 L(f"| {run} | {LABEL[s]} | {len(ok)} | {b['avg']:.2f} | {b['sd']:.2f} | "
