@@ -272,7 +272,17 @@ def pct(a, b):
 
 
 def select(rows, runs):
-    """Per setup: rows of the chosen runs (the latest run holding measured boots of that setup by default)."""
+    """Per setup: rows of the chosen runs. By default the run covering the most setups with measured boots
+    (the latest such run in boots.csv), so that a later partial variant does not replace part of the table."""
+    if not runs:
+        cover, last = {}, {}
+        for i, r in enumerate(rows):
+            if r["phase"] == "measure":
+                cover.setdefault(r["run"], set()).add(r["setup"])
+                last[r["run"]] = i
+        if cover:
+            best = max(cover, key=lambda k: (len(cover[k]), last[k]))
+            runs = {best}
     chosen = {}
     for s in SETUPS:
         srows = [r for r in rows if r["setup"] == s]
