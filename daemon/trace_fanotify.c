@@ -4,7 +4,13 @@
  *
  * FAN_ACCESS is not asked for: every read follows an open we see; page faults on mmapped files (shared
  * libraries, executables) produce no access event at all; and each access event costs the kernel an fd
- * open and us a read.  The ranges come from the residency pass instead (trace_residency.c). */
+ * open and us a read.  The ranges come from the residency pass instead (trace_residency.c).
+ *
+ * Once a file is recorded, an ignore mark on its inode stops the kernel from queueing (and opening an fd for)
+ * its later opens: during a boot libc and friends are opened by every process, and those repeats were most
+ * of the events and of the tracer's CPU time.  A recorded file that is not yet known to be executed keeps
+ * FAN_OPEN_EXEC un-ignored so that its first exec still arrives and flags it.  The marks are bounded by
+ * max_files (one per entry) and pin nothing the entry's kept fd does not pin already. */
 #include "trace_internal.h"
 
 #include <errno.h>
@@ -124,6 +130,32 @@ static uint32_t generation_of(int fd)
 	return (uint32_t)gen;
 }
 
+#ifndef FAN_MARK_IGNORE
+#define FAN_MARK_IGNORE 0x00000400
+#endif
+
+/* Stop the kernel from reporting further opens of fd's inode (those that would tell us nothing new). */
+static void ignore_inode(struct pf_tracer *t, int fd, uint32_t flags)
+{
+	if (!t->ignore_mode)
+		return;
+	uint64_t mask = FAN_OPEN;
+	if (flags & PF_FILE_EXEC)
+		mask |= FAN_OPEN_EXEC;
+	if (flags & PF_FILE_DIR)
+		mask |= FAN_ONDIR;
+	while (fanotify_mark(t->fan_fd, FAN_MARK_ADD | t->ignore_mode, mask, fd, NULL) < 0) {
+		/* FAN_MARK_IGNORE is 6.0+: before, the legacy ignored mask (same effect on an inode mark) */
+		if (errno == EINVAL && (t->ignore_mode & FAN_MARK_IGNORE)) {
+			t->ignore_mode = FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY;
+			continue;
+		}
+		if (errno == ENOSPC || errno == EINVAL || errno == EPERM || errno == ENOSYS)
+			t->ignore_mode = 0; /* over the user's mark limit or unsupported: plain events from now on */
+		return;            /* other errors (e.g. an fd the kernel refuses): only this file keeps its events */
+	}
+}
+
 /* Record the directories above path (same filesystem, outermost first) that are not known yet. */
 static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fsi, uint64_t now)
 {
@@ -180,6 +212,8 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 			close(e.fd);
 			free(e.path);
 			t->st.dropped++;
+		} else {
+			ignore_inode(t, e.fd, e.flags);
 		}
 	}
 }
@@ -194,8 +228,10 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 	}
 	struct pf_trace_entry *known = lookup(t, st.st_dev, st.st_ino);
 	if (known) {
-		if (ev->mask & FAN_OPEN_EXEC)
+		if ((ev->mask & FAN_OPEN_EXEC) && !(known->flags & PF_FILE_EXEC)) {
 			known->flags |= PF_FILE_EXEC;
+			ignore_inode(t, fd, known->flags); /* now nothing new can come from it */
+		}
 		close(fd);
 		return;
 	}
@@ -222,7 +258,9 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		close(fd);
 		free(path);
 		t->st.dropped++;
+		return;
 	}
+	ignore_inode(t, fd, flags);
 }
 
 /* Read what is queued.  Returns 0 when the queue is empty (EAGAIN), or -errno on a fatal error. */
@@ -374,6 +412,7 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 		}
 	}
 	t->max_files = raise_nofile(o->max_files ? o->max_files : DEFAULT_MAX_FILES);
+	t->ignore_mode = FAN_MARK_IGNORE | FAN_MARK_IGNORED_SURV_MODIFY;
 	t->start_ns = pf_trace_now_ns();
 	*out = t;
 	return 0;

@@ -41,6 +41,7 @@ struct pf_tracer {
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
 	int timeout_s;
 	unsigned max_files;
+	int ignore_mode;           /* fanotify_mark flags for ignore marks (trace_fanotify.c); 0 = none possible */
 	struct pf_trace_stats st;
 };
 
