@@ -120,7 +120,9 @@ printf 'PREFETCH garbage' >"$tmp/bad"
 out=$("$PREFETCHD" aggregate --config "$tmp/config" -o "$tmp/layout4" "$tmp/t1" "$tmp/bad" "$tmp/t2" "$tmp/t3" 2>&1) ||
 	pf_fail "aggregate with a bad trace failed: $out"
 [[ $out == *"skipping trace $tmp/bad: "* ]] || pf_fail "no warning naming the bad trace: $out"
-cmp -s <("$PREFETCHD" dump --files "$tmp/layout4") "$tmp/layout.files" || pf_fail "the bad trace changed the layout"
+# (the summary's "created" line differs whenever the two runs straddle a second)
+cmp -s <("$PREFETCHD" dump --files "$tmp/layout4" | grep -v "^# created") <(grep -v "^# created" "$tmp/layout.files") ||
+	pf_fail "the bad trace changed the layout"
 # nothing usable: exit 1, and the layout in place is left alone
 before=$(sha256sum <"$tmp/layout4")
 "$PREFETCHD" aggregate -o "$tmp/layout4" "$tmp/bad" >/dev/null 2>&1
