@@ -88,13 +88,7 @@ describe=$(sim_describe)
 if [ ${#cases[@]} -gt 2 ]; then
 	traces=()
 	for ((t = 1; t <= TRACES; t++)); do
-		pf_drop_caches
-		pf_bg "$PREFETCHD" trace --mount "$fs" --output "$work/trace$t" --pid-file "$work/pid" >"$work/trace.out"
-		for ((i = 0; i < 100; i++)); do [ -s "$work/pid" ] && break; sleep 0.05; done
-		[ -s "$work/pid" ] || pf_fail "tracer did not start"
-		"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "workload"
-		"$PREFETCHD" stop --pid-file "$work/pid" >/dev/null || pf_fail "prefetchd stop"
-		wait "$PF_BG_PID" || pf_fail "tracer failed"
+		sim_trace_workload "$fs" "$wl" "$work/trace$t" "$work"
 		traces+=("$work/trace$t")
 	done
 	pf_note "$(cat "$work/trace.out")"

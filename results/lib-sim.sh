@@ -16,6 +16,9 @@
 #   sim_log FILE|off                         request log: "R|W offset length cost_us" per request
 #   sim_describe                             one line: disk model, scheduler, readahead, rotational, dio
 #   sim_stop                                 everything above, in order (also runs at exit, on every path)
+#   sim_trace_workload FS WL TRACE WORKDIR   drop caches, run the workload WL (wlrun, $WLRUN) on the mounted FS
+#                                            under `prefetchd trace --mount FS`, write TRACE (summary in
+#                                            WORKDIR/trace.out)
 #   sim_workload_layout IMAGE MNT LAYOUT     a layout of IMAGE.workload (mkbootset's boot reads) made with
 #                                            IMAGE mounted read-only at MNT: the directories on the paths
 #                                            first (the boot looks them up), then every read in boot order
@@ -170,4 +173,15 @@ sim_workload_layout() {
 	umount "$m" || rc=1
 	rm -f "$lines"
 	return $rc
+}
+
+sim_trace_workload() {
+	local fs=$1 wl=$2 trace=$3 work=$4 i
+	pf_drop_caches
+	pf_bg "$PREFETCHD" trace --mount "$fs" --output "$trace" --pid-file "$work/pid" >"$work/trace.out"
+	for ((i = 0; i < 100; i++)); do [ -s "$work/pid" ] && break; sleep 0.05; done
+	[ -s "$work/pid" ] || pf_fail "the tracer did not start"
+	"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "the scripted boot failed"
+	"$PREFETCHD" stop --pid-file "$work/pid" >/dev/null || pf_fail "prefetchd stop"
+	wait "$PF_BG_PID" || pf_fail "the tracer failed"
 }

@@ -47,13 +47,7 @@ else
 fi
 
 say "==> tracing a scripted boot (reads $(wc -l <"$wl") files in the real boot's order)"
-pf_drop_caches
-pf_bg "$PREFETCHD" trace --mount "$fs" --output "$work/trace" --pid-file "$work/pid" >"$work/trace.out"
-for ((i = 0; i < 100; i++)); do [ -s "$work/pid" ] && break; sleep 0.05; done
-[ -s "$work/pid" ] || pf_fail "the tracer did not start"
-"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "the scripted boot failed"
-"$PREFETCHD" stop --pid-file "$work/pid" >/dev/null || pf_fail "prefetchd stop"
-wait "$PF_BG_PID" || pf_fail "the tracer failed"
+sim_trace_workload "$fs" "$wl" "$work/trace" "$work"
 sed 's/^/    /' "$work/trace.out"
 
 say "==> aggregating the trace into a layout"
