@@ -46,17 +46,6 @@ static int parse_count(const char *s, unsigned long max, unsigned long *out)
 	return 0;
 }
 
-static void load_config(const char *path, int explicit, struct pf_config *cfg)
-{
-	struct pf_config_diag diag = { 0 };
-	pf_config_defaults(cfg);
-	int rc = pf_config_load(cfg, path, &diag);
-	if (rc && (explicit || rc != -ENOENT))
-		pf_warn("cannot read %s: %s; using defaults", path, pf_strerror(rc));
-	for (int i = 0; i < diag.nwarnings; i++)
-		pf_warn("%s", diag.warnings[i]);
-}
-
 static double mib(uint64_t b)
 {
 	return (double)b / (1024.0 * 1024.0);
@@ -107,7 +96,9 @@ int cmd_aggregate(int argc, char **argv)
 		return PF_EXIT_USAGE;
 	}
 	struct pf_config cfg;
-	load_config(config ? config : PF_DEFAULT_CONFIG, !!config, &cfg);
+	int crc = pf_config_read(&cfg, config);
+	if (crc)
+		pf_warn("cannot read %s: %s; using defaults", config ? config : PF_DEFAULT_CONFIG, pf_strerror(crc));
 	struct pf_aggregate_opts o = {
 		.max_bytes = (uint64_t)(have_mb ? max_mb : (unsigned long)cfg.max_prefetch_mb) << 20,
 		.max_files = (uint32_t)(have_files ? max_files : (unsigned long)cfg.max_prefetch_files),

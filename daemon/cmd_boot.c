@@ -258,22 +258,6 @@ static int buffer_pending(const struct pf_boot_paths *p, const struct pf_image *
 	return rc;
 }
 
-static void load_config(const char *path, struct pf_config *cfg, int explicit, int *bad)
-{
-	struct pf_config_diag diag = { 0 };
-	pf_config_defaults(cfg);
-	int rc = pf_config_load(cfg, path, &diag);
-	if (rc && explicit) {
-		pf_err("cannot read %s: %s", path, pf_strerror(rc));
-		*bad = 1;
-		return;
-	}
-	if (rc && rc != -ENOENT)
-		pf_warn("cannot read %s: %s; using defaults", path, pf_strerror(rc));
-	for (int i = 0; i < diag.nwarnings; i++)
-		pf_warn("%s", diag.warnings[i]);
-}
-
 int cmd_boot(int argc, char **argv)
 {
 	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
@@ -294,10 +278,13 @@ int cmd_boot(int argc, char **argv)
 		return PF_EXIT_USAGE;
 	}
 	struct pf_config cfg;
-	int bad = 0;
-	load_config(config ? config : PF_DEFAULT_CONFIG, &cfg, config != NULL, &bad);
-	if (bad)
+	int crc = pf_config_read(&cfg, config);
+	if (crc && config) {
+		pf_err("cannot read %s: %s", config, pf_strerror(crc));
 		return PF_EXIT_USAGE;
+	}
+	if (crc)
+		pf_warn("cannot read %s: %s; using defaults", PF_DEFAULT_CONFIG, pf_strerror(crc));
 	if (!cfg.enable_prefetch) {
 		pf_notify_ready(); /* Type=notify: exiting without READY=1 would count as a failed start */
 		return PF_EXIT_OK;

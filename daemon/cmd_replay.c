@@ -123,13 +123,9 @@ int cmd_replay(int argc, char **argv)
 	const char *path = argv[optind];
 
 	struct pf_config cfg;
-	struct pf_config_diag diag = { 0 };
-	pf_config_defaults(&cfg);
-	int rc = pf_config_load(&cfg, config, &diag);
+	int rc = pf_config_read(&cfg, config);
 	if (rc && rc != -ENOENT)
 		pf_warn("cannot read %s (%s); using defaults", config, pf_strerror(rc));
-	for (int i = 0; i < diag.nwarnings; i++)
-		pf_warn("%s", diag.warnings[i]);
 	int override = cfg.medium;
 	if (medium) {
 		if (!strcmp(medium, "auto"))

@@ -58,13 +58,9 @@ int cmd_report(int argc, char **argv)
 	}
 
 	struct pf_config cfg;
-	struct pf_config_diag diag = { 0 };
-	pf_config_defaults(&cfg);
-	int rc = pf_config_load(&cfg, config ? config : PF_DEFAULT_CONFIG, &diag);
-	if (rc && (config || rc != -ENOENT))
+	int rc = pf_config_read(&cfg, config);
+	if (rc)
 		pf_warn("cannot read %s: %s; using defaults", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
-	for (int i = 0; i < diag.nwarnings; i++)
-		pf_warn("%s", diag.warnings[i]);
 
 	char logpath[512];
 	if (log)

@@ -137,13 +137,9 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	struct pf_config cfg;
-	struct pf_config_diag diag = { 0 };
-	pf_config_defaults(&cfg);
-	int rc = pf_config_load(&cfg, config, &diag);
-	if (rc && !(rc == -ENOENT && config_default))
+	int rc = pf_config_read(&cfg, config_default ? NULL : config);
+	if (rc)
 		pf_warn("%s: %s (using defaults)", config, strerror(-rc));
-	for (int i = 0; i < diag.nwarnings; i++)
-		pf_warn("%s", diag.warnings[i]);
 	if (nmounts == 0)
 		for (int i = 0; i < cfg.nmounts && i < MAX_MOUNT_ARGS; i++)
 			mounts[nmounts++] = cfg.mounts[i];

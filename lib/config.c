@@ -1,4 +1,5 @@
 #include "config.h"
+#include "log.h"
 #include "safe_file.h"
 
 #include <ctype.h>
@@ -262,4 +263,14 @@ int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_dia
 	pf_config_parse(cfg, text, path, diag);
 	free(text);
 	return 0;
+}
+
+int pf_config_read(struct pf_config *cfg, const char *path)
+{
+	struct pf_config_diag diag = { 0 };
+	pf_config_defaults(cfg);
+	int rc = pf_config_load(cfg, path ? path : PF_DEFAULT_CONFIG, &diag);
+	for (int i = 0; i < diag.nwarnings; i++)
+		pf_warn("%s", diag.warnings[i]);
+	return rc == -ENOENT && !path ? 0 : rc;
 }

@@ -52,6 +52,11 @@ void pf_config_defaults(struct pf_config *cfg);
  * decides whether a missing file matters; cfg keeps its values).  Warnings go to diag (may be NULL). */
 int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_diag *diag);
 
+/* For the commands: defaults, then the file at path (NULL = PF_DEFAULT_CONFIG), each parse warning logged
+ * (file:line).  Returns 0, also when the default file is missing; otherwise the error of pf_config_load (cfg
+ * then holds what could be read over the defaults), for the caller to report as its command sees fit. */
+int pf_config_read(struct pf_config *cfg, const char *path);
+
 /* Parse text (for tests and for the loader). */
 void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_config_diag *diag);
 

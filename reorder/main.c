@@ -143,15 +143,11 @@ int main(int argc, char **argv)
 	pf_log_init("prefetch-reorder", level);
 
 	struct pf_config cfg;
-	struct pf_config_diag diag = { 0 };
-	pf_config_defaults(&cfg);
-	int rc = pf_config_load(&cfg, config ? config : PF_DEFAULT_CONFIG, &diag);
-	if (rc && (config || rc != -ENOENT)) {
+	int rc = pf_config_read(&cfg, config);
+	if (rc) {
 		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, strerror(-rc));
 		return 1;
 	}
-	for (int i = 0; i < diag.nwarnings; i++)
-		pf_warn("%s", diag.warnings[i]);
 	char deflayout[300];
 	if (nlayouts == 0) {
 		snprintf(deflayout, sizeof(deflayout), "%s/layout", cfg.state_dir);
