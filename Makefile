@@ -15,6 +15,7 @@ PKG_CONFIG  ?= pkg-config
 SYSTEMDUNITDIR     ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 SYSTEMDSHUTDOWNDIR ?= $(shell $(PKG_CONFIG) --variable=systemdshutdowndir systemd 2>/dev/null || echo /lib/systemd/system-shutdown)
 INITDIR     ?= $(SYSCONFDIR)/init.d
+INITRAMFSDIR ?= /usr/share/initramfs-tools
 
 PKGS        := ext2fs com_err blkid libsystemd libcap
 PKG_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(PKGS))
@@ -113,7 +114,8 @@ bootlab: all
 
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(SYSTEMDUNITDIR) \
-	  $(DESTDIR)$(SYSTEMDSHUTDOWNDIR) $(DESTDIR)$(INITDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	  $(DESTDIR)$(SYSTEMDSHUTDOWNDIR) $(DESTDIR)$(INITDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom
 	install -m 0755 $(PREFETCHD) $(DESTDIR)$(SBINDIR)/prefetchd
 	install -m 0755 $(REORDER_BIN) $(DESTDIR)$(SBINDIR)/prefetch-reorder
 	@if [ -f config/prefetch.default ]; then \
@@ -122,6 +124,8 @@ install: all
 	@for f in systemd/*.service systemd/*.timer; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(SYSTEMDUNITDIR)/ || true; done
 	@for f in systemd/system-shutdown/*; do [ -f "$$f" ] && install -m 0755 "$$f" $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/ || true; done
 	@for f in initscripts/*; do [ -f "$$f" ] && install -m 0755 "$$f" $(DESTDIR)$(INITDIR)/ || true; done
+	install -m 0755 initramfs/init-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch
+	@echo "run 'update-initramfs -u' to start prefetchd from the initramfs (START_FROM_INITRAMFS)"
 	@for f in man/*.5; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
 	@for f in man/*.8; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(MANDIR)/man8/ || true; done
 
@@ -130,6 +134,7 @@ uninstall:
 	@for f in systemd/*.service systemd/*.timer; do [ -f "$$f" ] && rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f) || true; done
 	@for f in systemd/system-shutdown/*; do [ -f "$$f" ] && rm -f $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/$$(basename $$f) || true; done
 	@for f in initscripts/*; do [ -f "$$f" ] && rm -f $(DESTDIR)$(INITDIR)/$$(basename $$f) || true; done
+	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch
 	@for f in man/*.5; do [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$f) || true; done
 	@for f in man/*.8; do [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man8/$$(basename $$f) || true; done
 	@echo "left $(SYSCONFDIR)/default/prefetch and the state dir in place"

@@ -5,6 +5,7 @@
  * Prefetch must never fail or slow a boot: every error is logged and the exit status is 0, except for a bad
  * command line (2).  Where fanotify is unavailable (containers, old kernels) one line says so. */
 #include "aggregate.h"
+#include "boot_early.h"
 #include "boot_end.h"
 #include "boot_state.h"
 #include "boottime.h"
@@ -25,11 +26,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 /* How long to wait for PREFETCH_DIR to become writable when tracing ended before it was (early-boot buffer). */
 #define PENDING_WAIT_S 600
+/* --from-initramfs: how long to wait for initramfs-tools to complete the new root (it takes milliseconds). */
+#define EARLY_WAIT_MS 30000
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t replay_stop;
@@ -43,7 +47,7 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: prefetchd boot [--config FILE]\n"
+		"Usage: prefetchd boot [--config FILE] [--from-initramfs]\n"
 		"\n"
 		"Boot mode, run by prefetch.service or the 'prefetch' init script as early as possible:\n"
 		"  1. set up tracing (fanotify) of the filesystems in TRACE_MOUNTS (default: every local one);\n"
@@ -55,7 +59,10 @@ static void usage(FILE *out)
 		"If PREFETCH_DIR is not writable yet then, the trace and record wait in $PREFETCH_RUNTIME_DIR/pending\n"
 		"and are moved over as soon as it is (at most %d s later).\n"
 		"\n"
-		"  --config FILE   configuration (default " PF_DEFAULT_CONFIG "; missing = defaults)\n"
+		"  --config FILE      configuration (default " PF_DEFAULT_CONFIG "; missing = defaults)\n"
+		"  --from-initramfs   started by the initramfs, chrooted into the mounted root before init: detach,\n"
+		"                     wait until the root has /proc, /sys and /run, log to the kernel log; exit at\n"
+		"                     once if START_FROM_INITRAMFS=0.  prefetch.service then finds us running.\n"
 		"\n"
 		"Exit status: 0, also when something failed (logged: a boot must go on), or when ENABLE_PREFETCH=0 or\n"
 		"fanotify is unavailable; 2 on usage errors or an unreadable --config.\n",
@@ -131,6 +138,14 @@ static int replay_finish(struct replay_job *j)
 	pf_image_free(j->layout);
 	j->layout = NULL;
 	return replayed;
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return -1.0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* Merge the newest TRACE_AGGREGATION_COUNT traces into the layout the next boot replays. */
@@ -261,14 +276,17 @@ static int buffer_pending(const struct pf_boot_paths *p, const struct pf_image *
 int cmd_boot(int argc, char **argv)
 {
 	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
+					       { "from-initramfs", no_argument, NULL, 'I' },
 					       { "help", no_argument, NULL, 'h' },
 					       { NULL, 0, NULL, 0 } };
 	const char *config = NULL;
+	int early = 0;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config = optarg; break;
+		case 'I': early = 1; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
 		default: usage(stderr); return PF_EXIT_USAGE;
 		}
@@ -285,16 +303,32 @@ int cmd_boot(int argc, char **argv)
 	}
 	if (crc)
 		pf_warn("cannot read %s: %s; using defaults", PF_DEFAULT_CONFIG, pf_strerror(crc));
-	if (!cfg.enable_prefetch) {
+	if (!cfg.enable_prefetch || (early && !cfg.start_from_initramfs)) {
 		pf_notify_ready(); /* Type=notify: exiting without READY=1 would count as a failed start */
 		return PF_EXIT_OK;
 	}
+	if (early && pf_boot_early_setup(EARLY_WAIT_MS) < 0)
+		return PF_EXIT_OK; /* no /proc in the root after 30 s: not initramfs-tools; prefetch.service will start us */
 
 	struct pf_boot_paths p;
 	pf_boot_paths_init(&p, &cfg);
 	int rc = pf_mkdir_p(p.runtime, 0755);
 	if (rc)
 		pf_warn("cannot create %s: %s", p.runtime, strerror(-rc));
+	/* The pid file first: when the initramfs started us already, this (prefetch.service) instance is done. */
+	struct pf_pidfile pid = { .fd = -1 };
+	pid_t holder = 0;
+	rc = pf_pidfile_acquire(p.pidfile, &pid, &holder);
+	if (rc) {
+		if (rc == -EBUSY)
+			pf_notice("prefetchd is already running (pid %ld, %s; started from the initramfs?): nothing to do",
+				  (long)holder, p.pidfile);
+		else
+			pf_err("pid file %s: %s", p.pidfile, strerror(-rc));
+		pf_notify_ready();
+		return PF_EXIT_OK;
+	}
+
 	unlink(p.boot_end); /* from a previous run in the same runtime dir: this boot has not ended */
 	if (pf_boot_dir_writable(p.state) == 0 && (rc = pf_boot_flush_pending(&p)) > 0)
 		pf_notice("moved %d buffered item(s) from %s to %s", rc, p.pending, p.state);
@@ -317,19 +351,7 @@ int cmd_boot(int argc, char **argv)
 	rc = pf_tracer_open(&to, &t);
 	if (rc) {
 		pf_notice("boot tracing unavailable (%s): prefetch skipped this boot", err[0] ? err : strerror(-rc));
-		pf_notify_ready();
-		return PF_EXIT_OK;
-	}
-	struct pf_pidfile pid = { .fd = -1 };
-	pid_t holder = 0;
-	rc = pf_pidfile_acquire(p.pidfile, &pid, &holder);
-	if (rc) {
-		if (rc == -EBUSY)
-			pf_err("a tracer is already running (pid %ld, %s): not tracing this boot twice", (long)holder,
-			       p.pidfile);
-		else
-			pf_err("pid file %s: %s", p.pidfile, strerror(-rc));
-		pf_tracer_close(t);
+		pf_pidfile_release(&pid);
 		pf_notify_ready();
 		return PF_EXIT_OK;
 	}
@@ -354,6 +376,7 @@ int cmd_boot(int argc, char **argv)
 	struct pf_boot_record rec = { .when = 0 };
 	pf_boot_id(rec.boot_id, sizeof(rec.boot_id));
 	rec.boot_s = pf_boot_end(p.boot_end, rec.end_source, sizeof(rec.end_source));
+	double cpu_at_end = cpu_seconds(); /* what the boot paid for prefetch; the work below is after its end */
 	pf_boot_record_disk(cfg.nmounts ? cfg.mounts[0] : "/", &rec);
 	pf_notify_stopping();
 	rec.prefetch = replay_finish(&rj);
@@ -377,8 +400,9 @@ int cmd_boot(int argc, char **argv)
 		snprintf(id, sizeof(id), "%s-%d", rec.boot_id, i);
 		pf_trace_name(name, sizeof(name), rec.when, id);
 	}
-	pf_notice("boot finished at %.2f s (%s); disk %s busy %.2f s; %lu events, %lu overflows", rec.boot_s,
-		  rec.end_source, rec.disk, rec.io_ms >= 0 ? (double)rec.io_ms / 1000.0 : -1.0, st.events, st.overflows);
+	pf_notice("boot finished at %.2f s (%s); disk %s busy %.2f s; %lu events, %lu overflows; prefetchd CPU %.2f s "
+		  "by then", rec.boot_s, rec.end_source, rec.disk, rec.io_ms >= 0 ? (double)rec.io_ms / 1000.0 : -1.0,
+		  st.events, st.overflows, cpu_at_end);
 
 	int pending = 0;
 	if (pf_boot_dir_writable(p.state) == 0) {

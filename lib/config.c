@@ -29,6 +29,7 @@ void pf_config_defaults(struct pf_config *cfg)
 	cfg->replay_threads = 4;
 	cfg->medium = PF_MEDIUM_AUTO;
 	cfg->enable_replay = 1;
+	cfg->start_from_initramfs = 1;
 }
 
 static void warn(struct pf_config_diag *diag, const char *origin, int line, const char *fmt, ...)
@@ -71,6 +72,7 @@ static const struct key keys[] = {
 	K("PREFETCH_MEDIUM", V_MEDIUM, medium, 0, 0),
 	K("TRACE_MOUNTS", V_MOUNTS, nmounts, 0, 0),
 	K("ENABLE_REPLAY", V_BOOL, enable_replay, 0, 1),
+	K("START_FROM_INITRAMFS", V_BOOL, start_from_initramfs, 0, 1),
 	/* historical (2007) keys of features that do not exist any more: accepted without a warning */
 	K("ENABLE_APP_PREFETCHING", V_IGNORED, enable_prefetch, 0, 0),
 };

@@ -38,6 +38,8 @@ struct pf_config {
 	int medium;                  /* PREFETCH_MEDIUM (auto|rotational|ssd) */
 	int nmounts;                 /* TRACE_MOUNTS ("" = every local filesystem) */
 	char mounts[PF_CONFIG_MAX_MOUNTS][256];
+	int start_from_initramfs;    /* START_FROM_INITRAMFS (1): the initramfs starts 'prefetchd boot' as soon as the
+				      * root is mounted, before systemd; 0 = only prefetch.service / the init script */
 	int enable_replay;           /* ENABLE_REPLAY (1): 0 = trace and measure boots without replaying (baseline) */
 };
 

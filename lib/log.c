@@ -1,12 +1,25 @@
 #include "log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static const char *prog = "prefetch";
 static int threshold = PF_LOG_NOTICE;
 static int journal = -1;
+static int kmsg = -1;
+
+int pf_log_to_kmsg(void)
+{
+	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	kmsg = fd;
+	return 0;
+}
 
 void pf_log_init(const char *progname, int max_level)
 {
@@ -25,6 +38,13 @@ void pf_log(int level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (kmsg >= 0) {
+		/* one write() per record; "<N>" sets its priority, the kernel rate-limits what users write */
+		char rec[1100];
+		int n = snprintf(rec, sizeof(rec), "<%d>%s: %s\n", level, prog, msg);
+		if (n > 0 && write(kmsg, rec, (size_t)n < sizeof(rec) ? (size_t)n : sizeof(rec) - 1) > 0)
+			return;
+	}
 	if (journal)
 		fprintf(stderr, "<%d>%s\n", level, msg);
 	else

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Early start from the initramfs:
+#  - initramfs/init-bottom/prefetch (run by dash, with a stub chroot on PATH): starts
+#    'prefetchd boot --from-initramfs' chrooted into $rootmnt only where prefetch is enabled for boot (systemd
+#    wants link, even an absolute one that does not resolve from the initramfs, or a sysvinit rcS link), never
+#    without a root, without prefetchd, or when nothing enables it; 'prereqs' names udev;
+#  - prefetchd boot --from-initramfs: exits at once with START_FROM_INITRAMFS=0; otherwise detaches (own session,
+#    stdio on /dev/null), raises its descriptor limit (tracer), traces and replays like the service; the service's own
+#    'prefetchd boot' then finds it running and returns at once; 'prefetchd stop' ends it with the trace stored.
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
+pf_require_root
+command -v dash >/dev/null || pf_skip "dash (the initramfs shell) not installed"
+
+tmp=$(pf_tmpdir)
+script=$TOP/initramfs/init-bottom/prefetch
+
+# --- the init-bottom script ---
+[ "$(dash "$script" prereqs)" = udev ] || pf_fail "prereqs: want udev"
+mkdir -p "$tmp/bin" "$tmp/root/usr/sbin" "$tmp/root/etc/systemd/system/sysinit.target.wants" "$tmp/root/etc/rcS.d"
+cat >"$tmp/bin/chroot" <<EOF
+#!/bin/sh
+echo "\$*" >>"$tmp/chroot.calls"
+EOF
+chmod +x "$tmp/bin/chroot"
+run_script() { # -> number of chroot calls it made
+	rm -f "$tmp/chroot.calls"
+	PATH=$tmp/bin:$PATH rootmnt=$1 dash "$script" || pf_fail "init-bottom script exited $?"
+	sleep 0.2 # it starts prefetchd in the background
+	[ -f "$tmp/chroot.calls" ] && wc -l <"$tmp/chroot.calls" || echo 0
+}
+[ "$(run_script "$tmp/root")" = 0 ] || pf_fail "started without prefetchd in the root"
+printf '#!/bin/sh\n' >"$tmp/root/usr/sbin/prefetchd"; chmod +x "$tmp/root/usr/sbin/prefetchd"
+[ "$(run_script "$tmp/root")" = 0 ] || pf_fail "started although prefetch is not enabled"
+[ "$(run_script "")" = 0 ] || pf_fail "started without a root"
+ln -s /lib/systemd/system/prefetch.service "$tmp/root/etc/systemd/system/sysinit.target.wants/prefetch.service"
+[ "$(run_script "$tmp/root")" = 1 ] || pf_fail "not started with prefetch.service enabled"
+grep -qx "$tmp/root /usr/sbin/prefetchd boot --from-initramfs" "$tmp/chroot.calls" ||
+	pf_fail "wrong command: $(cat "$tmp/chroot.calls")"
+rm "$tmp/root/etc/systemd/system/sysinit.target.wants/prefetch.service"
+ln -s ../init.d/prefetch "$tmp/root/etc/rcS.d/S01prefetch"
+[ "$(run_script "$tmp/root")" = 1 ] || pf_fail "not started with the sysvinit script enabled"
+grep -q "prefetch=off" /proc/cmdline && pf_note "host booted with prefetch=off: that case is not testable here"
+
+# --- prefetchd boot --from-initramfs ---
+mnt=$tmp/mnt
+pf_mkfs "$tmp/img" 32M -b 4096
+dev=$(pf_loop "$tmp/img")
+pf_mount "$dev" "$mnt"
+for i in 1 2 3 4 5; do head -c 65536 /dev/urandom >"$mnt/f$i"; done
+sync
+conf=$tmp/prefetch.conf
+write_conf() {
+	cat >"$conf" <<EOF
+PREFETCH_DIR=$tmp/state
+PREFETCH_RUNTIME_DIR=$tmp/run
+TRACE_MOUNTS=$mnt
+TRACE_TIMEOUT=60
+START_FROM_INITRAMFS=$1
+EOF
+}
+write_conf 0
+timeout 10 "$PREFETCHD" boot --from-initramfs --config "$conf" || pf_fail "START_FROM_INITRAMFS=0: exit $?"
+[ -e "$tmp/run/prefetchd.pid" ] && pf_fail "START_FROM_INITRAMFS=0 still started"
+
+write_conf 1
+(ulimit -Hn 4096; ulimit -Sn 1024; exec "$PREFETCHD" boot --from-initramfs --config "$conf" >"$tmp/early.out" 2>&1) &
+pid=$!
+pf_cleanup_add "kill $pid 2>/dev/null"
+for ((i = 0; i < 100; i++)); do [ -s "$tmp/run/prefetchd.pid" ] && break; sleep 0.05; done
+[ -s "$tmp/run/prefetchd.pid" ] || pf_fail "early prefetchd did not start tracing within 5 s"
+[ "$(cat "$tmp/run/prefetchd.pid")" = "$pid" ] || pf_fail "pid file names $(cat "$tmp/run/prefetchd.pid"), not $pid"
+[ "$(ps -o sid= -p "$pid" | tr -d ' ')" = "$pid" ] || pf_fail "not detached into its own session"
+# started by the initramfs it gets the kernel's 1024/4096; the tracer keeps one descriptor per file
+for ((i = 0; i < 40; i++)); do # the pid file comes before the tracer is set up
+	nofile=$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")
+	[ "$nofile" -ge 16384 ] && break
+	sleep 0.05
+done
+[ "$nofile" -ge 16384 ] || pf_fail "descriptor limit not raised: $nofile"
+[ "$(cat "/proc/$pid/oom_score_adj")" = 500 ] || pf_fail "oom_score_adj $(cat "/proc/$pid/oom_score_adj")"
+
+# What prefetch.service runs later in the boot: returns at once, leaves the early one running.
+timeout 10 "$PREFETCHD" boot --config "$conf" >"$tmp/service.out" 2>&1 || pf_fail "service instance exited $?"
+grep -q "already running (pid $pid" "$tmp/service.out" || { cat "$tmp/service.out"; pf_fail "service instance: no notice"; }
+kill -0 "$pid" 2>/dev/null || pf_fail "the early prefetchd died"
+
+cat "$mnt/f2" "$mnt/f4" >/dev/null
+"$PREFETCHD" stop --pid-file "$tmp/run/prefetchd.pid" --timeout 60 >/dev/null || pf_fail "prefetchd stop"
+wait "$pid" || pf_fail "early prefetchd exited $?"
+[ -s "$tmp/early.out" ] && { cat "$tmp/early.out"; pf_fail "early prefetchd wrote to its (initramfs) stdio"; }
+trace=$(ls "$tmp"/state/traces/trace-*.pf 2>/dev/null | head -1)
+[ -n "$trace" ] || pf_fail "no trace stored"
+"$PREFETCHD" dump --files "$trace" >"$tmp/trace.txt" || pf_fail "dump trace"
+grep -q '/f2$' "$tmp/trace.txt" && grep -q '/f4$' "$tmp/trace.txt" || { cat "$tmp/trace.txt"; pf_fail "trace lacks f2/f4"; }
+grep -q '/f3$' "$tmp/trace.txt" && pf_fail "trace holds f3, never read"
+exit 0
