@@ -5,6 +5,7 @@
 #       warm = IMAGE (on tmpfs) opened directly: an instant device, the lower bound
 # OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
+# BOOTLAB_INITRD: the initramfs to boot (run-series.sh passes the golden image's own; default the base guest's).
 source "$(dirname "$0")/lab.sh"
 set +e
 disk_kind=$1 img=$2 out=$3
@@ -68,7 +69,7 @@ warm)
 esac
 
 qemu=(qemu-system-x86_64 -name bootlab,debug-threads=on -accel tcg,thread=multi -cpu max -smp "${BOOTLAB_SMP:-1}" -m "$GUEST_MEM"
-	-kernel "$CACHE/vmlinuz" -initrd "$CACHE/initrd.img" -append "$KERNEL_APPEND"
+	-kernel "$CACHE/vmlinuz" -initrd "${BOOTLAB_INITRD:-$CACHE/initrd.img}" -append "$KERNEL_APPEND"
 	-drive "$drive" -nic none -nographic -no-reboot -monitor none
 	-serial "file:$out/console.log" -serial "file:$out/report.log")
 load0=$(cut -d' ' -f1 /proc/loadavg)

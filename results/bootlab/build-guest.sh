@@ -77,7 +77,7 @@ build_golden() {
 	[ -e "$CACHE/rootfs-base/.bootlab-ok" ] || build_base
 	img=$CACHE/golden-$setup.img
 	dir=$(mktemp -d "$CACHE/rootfs-$setup.XXXXXX")
-	trap 'rm -rf "$dir" "$img.tmp"' EXIT
+	trap 'rm -rf "$dir" "$img.tmp" "${img%.img}.initrd.tmp"' EXIT
 	cp -a "$CACHE/rootfs-base/." "$dir/"
 	rm -f "$dir/.bootlab-ok"
 	# The lab's own guest unit (installed here, not in the cached base, so edits to it take effect).
@@ -102,17 +102,25 @@ build_golden() {
 		if [ "$setup" = reorder ]; then set_key "$cfg" ENABLE_FILE_REORDERING 1; else set_key "$cfg" ENABLE_FILE_REORDERING 0; fi
 		;;
 	esac
+	# The guest boots with this image's own initramfs: with prefetch installed it carries the init-bottom
+	# script that starts prefetchd before systemd (it does nothing where prefetch.service is not enabled).
+	local kver
+	kver=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)"); kver=${kver#vmlinuz-}
+	chroot "$dir" update-initramfs -u -k "$kver" >"$CACHE/initramfs-$setup.log" 2>&1 ||
+		die "update-initramfs failed in the $setup image, see $CACHE/initramfs-$setup.log"
+	cp "$dir/boot/initrd.img-$kver" "${img%.img}.initrd.tmp"
 	{
 		echo "setup=$setup"
 		echo "built=$(date -u +%FT%TZ)"
 		echo "prefetch_commit=$PROJ_COMMIT"
 		echo "kernel=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)")"
+		echo "initramfs_script=$(chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" 2>/dev/null | grep -c 'init-bottom/prefetch$')"
 		echo "enabled=$(ls "$dir"/etc/systemd/system/*.wants 2>/dev/null | grep -E '^prefetch|^bootlab' | tr '\n' ' ')"
 		[ -f "$cfg" ] && grep -E '^[A-Z_]+=' "$cfg" | sed 's/^/config: /'
 	} >"$img.info.tmp"
 	# No lazy init: the guest must not do background inode-table/journal writes during measured boots.
 	mkfs.ext4 -q -F -L bootlab -E lazy_itable_init=0,lazy_journal_init=0 -d "$dir" "$img.tmp" "$IMG_SIZE"
-	mv "$img.tmp" "$img"; mv "$img.info.tmp" "$img.info"
+	mv "$img.tmp" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
 	rm -rf "$dir"; trap - EXIT
 	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2
 }

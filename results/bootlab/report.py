@@ -127,9 +127,14 @@ def record(args):
         row["boot_end_s"], row["boot_end_source"] = row["pf_boot_s"], "prefetch boottime.log"
     elif row["systemd_finish_s"]:
         row["boot_end_s"], row["boot_end_source"] = row["systemd_finish_s"], "guest unit (systemd finish)"
-    g = re.search(r"prefetch.service: Consumed (?:(\d+)min )?([0-9.]+)s CPU time", text)
+    # prefetchd's CPU until boot end, as it logs it; older runs: systemd's account of the whole service run.
+    g = re.search(r"prefetchd CPU ([0-9.]+) s by then", text)
     if g:
-        row["pf_cpu_s"] = f"{int(g.group(1) or 0) * 60 + float(g.group(2)):.3f}"
+        row["pf_cpu_s"] = f"{float(g.group(1)):.3f}"
+    else:
+        g = re.search(r"prefetch.service: Consumed (?:(\d+)min )?([0-9.]+)s CPU time", text)
+        if g:
+            row["pf_cpu_s"] = f"{int(g.group(1) or 0) * 60 + float(g.group(2)):.3f}"
     row["prefetch_stop_s"] = rep.get("prefetch_stop_seconds", "")
     row["prefetch_result"] = rep.get("Result", "")
     row["failed_units"] = " ".join(rep["failed"])

@@ -16,7 +16,7 @@ RUN_ID=${RUN_ID:-$(date -u +%Y%m%dT%H%M)}
 work=$(mktemp -d /dev/shm/bootlab.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
-declare -A learn info disk
+declare -A learn info disk initrd
 maxlearn=0
 for s in "${setups[@]}"; do
 	case "$s" in prefetch|reorder) learn[$s]=${LEARN:-3} ;; none|warm) learn[$s]=${LEARN_BASE:-1} ;; *) die "unknown setup $s" ;; esac
@@ -24,6 +24,7 @@ for s in "${setups[@]}"; do
 	golden=$(golden_of "$s")
 	[ -f "$golden" ] || die "no golden image $golden: make -C $LAB_DIR guest"
 	cp --sparse=always "$golden" "$work/$s.img"
+	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
 	info[$s]=$(grep -E '^(setup|built|prefetch_commit)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
 	disk[$s]=sim; [ "$s" = warm ] && disk[$s]=warm
@@ -34,7 +35,7 @@ declare -A fails
 boot() { # SETUP PHASE INDEX
 	local s=$1 phase=$2 i=$3 out rc=0
 	out=$CACHE/runs/$RUN_ID/$s-$phase$i
-	"$LAB_DIR/boot-once.sh" "${disk[$s]}" "$work/$s.img" "$out" || rc=$?
+	BOOTLAB_INITRD=${initrd[$s]} "$LAB_DIR/boot-once.sh" "${disk[$s]}" "$work/$s.img" "$out" || rc=$?
 	python3 "$LAB_DIR/report.py" record "$out" --run "$RUN_ID" --setup "$s" --phase "$phase" --boot "$i" \
 		--golden-info "${info[$s]}" || log "could not record $out"
 	if [ $rc -ne 0 ]; then fails[$s]=$((${fails[$s]:-0} + 1)); else fails[$s]=0; fi

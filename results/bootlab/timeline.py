@@ -42,9 +42,12 @@ def marks(d):
                 text += f.read().replace("\r", "") + "\n"
         except FileNotFoundError:
             pass
-    g = re.search(r"\[\s*([0-9.]+)\] systemd\[1\]: Starting prefetch.service", text)
-    if g:
-        m["prefetch start"] = float(g.group(1))
+    # prefetchd starts from the initramfs (its kernel-log line) or, without that, from prefetch.service.
+    starts = [float(g.group(1)) for g in
+              (re.search(r"\[\s*([0-9.]+)\] prefetchd: started from the initramfs", text),
+               re.search(r"\[\s*([0-9.]+)\] systemd\[1\]: Starting prefetch.service", text)) if g]
+    if starts:
+        m["prefetch start"] = min(starts)
     g = re.search(r"replay: .* in ([0-9.]+) s", text)
     if g and "prefetch start" in m:
         m["replay end"] = m["prefetch start"] + float(g.group(1))
