@@ -34,6 +34,7 @@ FIELDS = [
     "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
     "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "vcpu_run_s", "vcpu_wait_s", "pf_start_s", "replay_s", "disk_s_before_pf",
     "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
+    "io_some_s", "io_full_s",
 ]
 
 
@@ -117,6 +118,10 @@ def record(args):
     ds = rep.get("diskstats_vda", "").split()
     if len(ds) >= 4:
         row["guest_reads"], row["guest_sectors_read"], row["guest_read_ms"], row["guest_io_ticks_ms"] = ds[:4]
+    # /proc/pressure/io totals at boot end (µs): the time the boot's tasks were stalled on I/O.
+    for kind in ("some", "full"):
+        g = re.search(kind + r"=(\d+)", rep.get("pressure_io", ""))
+        row["io_" + kind + "_s"] = fnum(g.group(1), 1e-6) if g else ""
     sched = re.search(r"\[(\S+)\]", rep.get("scheduler", ""))
     row["guest_scheduler"] = sched.group(1) if sched else rep.get("scheduler", "")
     # The project's own boot-time log: the record of this boot (same boot id).
@@ -371,6 +376,8 @@ def render(args):
             "vwait": stats(num(ok, "vcpu_wait_s")),
             "vrun": stats(num(ok, "vcpu_run_s")),
             "pfcpu": stats(num(ok, "pf_cpu_s")),
+            "psome": stats(num(ok, "io_some_s")),
+            "pfull": stats(num(ok, "io_full_s")),
             "corr": stats([float(r["boot_end_s"]) - float(r["vcpu_wait_s"]) for r in ok
                            if r.get("boot_end_s") and r.get("vcpu_wait_s")]),
         }
@@ -403,6 +410,22 @@ def render(args):
           f"{pct(d['boot'], base.get('boot')) if s != 'none' else '–'} | {i[0]} | {i[1]} | {i[2]} | {i[3]} | "
           f"{pct(d['io'], base.get('io')) if s != 'none' else '–'} |")
     L("")
+    if any(d["psome"] for d in data.values()):
+        L("I/O wait: the guest's pressure stall information (`/proc/pressure/io` totals at boot end): *some* = time")
+        L("in which at least one task of the boot was stalled waiting for I/O, *full* = time in which all non-idle")
+        L("tasks were. Unlike I/O ticks it does not count the disk time of the replay itself, only the waiting.")
+        L("")
+        L("| setup | I/O wait, some (s) | stddev | min | max | vs none | I/O wait, full (s) | stddev | vs none |")
+        L("|---|---|---|---|---|---|---|---|---|")
+        for s in SETUPS:
+            if s not in data or not data[s]["psome"]:
+                continue
+            d = data[s]
+            p, q = fmt_stats(d["psome"]), fmt_stats(d["pfull"])
+            L(f"| {LABEL[s]} | {p[0]} | {p[1]} | {p[2]} | {p[3]} | "
+              f"{pct(d['psome'], base.get('psome')) if s != 'none' else '–'} | {q[0]} | {q[1]} | "
+              f"{pct(d['pfull'], base.get('pfull')) if s != 'none' else '–'} |")
+        L("")
     L("Boot time: uptime at boot end (systemd's FinishTimestampMonotonic, what `systemd-analyze` prints as the total;")
     L("for the prefetch setups the value prefetchd wrote to its own `/var/lib/prefetch/boottime.log` when it has a")
     L("record for that boot, see `boot_end_source` in the CSV). I/O ticks: the guest's `/proc/diskstats` io_ticks of")
