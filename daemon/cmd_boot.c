@@ -69,6 +69,15 @@ static void usage(FILE *out)
 		PENDING_WAIT_S);
 }
 
+/* CPU time (user + system) of the process (RUSAGE_SELF) or of the calling thread (RUSAGE_THREAD). */
+static double cpu_seconds(int who)
+{
+	struct rusage ru;
+	if (getrusage(who, &ru) < 0)
+		return -1.0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 struct replay_job {
 	pthread_t thread;
 	int started;
@@ -78,6 +87,7 @@ struct replay_job {
 	struct pf_replay_opts opts;
 	struct pf_replay_stats st;
 	int rc;
+	double cpu; /* the replay thread's CPU time */
 };
 
 /* Loading the layout is part of the replay: on the thread, so that READY=1 does not wait for its read. */
@@ -87,6 +97,7 @@ static void *replay_main(void *arg)
 	j->load_rc = pf_image_load(j->path, PF_LOAD_REQUIRE_ROOT, PF_KIND_LAYOUT, &j->layout);
 	if (j->load_rc == 0)
 		j->rc = pf_replay(j->layout, &j->opts, &j->st);
+	j->cpu = cpu_seconds(RUSAGE_THREAD);
 	return NULL;
 }
 
@@ -128,8 +139,8 @@ static int replay_finish(struct replay_job *j)
 		else if (j->rc)
 			pf_warn("replay failed: %s", pf_strerror(j->rc));
 		else {
-			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s%s%s", j->st.files, j->st.files_skipped,
-				  (double)j->st.bytes / (1024.0 * 1024.0), j->st.seconds,
+			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s (CPU %.2f s)%s%s", j->st.files,
+				  j->st.files_skipped, (double)j->st.bytes / (1024.0 * 1024.0), j->st.seconds, j->cpu,
 				  j->st.timed_out ? ", stopped by REPLAY_TIMEOUT" : "",
 				  j->st.stopped ? ", cut short by the end of tracing" : "");
 			replayed = j->st.files > 0;
@@ -138,14 +149,6 @@ static int replay_finish(struct replay_job *j)
 	pf_image_free(j->layout);
 	j->layout = NULL;
 	return replayed;
-}
-
-static double cpu_seconds(void)
-{
-	struct rusage ru;
-	if (getrusage(RUSAGE_SELF, &ru) < 0)
-		return -1.0;
-	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* Merge the newest TRACE_AGGREGATION_COUNT traces into the layout the next boot replays. */
@@ -355,6 +358,7 @@ int cmd_boot(int argc, char **argv)
 		pf_notify_ready();
 		return PF_EXIT_OK;
 	}
+	double cpu_setup = cpu_seconds(RUSAGE_SELF); /* start-up and fanotify marks */
 	static const cap_value_t keep[] = PF_TRACER_CAPS;
 	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
 		pf_warn("could not drop capabilities: %s", strerror(-rc));
@@ -376,7 +380,7 @@ int cmd_boot(int argc, char **argv)
 	struct pf_boot_record rec = { .when = 0 };
 	pf_boot_id(rec.boot_id, sizeof(rec.boot_id));
 	rec.boot_s = pf_boot_end(p.boot_end, rec.end_source, sizeof(rec.end_source));
-	double cpu_at_end = cpu_seconds(); /* what the boot paid for prefetch; the work below is after its end */
+	double cpu_at_end = cpu_seconds(RUSAGE_SELF); /* what the boot paid for prefetch; the work below is after its end */
 	pf_boot_record_disk(cfg.nmounts ? cfg.mounts[0] : "/", &rec);
 	pf_notify_stopping();
 	rec.prefetch = replay_finish(&rj);
@@ -400,9 +404,10 @@ int cmd_boot(int argc, char **argv)
 		snprintf(id, sizeof(id), "%s-%d", rec.boot_id, i);
 		pf_trace_name(name, sizeof(name), rec.when, id);
 	}
-	pf_notice("boot finished at %.2f s (%s); disk %s busy %.2f s; %lu events, %lu overflows; prefetchd CPU %.2f s "
-		  "by then", rec.boot_s, rec.end_source, rec.disk, rec.io_ms >= 0 ? (double)rec.io_ms / 1000.0 : -1.0,
-		  st.events, st.overflows, cpu_at_end);
+	pf_notice("boot finished at %.2f s (%s); disk %s busy %.2f s; %lu events (%lu own), %lu overflows; prefetchd "
+		  "CPU %.2f s by then (%.2f s to set up tracing)", rec.boot_s, rec.end_source, rec.disk,
+		  rec.io_ms >= 0 ? (double)rec.io_ms / 1000.0 : -1.0, st.events, st.own_events, st.overflows, cpu_at_end,
+		  cpu_setup);
 
 	int pending = 0;
 	if (pf_boot_dir_writable(p.state) == 0) {
