@@ -1,6 +1,6 @@
 #include "boot_early.h"
 
-#include "log.h"
+#include "log.h" /* pf_log_to_kmsg */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,14 +52,13 @@ int pf_boot_early_setup(int timeout_ms)
 	 * read of init's that the trace misses. */
 	const struct timespec step = { 0, 1000000 };
 	int waited = 0;
-	while (!root_complete()) {
-		if (waited >= timeout_ms)
-			return -ETIMEDOUT;
+	while (!root_complete() && waited < timeout_ms) {
 		nanosleep(&step, NULL);
 		waited++;
 	}
-	pf_log_to_kmsg();
+	pf_log_to_kmsg(); /* /dev is the root's already (udev's init-bottom script moved it) */
+	if (!root_complete())
+		return -ETIMEDOUT;
 	write_small("/proc/self/oom_score_adj", EARLY_OOM_ADJ);
-	pf_notice("started from the initramfs (the root was complete after %d ms)", waited);
-	return 0;
+	return waited;
 }

@@ -11,7 +11,8 @@
 /* Detach (new session, SIGHUP ignored, stdio on /dev/null), wait at most timeout_ms for /proc, /sys and /run
  * of the new root, then log to the kernel log (/dev/kmsg: no journal yet) and set the OOM score adjustment
  * prefetch.service would have set (OOMScoreAdjust=).
- * Returns 0, or -ETIMEDOUT when the root never got its /proc (not an initramfs-tools boot?). */
+ * Logs nothing itself.  Returns the milliseconds waited, or -ETIMEDOUT when the root never got its /proc (not an
+ * initramfs-tools boot?). */
 int pf_boot_early_setup(int timeout_ms);
 
 #endif

@@ -310,8 +310,15 @@ int cmd_boot(int argc, char **argv)
 		pf_notify_ready(); /* Type=notify: exiting without READY=1 would count as a failed start */
 		return PF_EXIT_OK;
 	}
-	if (early && pf_boot_early_setup(EARLY_WAIT_MS) < 0)
-		return PF_EXIT_OK; /* no /proc in the root after 30 s: not initramfs-tools; prefetch.service will start us */
+	if (early) {
+		int waited = pf_boot_early_setup(EARLY_WAIT_MS);
+		if (waited < 0) {
+			pf_warn("started from the initramfs, but the root had no /proc after %d s: not tracing from "
+				"there (prefetch.service or the init script starts prefetchd later)", EARLY_WAIT_MS / 1000);
+			return PF_EXIT_OK;
+		}
+		pf_notice("started from the initramfs (the root was complete after %d ms)", waited);
+	}
 
 	struct pf_boot_paths p;
 	pf_boot_paths_init(&p, &cfg);
