@@ -164,7 +164,7 @@ def record(args):
         row["reorder_log"] = " | ".join(msgs[-3:])
     except FileNotFoundError:
         pass
-    # Where the disk time went (timeline.py): before prefetch.service started, during its replay, after it.
+    # Where the disk time went (timeline.py): before prefetchd started, during its replay, after it.
     try:
         sys.path.insert(0, LAB)
         import timeline
@@ -495,10 +495,12 @@ def render(args):
     if tl:
         L("### Where the boot waited for the disk (prefetch setups, averages of the measured boots)")
         L("")
-        L("From the simulated disk's counters sampled every 0.2 s, put on the guest's clock; cut where systemd")
-        L("started prefetch.service, where its replay ended (start + the replay time prefetchd logs) and at boot end.")
+        L("From the simulated disk's counters sampled every 0.2 s, put on the guest's clock; cut where prefetchd")
+        L("started (its kernel-log line when the initramfs started it, else systemd starting prefetch.service), where")
+        L("its replay ended (start + the replay time prefetchd logs; its readahead requests may still be queued then)")
+        L("and at boot end.")
         L("")
-        L("| setup | prefetch.service start (s) | disk requests before it | disk busy before it (s) | replay (s) | "
+        L("| setup | prefetchd start (s) | disk requests before it | disk busy before it (s) | replay (s) | "
           "disk busy during replay (s) | disk busy after replay, to boot end (s) |")
         L("|---|---|---|---|---|---|---|")
         for s, d in tl:
