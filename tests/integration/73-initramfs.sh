@@ -69,7 +69,8 @@ pf_cleanup_add "kill $pid 2>/dev/null"
 for ((i = 0; i < 100; i++)); do [ -s "$tmp/run/prefetchd.pid" ] && break; sleep 0.05; done
 [ -s "$tmp/run/prefetchd.pid" ] || pf_fail "early prefetchd did not start tracing within 5 s"
 [ "$(cat "$tmp/run/prefetchd.pid")" = "$pid" ] || pf_fail "pid file names $(cat "$tmp/run/prefetchd.pid"), not $pid"
-[ "$(ps -o sid= -p "$pid" | tr -d ' ')" = "$pid" ] || pf_fail "not detached into its own session"
+# /proc/PID/stat: pid (comm) state ppid pgrp session ...
+[ "$(awk '{ print $6 }' "/proc/$pid/stat")" = "$pid" ] || pf_fail "not detached into its own session"
 # started by the initramfs it gets the kernel's 1024/4096; the tracer keeps one descriptor per file
 for ((i = 0; i < 40; i++)); do # the pid file comes before the tracer is set up
 	nofile=$(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")
