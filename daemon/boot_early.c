@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,7 +41,7 @@ static void write_small(const char *path, const char *text)
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	ssize_t n = write(fd, text, 3);
+	ssize_t n = write(fd, text, strlen(text)); /* best effort, as OOMScoreAdjust= would be */
 	(void)n;
 	close(fd);
 }
