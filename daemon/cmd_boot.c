@@ -325,10 +325,11 @@ int cmd_boot(int argc, char **argv)
 	int rc = pf_mkdir_p(p.runtime, 0755);
 	if (rc)
 		pf_warn("cannot create %s: %s", p.runtime, strerror(-rc));
-	/* The pid file first: when the initramfs started us already, this (prefetch.service) instance is done. */
+	/* The pid file's lock first: when the initramfs started us already, this (prefetch.service) instance is
+	 * done before it sets up anything.  Our pid goes in once tracing is set up. */
 	struct pf_pidfile pid = { .fd = -1 };
 	pid_t holder = 0;
-	rc = pf_pidfile_acquire(p.pidfile, &pid, &holder);
+	rc = pf_pidfile_lock(p.pidfile, &pid, &holder);
 	if (rc) {
 		if (rc == -EBUSY)
 			pf_notice("prefetchd is already running (pid %ld, %s; started from the initramfs?): nothing to do",
@@ -365,6 +366,8 @@ int cmd_boot(int argc, char **argv)
 		pf_notify_ready();
 		return PF_EXIT_OK;
 	}
+	if ((rc = pf_pidfile_publish(&pid)))
+		pf_warn("cannot write our pid to %s: %s ('prefetchd stop' cannot reach us)", p.pidfile, strerror(-rc));
 	double cpu_setup = cpu_seconds(RUSAGE_SELF); /* start-up and fanotify marks */
 	static const cap_value_t keep[] = PF_TRACER_CAPS;
 	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))

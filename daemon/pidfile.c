@@ -22,7 +22,7 @@ static pid_t read_pid(int fd)
 	return v > 0 && v < (1l << 30) ? (pid_t)v : 0;
 }
 
-int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder)
+int pf_pidfile_lock(const char *path, struct pf_pidfile *pf, pid_t *holder)
 {
 	pf->fd = -1;
 	pf->path = NULL;
@@ -50,12 +50,10 @@ int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder)
 		close(fd);
 		return rc;
 	}
-	char buf[32];
-	int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)len, 0) != len) {
+	if (ftruncate(fd, 0) < 0) { /* a dead holder's pid must not look like ours */
 		rc = -errno;
 		close(fd);
-		return rc ? rc : -EIO;
+		return rc;
 	}
 	if (!(pf->path = strdup(path))) {
 		close(fd);
@@ -63,6 +61,23 @@ int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder)
 	}
 	pf->fd = fd;
 	return 0;
+}
+
+int pf_pidfile_publish(struct pf_pidfile *pf)
+{
+	char buf[32];
+	int len = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (pwrite(pf->fd, buf, (size_t)len, 0) != len)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
+int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder)
+{
+	int rc = pf_pidfile_lock(path, pf, holder);
+	if (rc == 0 && (rc = pf_pidfile_publish(pf)))
+		pf_pidfile_release(pf);
+	return rc;
 }
 
 void pf_pidfile_release(struct pf_pidfile *pf)
@@ -91,9 +106,10 @@ int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid)
 		close(fd);
 		return -e;
 	}
-	/* The holder writes its pid right after locking: give it a moment if we came in between. */
+	/* The holder writes its pid once it is set up (prefetchd boot: tracing; seconds under emulation): give it
+	 * a moment if we came in between. */
 	pid_t p = 0;
-	for (int i = 0; i < 50 && !(p = read_pid(fd)); i++)
+	for (int i = 0; i < 300 && !(p = read_pid(fd)); i++)
 		usleep(10000);
 	if (!p) {
 		close(fd);

@@ -16,6 +16,10 @@ struct pf_pidfile {
 /* Create path (and its directory, mode 0755), lock it and write our pid.  Returns 0; -EBUSY when a live
  * process holds it (its pid in *holder if known, else 0); or -errno. */
 int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder);
+/* The same in two steps: lock (the file stays empty, so "pid file non-empty" keeps meaning "set up", which
+ * the init script and 'prefetchd stop' rely on), then publish our pid once set up.  Returns as above. */
+int pf_pidfile_lock(const char *path, struct pf_pidfile *pf, pid_t *holder);
+int pf_pidfile_publish(struct pf_pidfile *pf);
 /* Remove the file and drop the lock.  Safe on a zeroed or released struct. */
 void pf_pidfile_release(struct pf_pidfile *pf);
 

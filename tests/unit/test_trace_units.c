@@ -123,6 +123,21 @@ static void test_pidfile(void **state)
 	assert_int_equal(pf_pidfile_acquire(path, &a, &holder), 0);
 	pf_pidfile_release(&a);
 
+	/* in two steps: locked but not yet published = busy, yet empty (the stale pid is gone); then our pid */
+	f = fopen(path, "w");
+	fprintf(f, "999999\n");
+	fclose(f);
+	struct stat st;
+	assert_int_equal(pf_pidfile_lock(path, &a, &holder), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 0);
+	assert_int_equal(pf_pidfile_lock(path, &b, &holder), -EBUSY);
+	assert_int_equal(holder, 0);
+	assert_int_equal(pf_pidfile_publish(&a), 0);
+	assert_int_equal(pf_pidfile_acquire(path, &b, &holder), -EBUSY);
+	assert_int_equal(holder, getpid());
+	pf_pidfile_release(&a);
+
 	/* a live holder gets the signal, and stop returns once it has released */
 	int ready[2];
 	assert_int_equal(pipe(ready), 0);
