@@ -281,6 +281,11 @@ def pct(a, b):
     return f"{(a['avg'] / b['avg'] - 1) * 100:+.1f} %"
 
 
+def vs_none(s, d, base, k):
+    """A setup's average of k against none's, as a signed percentage ("–" for none itself)."""
+    return pct(d[k], base.get(k)) if s != "none" else "–"
+
+
 def select(rows, runs):
     """Per setup: rows of the chosen runs. By default the run covering the most setups with measured boots
     (the latest such run in boots.csv), so that a later partial variant does not replace part of the table."""
@@ -407,8 +412,7 @@ def render(args):
         d = data[s]
         b, i = fmt_stats(d["boot"]), fmt_stats(d["io"])
         L(f"| {LABEL[s]} | {len(d['ok'])} / {len(d['meas'])} | {b[0]} | {b[1]} | {b[2]} | {b[3]} | "
-          f"{pct(d['boot'], base.get('boot')) if s != 'none' else '–'} | {i[0]} | {i[1]} | {i[2]} | {i[3]} | "
-          f"{pct(d['io'], base.get('io')) if s != 'none' else '–'} |")
+          f"{vs_none(s, d, base, 'boot')} | {i[0]} | {i[1]} | {i[2]} | {i[3]} | {vs_none(s, d, base, 'io')} |")
     L("")
     if any(d["psome"] for d in data.values()):
         L("I/O wait: the guest's pressure stall information (`/proc/pressure/io` totals at boot end): *some* = time")
@@ -423,8 +427,7 @@ def render(args):
             d = data[s]
             p, q = fmt_stats(d["psome"]), fmt_stats(d["pfull"])
             L(f"| {LABEL[s]} | {p[0]} | {p[1]} | {p[2]} | {p[3]} | "
-              f"{pct(d['psome'], base.get('psome')) if s != 'none' else '–'} | {q[0]} | {q[1]} | "
-              f"{pct(d['pfull'], base.get('pfull')) if s != 'none' else '–'} |")
+              f"{vs_none(s, d, base, 'psome')} | {q[0]} | {q[1]} | {vs_none(s, d, base, 'pfull')} |")
         L("")
     L("Boot time: uptime at boot end (systemd's FinishTimestampMonotonic, what `systemd-analyze` prints as the total;")
     L("for the prefetch setups the value prefetchd wrote to its own `/var/lib/prefetch/boottime.log` when it has a")
@@ -451,7 +454,7 @@ def render(args):
 
         def sd(k, dg=2):
             return f"{d[k]['sd']:.{dg}f}" if d[k] else "–"
-        vs = lambda k: pct(d[k], base.get(k)) if s != "none" else "–"  # noqa: E731
+        vs = lambda k: vs_none(s, d, base, k)  # noqa: E731
         L(f"| {LABEL[s]} | {a('sim', 2)} | {sd('sim')} | {vs('sim')} | {a('simreq', 0)} | {a('reads', 0)} | "
           f"{a('mb')} | {a('vrun', 2)} | {a('pfcpu', 2)} | {a('vwait', 2)} | {a('corr', 2)} | {sd('corr')} | {vs('corr')} | {a('wall')} | "
           f"{a('load', 2)} |")
