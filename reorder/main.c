@@ -84,6 +84,8 @@ static void print_figures(const struct pf_reorder_result *r, int planned_label)
 	       (unsigned long long)r->chunks, (unsigned long long)r->chunks_split,
 	       (unsigned long long)r->chunks_failed, (unsigned long long)r->already_in_place_blocks,
 	       (unsigned long long)r->near_blocks);
+	if (r->compacted)
+		printf("compacted: the set had spread, all of it goes into one run\n");
 	if (r->not_fit[0])
 		printf("not moved: %s\n", r->not_fit);
 }
@@ -199,11 +201,11 @@ int main(int argc, char **argv)
 	char why[sizeof(r.not_fit) + 4] = "";
 	if (r.not_fit[0])
 		snprintf(why, sizeof(why), " (%s)", r.not_fit);
-	pf_notice("moved %llu blocks (%.1f MB) in %llu units; %llu chunks: %llu already in place (%llu blocks, %llu "
+	pf_notice("moved %llu blocks (%.1f MB) in %llu units%s; %llu chunks: %llu already in place (%llu blocks, %llu "
 		  "near enough), %llu split, %llu did not fit%s%s%s; %.2f s",
 		  (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
-		  (unsigned long long)r.units_done, (unsigned long long)r.chunks,
-		  (unsigned long long)r.chunks_in_place, (unsigned long long)r.already_in_place_blocks,
+		  (unsigned long long)r.units_done, r.compacted ? " (compacted: the set had spread)" : "",
+		  (unsigned long long)r.chunks, (unsigned long long)r.chunks_in_place, (unsigned long long)r.already_in_place_blocks,
 		  (unsigned long long)r.near_blocks, (unsigned long long)r.chunks_split,
 		  (unsigned long long)r.chunks_failed, why, skipped, stopped, r.seconds);
 	if (!r.complete)

@@ -265,6 +265,10 @@ struct model {
 	uint32_t bsize;
 	uint64_t span;
 	double short_seek;     /* a seek of one block backwards: the cheapest seek there is */
+	/* The set as prefetchd's rotational replay reads it — sorted by block, one sweep — per segment: */
+	double *waste;         /* read time lost before it (seek, or a gap read through) from the previous segment
+	                        * in block order that is not an island */
+	unsigned char *island; /* a small group reached and left by a seek in that sweep */
 };
 
 static double gap(const struct model *m, uint64_t from, uint64_t to, int *is_seek)
@@ -285,74 +289,25 @@ static double allowance(const struct model *m, uint64_t blocks)
 	return t > m->short_seek ? t : m->short_seek;
 }
 
-/* Decide a chunk not already in place: K_MOVE, or K_NEAR with alone[i] set for its segments that were
- * inserted into a sequence otherwise in place (a file new in the layout, still where it was written): a group
- * of at most a few small physical runs, each reached and left by a seek, whose neighbours in the layout follow
- * each other on disk without a seek.  Without them the rest must read within the allowance. */
-#define GROUP_RUNS 8
-
-/* Does a segment of [i, j) lie between from and to (read through when skipping them: files reordered, not
- * inserted)? */
-static int between(const struct pf_plan *p, size_t i, size_t j, uint64_t from, uint64_t to)
-{
-	for (size_t k = i; k < j; k++)
-		if (p->segs[k].pblk < to && p->segs[k].pblk + p->segs[k].len > from)
-			return 1;
-	return 0;
-}
-
-static int classify(const struct pf_plan *p, const struct pf_chunk *c, const struct model *m, uint64_t min_piece,
-		    unsigned char *alone)
+/* Decide a chunk not already in place: K_MOVE, or K_NEAR with alone[i] set for its segments that are islands of
+ * the sorted sweep (a file new in the layout, still where it was written), while they are less than half of
+ * it.  Order within the set does not matter to the replay (it sorts): the rest stays when the time its
+ * segments lose in the sweep is within the allowance. */
+static int classify(const struct pf_plan *p, const struct pf_chunk *c, const struct model *m, unsigned char *alone)
 {
 	size_t f = c->first_seg, l = c->first_seg + c->nsegs; /* [f, l) */
-	int seek;
-	for (size_t i = f; i < l;) {
-		if (i == 0) { /* no layout neighbour before it */
-			i++;
-			continue;
-		}
-		uint64_t prev_end = p->segs[i - 1].pblk + p->segs[i - 1].len;
-		gap(m, prev_end, p->segs[i].pblk, &seek);
-		if (!seek) {
-			i++;
-			continue;
-		}
-		/* runs starting at i, one after the other: does the segment after them follow prev_end? */
-		size_t j = i, found = 0;
-		uint64_t blocks = 0;
-		for (int r = 0; r < GROUP_RUNS && j < l; r++) {
-			blocks += p->segs[j++].len;
-			while (j < l) {
-				gap(m, p->segs[j - 1].pblk + p->segs[j - 1].len, p->segs[j].pblk, &seek);
-				if (seek)
-					break;
-				blocks += p->segs[j++].len;
-			}
-			if (blocks >= min_piece || blocks * 2 >= c->blocks || j >= p->nsegs)
-				break;
-			gap(m, prev_end, p->segs[j].pblk, &seek);
-			if (!seek && !between(p, i, j, prev_end, p->segs[j].pblk)) {
-				found = j;
-				break;
-			}
-		}
-		if (found) {
-			memset(alone + i, 1, found - i);
-			i = found;
-		} else {
-			i++;
-		}
-	}
+	uint64_t isl = 0;
+	for (size_t i = f; i < l; i++)
+		isl += m->island[i] ? p->segs[i].len : 0;
+	if (isl * 2 < c->blocks)
+		for (size_t i = f; i < l; i++)
+			alone[i] = m->island[i];
 	double extra = 0;
-	uint64_t rest = 0, end = 0;
-	int first = 1;
+	uint64_t rest = 0;
 	for (size_t i = f; i < l; i++) {
 		if (alone[i])
 			continue;
-		if (!first)
-			extra += gap(m, end, p->segs[i].pblk, &seek);
-		first = 0;
-		end = p->segs[i].pblk + p->segs[i].len;
+		extra += m->waste[i];
 		rest += p->segs[i].len;
 	}
 	if (rest > 0 && extra < allowance(m, rest))
@@ -442,18 +397,11 @@ static int place_alone(struct builder *b, struct areas *ar, size_t ci, const str
 			return 0;
 		dst = tail ? ar->a[a].start + ar->a[a].len - need : ar->a[a].start;
 	}
-	double now = 0, then = 0;
-	uint64_t end = has_prev ? prev_end : p->segs[f].pblk;
-	for (size_t i = f; i < l; i++) {
-		now += gap(m, end, p->segs[i].pblk, &seek);
-		end = p->segs[i].pblk + p->segs[i].len;
-	}
-	if (has_prev)
-		then += gap(m, prev_end, dst, &seek);
-	if (has_next) {
-		now += gap(m, end, next, &seek);
-		then += gap(m, dst + need, next, &seek);
-	}
+	/* what the group loses in the sweep now (the seek to it), against reaching it from its layout
+	 * neighbour, which lies in the set's run */
+	double now = 0, then = has_prev ? gap(m, prev_end, dst, &seek) : 0;
+	for (size_t i = f; i < l; i++)
+		now += m->waste[i];
 	if (now - then < m->short_seek)
 		return 0;
 	if (tail)
@@ -479,8 +427,63 @@ static int place_alone(struct builder *b, struct areas *ar, size_t ci, const str
 	return 1;
 }
 
-int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
-		 const struct pf_plan_params *prm, struct pf_plan *out)
+static int by_pblk(const void *a, const void *b, void *arg)
+{
+	const struct pf_seg *s = arg;
+	uint64_t x = s[*(const size_t *)a].pblk, y = s[*(const size_t *)b].pblk;
+	return (x > y) - (x < y);
+}
+
+/* The sorted-sweep view of the set (struct model): islands — groups of segments that follow each other
+ * without a seek, smaller than min_piece, with a seek before and after them — and each segment's waste. */
+static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t min_piece)
+{
+	size_t n = p->nsegs;
+	size_t *ord = malloc((n ? n : 1) * sizeof(*ord));
+	m->waste = calloc(n ? n : 1, sizeof(*m->waste));
+	m->island = calloc(n ? n : 1, 1);
+	if (!ord || !m->waste || !m->island) {
+		free(ord);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ord[i] = i;
+	qsort_r(ord, n, sizeof(*ord), by_pblk, p->segs);
+	int seek;
+	for (size_t i = 0, j; i < n; i = j) {
+		uint64_t blocks = p->segs[ord[i]].len;
+		for (j = i + 1; j < n; j++) {
+			const struct pf_seg *a = &p->segs[ord[j - 1]];
+			gap(m, a->pblk + a->len, p->segs[ord[j]].pblk, &seek);
+			if (seek)
+				break;
+			blocks += p->segs[ord[j]].len;
+		}
+		if (blocks < min_piece && !(i == 0 && j == n))
+			for (size_t k = i; k < j; k++)
+				m->island[ord[k]] = 1;
+	}
+	/* an island's own cost from its predecessor; the rest's from the previous segment that is not one */
+	uint64_t end_any = 0, end_main = 0;
+	int have_any = 0, have_main = 0;
+	for (size_t k = 0; k < n; k++) {
+		const struct pf_seg *s = &p->segs[ord[k]];
+		if (m->island[ord[k]]) {
+			m->waste[ord[k]] = have_any ? gap(m, end_any, s->pblk, &seek) : 0;
+		} else {
+			m->waste[ord[k]] = have_main ? gap(m, end_main, s->pblk, &seek) : 0;
+			end_main = s->pblk + s->len;
+			have_main = 1;
+		}
+		end_any = s->pblk + s->len;
+		have_any = 1;
+	}
+	free(ord);
+	return 0;
+}
+
+static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+		     const struct pf_plan_params *prm, int compact, struct pf_plan *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!prm || prm->chunk_blocks == 0 || (nsegs && !segs) || (nfree && !free_runs))
@@ -494,6 +497,7 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 		min_piece = 1;
 	struct builder b = { .p = out };
 	struct areas ar = { 0 };
+	struct model m = { .bsize = prm->block_size, .span = prm->span };
 	unsigned char *kinds = NULL, *alone = NULL;
 	int rc = cut_chunks(&b, segs, nsegs, prm->chunk_blocks);
 	if (rc)
@@ -513,7 +517,6 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	out->usable_blocks = out->free_blocks > prm->reserve_blocks ? out->free_blocks - prm->reserve_blocks : 0;
 
 	/* What stays: in place by the contiguity rule, or (block_size set) near enough by the seek model. */
-	struct model m = { .bsize = prm->block_size, .span = prm->span };
 	if (m.bsize && !m.span)
 		for (size_t i = 0; i < out->nsegs; i++)
 			if (out->segs[i].pblk + out->segs[i].len > m.span)
@@ -521,6 +524,8 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	if (m.bsize) {
 		int seek;
 		m.short_seek = pf_seek_time(1, 0, m.bsize, m.span, &seek);
+		if (!compact && (rc = sweep_view(out, &m, min_piece)))
+			goto fail;
 	}
 	kinds = malloc(out->nchunks ? out->nchunks : 1);
 	alone = calloc(out->nsegs ? out->nsegs : 1, 1);
@@ -531,8 +536,9 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	int any_alone = 0;
 	for (size_t ci = 0; ci < out->nchunks; ci++) {
 		const struct pf_chunk *c = &out->chunks[ci];
-		kinds[ci] = in_place(out, c, min_piece) ? K_KEEP
-			    : m.bsize			 ? (unsigned char)classify(out, c, &m, min_piece, alone)
+		kinds[ci] = compact		     ? K_MOVE
+			    : in_place(out, c, min_piece) ? K_KEEP
+			    : m.bsize			 ? (unsigned char)classify(out, c, &m, alone)
 						 : K_MOVE;
 		for (size_t i = c->first_seg; i < c->first_seg + c->nsegs && kinds[ci] == K_NEAR; i++)
 			any_alone |= alone[i];
@@ -607,13 +613,74 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	free(ar.a);
 	free(kinds);
 	free(alone);
+	free(m.waste);
+	free(m.island);
 	return 0;
 fail:
 	free(ar.a);
 	free(kinds);
 	free(alone);
+	free(m.waste);
+	free(m.island);
 	pf_plan_free(out);
 	return rc;
+}
+
+/* The sorted sweep of the set as a plan leaves it (what the rotational replay reads); < 0 on -ENOMEM. */
+static double sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span)
+{
+	struct pf_seg *after = NULL;
+	size_t n = 0;
+	if (pf_plan_result(p, &after, &n))
+		return -1;
+	struct pf_layout_figures f;
+	pf_figures(after, n, bsize, span, &f);
+	free(after);
+	return f.sweep_s;
+}
+
+int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+		 const struct pf_plan_params *prm, struct pf_plan *out)
+{
+	int rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 0, out);
+	if (rc || !prm->block_size || out->blocks_in_place == 0)
+		return rc;
+	/* Incremental runs keep what reads well where it is and move the rest next to it; over many shutdowns
+	 * the set can still spread (holes where files left, pieces placed apart).  When moving the whole set
+	 * into one run would read faster by more than a move must save (allowance), do that instead. */
+	uint64_t span = prm->span;
+	for (size_t i = 0; !span && i < out->nsegs; i++)
+		if (out->segs[i].pblk + out->segs[i].len > span)
+			span = out->segs[i].pblk + out->segs[i].len;
+	struct pf_plan c;
+	rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 1, &c);
+	if (rc) {
+		pf_plan_free(out);
+		return rc;
+	}
+	struct model m = { .bsize = prm->block_size, .span = span };
+	int seek;
+	m.short_seek = pf_seek_time(1, 0, m.bsize, m.span, &seek);
+	double now = sweep_after(out, prm->block_size, span), whole = sweep_after(&c, prm->block_size, span);
+	if (now < 0 || whole < 0) {
+		pf_plan_free(&c);
+		pf_plan_free(out);
+		return -ENOMEM;
+	}
+	/* Once compact, a new order moves nothing: one copy of the set buys every later boot its gain, so the
+	 * bar is lower than a chunk's allowance (which it must save at every shutdown it moves): a tenth of the
+	 * set's transfer time, and at least four seeks (more than where the sweep starts can make up). */
+	double bar = transfer(&m, c.blocks_total) / 10;
+	if (bar < 4 * m.short_seek)
+		bar = 4 * m.short_seek;
+	if (c.blocks_failed == 0 && c.chunks_split == 0 && now - whole > bar) {
+		pf_plan_free(out);
+		*out = c;
+		out->compacted = 1;
+	} else {
+		pf_plan_free(&c);
+	}
+	return 0;
 }
 
 void pf_plan_free(struct pf_plan *p)

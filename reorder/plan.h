@@ -16,7 +16,10 @@
  * where blocks lie, so a second run over an unchanged layout finds every chunk in place and moves nothing.
  * With pf_plan_params.block_size set, a nearly unchanged layout (swaps, a file added or removed) also moves
  * nothing or only what a seek model says is worth it (see there); a chunk kept in place but holding a file
- * to move alone is cut into several chunks (in place | moved | in place).
+ * to move alone is cut into several chunks (in place | moved | in place).  The model judges the set as
+ * prefetchd's rotational replay reads it, sorted by block in one sweep, so a new order alone moves nothing;
+ * and when the incremental plan leaves the set spread (holes, pieces apart) so that one run for all of it
+ * would read faster by more than a move must save, the whole set goes into one run (compacted).
  */
 #ifndef PREFETCH_REORDER_PLAN_H
 #define PREFETCH_REORDER_PLAN_H
@@ -65,7 +68,9 @@ struct pf_plan_params {
 	 * reached and left by a seek (a file new in the layout) are then moved alone, into free space next to
 	 * their layout neighbours or the nearest area, only when that saves at least one short seek; otherwise
 	 * they too are near enough.  When more stays than moves (an incremental run), a chunk that moves goes to
-	 * the free space after the previous chunk or else the area nearest it, not with the rest to a new area. */
+	 * the free space after the previous chunk or else the area nearest it, not with the rest to a new area.
+	 * "Reads" means in the sorted sweep of the whole set (seek or gap read through from the previous
+	 * segment in block order); small groups reached and left by a seek in it (islands) are moved alone. */
 	uint32_t block_size;
 	uint64_t span;             /* blocks of the filesystem (the seek model's full stroke; 0 = guessed) */
 };
@@ -83,6 +88,7 @@ struct pf_plan {
 	uint64_t chunks_in_place, chunks_split, chunks_failed;
 	uint64_t free_blocks, usable_blocks;
 	uint64_t blocks_near;      /* of blocks_in_place: not contiguous but near enough (block_size rule) */
+	int compacted;             /* the whole set moved into one run (block_size rule: it had spread) */
 };
 
 /* free must be sorted by start and not overlap.  Returns 0, -EINVAL or -ENOMEM. */

@@ -220,6 +220,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	res->failed_blocks = plan.blocks_failed;
 	res->already_in_place_blocks = plan.blocks_in_place;
 	res->near_blocks = plan.blocks_near;
+	res->compacted = plan.compacted;
 	res->chunks = plan.nchunks;
 	res->chunks_split = plan.chunks_split;
 	res->chunks_in_place = plan.chunks_in_place;

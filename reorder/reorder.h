@@ -74,6 +74,7 @@ struct pf_reorder_result {
 	char not_fit[192];           /* why chunks_failed > 0, e.g. "reserve: only 82 free blocks above the 1 % ...",
 	                              * or "" */
 	uint64_t near_blocks;        /* of already_in_place_blocks: not contiguous but near enough (plan.h) */
+	int compacted;               /* the set had spread: all of it planned into one run (plan.h) */
 };
 
 /* Return codes of pf_reorder besides 0 and -errno (reorder_open.h): PF_REORDER_EMOUNTED, _EUNCLEAN,

@@ -27,8 +27,11 @@ mkdir -p "$w/mnt"
 mount -o loop "$img" "$w/mnt" || pf_fail mount
 pf_cleanup_add "umount '$w/mnt'"
 head -c $((148 * 4096)) /dev/urandom >"$w/data"
+# a filler written between the extents keeps them ~2.4 MB apart: pieces next to each other would read in one
+# sweep as they are, and the planner (which judges the set as the rotational replay reads it) would keep them
 for s in 0 40 80 120; do
 	dd if="$w/data" of="$w/mnt/f" bs=4096 skip=$s seek=$s count=28 conv=notrunc,fsync status=none
+	[ $s -lt 120 ] && head -c $((600 * 4096)) /dev/zero >"$w/mnt/filler$s" && sync
 done
 sync
 filefrag -v "$w/mnt/f" | grep -c '^ *[0-9]*:' | sed 's/^/extents of \/f: /'

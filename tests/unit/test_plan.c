@@ -490,27 +490,99 @@ static void test_near_swaps(void **state)
 	assert_true(p.blocks_to_move > 0);
 	pf_plan_free(&p);
 
-	/* a chunk in the middle shuffled through and through moves, alone, next to the set (the area nearest
-	 * its neighbours), not into the lowest area that holds it */
+	/* chunks shuffled through and through: their blocks still lie together, and the rotational replay reads
+	 * the set sorted by block, so nothing moves (the old rule moved them) */
 	for (int i = 0; i < NF; i++)
 		order[i] = i;
-	for (int i = 100; i < 160; i++) /* within the second chunk */
-		order[i] = 259 - i;
+	for (int i = 0; i < 100; i++)
+		order[i] = 99 - i;
+	for (int i = 150; i < 210; i++)
+		order[i] = 359 - i;
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr, 2, &near_prm, &p), 0);
+	assert_int_equal(p.blocks_to_move, 0);
+	assert_int_equal(p.blocks_in_place, p.blocks_total);
+	assert_false(p.compacted);
+	pf_plan_free(&p);
+	assert_int_equal(pf_plan_make(segs, NF, fr, 2, &old, &p), 0);
 	assert_true(p.blocks_to_move >= 2000);
+	pf_plan_free(&p);
+}
+
+/* Files of one chunk lying apart (written elsewhere, each a seek away) move: near enough is not "never";
+ * the rest of the set stays, and what moves goes next to it. */
+static void test_near_scattered(void **state)
+{
+	(void)state;
+	struct set st;
+	make_set(&st, -1, 0);
+	int order[NF];
+	for (int i = 0; i < NF; i++)
+		order[i] = i;
+	struct pf_seg segs[NF];
+	segs_for(&st, order, NF, segs);
+	uint64_t far = 0;
+	for (int i = 100; i < 130; i++) { /* in the second chunk, together more than half of it */
+		segs[i].pblk = 400000 + (uint64_t)(i - 100) * 3000;
+		far += segs[i].len;
+	}
+	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(segs, NF, fr, 2, &near_prm, &p), 0);
+	assert_true(p.blocks_to_move >= far);
 	assert_true(p.blocks_to_move * 2 < p.blocks_total);
+	assert_false(p.compacted);
 	for (size_t u = 0; u < p.nunits; u++)
-		assert_true(p.units[u].dst >= st.end);
+		assert_true(p.units[u].dst >= st.end && p.units[u].dst < st.end + 4000);
 	check_consistent(&p);
 	pf_plan_free(&p);
+}
 
-	/* a chunk shuffled through and through still moves: near enough is not "never" */
-	for (int i = 0; i < 120; i++)
-		order[i] = 119 - i;
+/* A set that has spread over many shutdowns (here: after every 30th file a hole of 300 blocks, each a seek in
+ * the sweep, yet no chunk over its allowance) is compacted: all of it into one run, in layout order. */
+static void test_compact_spread(void **state)
+{
+	(void)state;
+	struct set st;
+	uint64_t pos = SET_BASE;
+	for (int f = 0; f < NF; f++) {
+		st.len[f] = 5 + (uint64_t)(f * 7919 % 36);
+		st.pos[f] = pos;
+		pos += st.len[f] + (f % 30 == 29 ? 300 : 0);
+	}
+	st.end = pos;
+	int order[NF];
+	for (int i = 0; i < NF; i++)
+		order[i] = i;
+	struct pf_seg segs[NF];
+	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_plan p;
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr, 2, &near_prm, &p), 0);
-	assert_true(p.blocks_to_move >= 2000);
-	assert_true(p.blocks_to_move < p.blocks_total);
+	assert_true(p.compacted);
+	assert_int_equal(p.blocks_to_move, p.blocks_total);
+	assert_int_equal(p.nunits, p.nchunks);
+	for (size_t u = 1; u < p.nunits; u++)
+		assert_int_equal(p.units[u].dst, p.units[u - 1].dst + p.units[u - 1].len);
 	check_consistent(&p);
+	struct pf_seg *after = NULL;
+	size_t n = 0;
+	assert_int_equal(pf_plan_result(&p, &after, &n), 0);
+	struct pf_layout_figures fig;
+	pf_figures(after, n, 4096, SPAN, &fig);
+	assert_int_equal(fig.discontinuities, 0);
+	free(after);
+	pf_plan_free(&p);
+
+	/* holes of 8 blocks (read through, a third of a millisecond each): not worth a copy of the set */
+	pos = SET_BASE;
+	for (int f = 0; f < NF; f++) {
+		st.pos[f] = pos;
+		pos += st.len[f] + (f % 30 == 29 ? 8 : 0);
+	}
+	st.end = pos;
+	struct pf_run fr2[] = { { 1000, 5000 }, { st.end, 200000 } };
+	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr2, 2, &near_prm, &p), 0);
+	assert_false(p.compacted);
+	assert_int_equal(p.blocks_to_move, 0);
 	pf_plan_free(&p);
 }
 
@@ -602,6 +674,8 @@ int main(void)
 		cmocka_unit_test(test_figures),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_near_swaps),
+		cmocka_unit_test(test_near_scattered),
+		cmocka_unit_test(test_compact_spread),
 		cmocka_unit_test(test_near_insert),
 		cmocka_unit_test(test_near_remove),
 	};
