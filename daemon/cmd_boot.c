@@ -20,6 +20,8 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -47,7 +49,7 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: prefetchd boot [--config FILE] [--from-initramfs]\n"
+		"Usage: prefetchd boot [--config FILE] [--from-initramfs [--root DIR]]\n"
 		"\n"
 		"Boot mode, run by prefetch.service or the 'prefetch' init script as early as possible:\n"
 		"  1. set up tracing (fanotify) of the filesystems in TRACE_MOUNTS (default: every local one);\n"
@@ -63,6 +65,9 @@ static void usage(FILE *out)
 		"  --from-initramfs   started by the initramfs, chrooted into the mounted root before init: detach,\n"
 		"                     wait until the root has /proc, /sys and /run, log to the kernel log; exit at\n"
 		"                     once if START_FROM_INITRAMFS=0.  prefetch.service then finds us running.\n"
+		"                     The replay starts before tracing is set up: it runs ahead of init.\n"
+		"  --root DIR         (with --from-initramfs) chroot into DIR first: run from the initramfs's own\n"
+		"                     copy, so that starting costs no reads from the root's disk\n"
 		"\n"
 		"Exit status: 0, also when something failed (logged: a boot must go on), or when ENABLE_PREFETCH=0 or\n"
 		"fanotify is unavailable; 2 on usage errors or an unreadable --config.\n",
@@ -127,12 +132,14 @@ static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, co
 	j->started = 1;
 }
 
-/* Returns 1 when a layout was replayed (something was read). */
-static int replay_finish(struct replay_job *j)
+/* Returns 1 when a layout was replayed (something was read).  cut: stop a replay still running (the boot
+ * has ended) rather than wait for it. */
+static int replay_finish(struct replay_job *j, int cut)
 {
 	int replayed = 0;
 	if (j->started) {
-		replay_stop = 1;
+		if (cut)
+			replay_stop = 1;
 		pthread_join(j->thread, NULL);
 		if (j->load_rc)
 			pf_warn("layout %s not replayed: %s", j->path, pf_strerror(j->load_rc));
@@ -280,9 +287,10 @@ int cmd_boot(int argc, char **argv)
 {
 	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
 					       { "from-initramfs", no_argument, NULL, 'I' },
+					       { "root", required_argument, NULL, 'R' },
 					       { "help", no_argument, NULL, 'h' },
 					       { NULL, 0, NULL, 0 } };
-	const char *config = NULL;
+	const char *config = NULL, *root = NULL;
 	int early = 0;
 	int c;
 	optind = 1;
@@ -290,13 +298,33 @@ int cmd_boot(int argc, char **argv)
 		switch (c) {
 		case 'c': config = optarg; break;
 		case 'I': early = 1; break;
+		case 'R': root = optarg; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
 		default: usage(stderr); return PF_EXIT_USAGE;
 		}
 	}
-	if (optind != argc) {
+	if (optind != argc || (root && !early)) {
 		usage(stderr);
 		return PF_EXIT_USAGE;
+	}
+	/* The initramfs's copy of us: everything from here on (config, layout, traces, pid file) is the root's. */
+	if (root) {
+		struct stat self, installed;
+		char bin[PATH_MAX];
+		snprintf(bin, sizeof(bin), "%s/usr/sbin/prefetchd", root);
+		int same = stat("/proc/self/exe", &self) == 0 && stat(bin, &installed) == 0 &&
+			   self.st_size == installed.st_size;
+		if (chroot(root) != 0 || chdir("/") != 0) {
+			pf_err("cannot change root to %s: %s", root, strerror(errno));
+			return PF_EXIT_OK;
+		}
+		if (!same) { /* an initramfs not updated since prefetch was: run the installed version instead */
+			char *args[] = { "prefetchd", "boot", "--from-initramfs", config ? "--config" : NULL,
+					 (char *)config, NULL };
+			execv("/usr/sbin/prefetchd", args);
+			pf_err("cannot run /usr/sbin/prefetchd in %s: %s", root, strerror(errno));
+			return PF_EXIT_OK;
+		}
 	}
 	struct pf_config cfg;
 	int crc = pf_config_read(&cfg, config);
@@ -350,8 +378,13 @@ int cmd_boot(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 
-	/* Tracing first: what the replay thread reads is ignored by the tracer (same process), what the boot
-	 * reads from now on is recorded. */
+	/* From the initramfs the replay comes first: init is starting now, and every read the replay gets in
+	 * before init's own reads saves one; its opens cause no fanotify events of our own yet.  (Its thread
+	 * keeps the capabilities we drop below; it ends with the replay.)  From prefetch.service tracing comes
+	 * first, as the boot is already under way.  What the replay reads the tracer ignores (same process). */
+	struct replay_job rj = { 0 };
+	if (early && cfg.enable_replay)
+		replay_start(&rj, &p, &cfg);
 	const char *mounts[PF_CONFIG_MAX_MOUNTS];
 	for (int i = 0; i < cfg.nmounts; i++)
 		mounts[i] = cfg.mounts[i];
@@ -362,6 +395,7 @@ int cmd_boot(int argc, char **argv)
 	rc = pf_tracer_open(&to, &t);
 	if (rc) {
 		pf_notice("boot tracing unavailable (%s): prefetch skipped this boot", err[0] ? err : strerror(-rc));
+		replay_finish(&rj, 0); /* begun from the initramfs: still worth its reads to the boot */
 		pf_pidfile_release(&pid);
 		pf_notify_ready();
 		return PF_EXIT_OK;
@@ -373,11 +407,10 @@ int cmd_boot(int argc, char **argv)
 	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
 		pf_warn("could not drop capabilities: %s", strerror(-rc));
 
-	struct replay_job rj = { 0 };
-	if (cfg.enable_replay)
-		replay_start(&rj, &p, &cfg);
-	else
+	if (!cfg.enable_replay)
 		pf_notice("ENABLE_REPLAY=0: tracing and measuring only (a baseline boot)");
+	else if (!early)
+		replay_start(&rj, &p, &cfg);
 	pf_notify_ready();
 	pf_notify_status(rj.started ? "tracing, replaying the layout" : "tracing");
 
@@ -393,7 +426,7 @@ int cmd_boot(int argc, char **argv)
 	double cpu_at_end = cpu_seconds(RUSAGE_SELF); /* what the boot paid for prefetch; the work below is after its end */
 	pf_boot_record_disk(cfg.nmounts ? cfg.mounts[0] : "/", &rec);
 	pf_notify_stopping();
-	rec.prefetch = replay_finish(&rj);
+	rec.prefetch = replay_finish(&rj, 1);
 	rec.reorder = cfg.enable_reordering && reorder_was_armed(&p);
 
 	struct pf_image *trace = NULL;

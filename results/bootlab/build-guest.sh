@@ -103,11 +103,15 @@ build_golden() {
 		;;
 	esac
 	# The guest boots with this image's own initramfs: with prefetch installed it carries the init-bottom
-	# script that starts prefetchd before systemd (it does nothing where prefetch.service is not enabled).
+	# script that starts prefetchd before systemd (it does nothing where prefetch.service is not enabled),
+	# and where it is enabled a copy of prefetchd (initramfs/hooks/prefetch).
 	local kver
 	kver=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)"); kver=${kver#vmlinuz-}
 	chroot "$dir" update-initramfs -u -k "$kver" >"$CACHE/initramfs-$setup.log" 2>&1 ||
 		die "update-initramfs failed in the $setup image, see $CACHE/initramfs-$setup.log"
+	if [ "$setup" != none ] && ! chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" | grep -qx 'usr/sbin/prefetchd'; then
+		die "the $setup image's initramfs lacks prefetchd's copy (initramfs/hooks/prefetch)"
+	fi
 	cp "$dir/boot/initrd.img-$kver" "${img%.img}.initrd.tmp"
 	{
 		echo "setup=$setup"

@@ -22,6 +22,7 @@ for u in prefetch.service prefetch-stop.service prefetch-stop.timer prefetch-reo
 exe "$hookdir/prefetch-reorder"
 for s in prefetch stop-prefetch prefetch-reorder; do exe "/etc/init.d/$s"; done
 exe /usr/share/initramfs-tools/scripts/init-bottom/prefetch
+exe /usr/share/initramfs-tools/hooks/prefetch
 reg /etc/default/prefetch
 cmp -s "$TOP/config/prefetch.default" "$D/etc/default/prefetch" || pf_fail "/etc/default/prefetch differs from config/prefetch.default"
 for m in man8/prefetchd.8 man8/prefetch-reorder.8 man5/prefetch.5; do reg "/usr/share/man/$m"; done

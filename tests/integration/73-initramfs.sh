@@ -4,9 +4,12 @@
 #    'prefetchd boot --from-initramfs' chrooted into $rootmnt only where prefetch is enabled for boot (systemd
 #    wants link, even an absolute one that does not resolve from the initramfs, or a sysvinit rcS link), never
 #    without a root, without prefetchd, or when nothing enables it; 'prereqs' names udev;
+#    with the initramfs's own copy of prefetchd (hooks/prefetch) present, that copy runs, with --root $rootmnt;
 #  - prefetchd boot --from-initramfs: exits at once with START_FROM_INITRAMFS=0; otherwise detaches (own session,
 #    stdio on /dev/null), raises its descriptor limit (tracer), traces and replays like the service; the service's own
-#    'prefetchd boot' then finds it running and returns at once; 'prefetchd stop' ends it with the trace stored.
+#    'prefetchd boot' then finds it running and returns at once; 'prefetchd stop' ends it with the trace stored;
+#  - with --root DIR: changes root first (config, state, pid file and trace are DIR's) and traces there; when
+#    DIR's installed prefetchd differs from itself (a stale initramfs) it runs that one instead.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 command -v dash >/dev/null || pf_skip "dash (the initramfs shell) not installed"
@@ -36,6 +39,12 @@ ln -s /lib/systemd/system/prefetch.service "$tmp/root/etc/systemd/system/sysinit
 [ "$(run_script "$tmp/root")" = 1 ] || pf_fail "not started with prefetch.service enabled"
 grep -qx "$tmp/root /usr/sbin/prefetchd boot --from-initramfs" "$tmp/chroot.calls" ||
 	pf_fail "wrong command: $(cat "$tmp/chroot.calls")"
+# with the initramfs's own copy (hooks/prefetch): that runs, told the root, no chroot command
+printf '#!/bin/sh\necho "$*" >>"%s/copy.calls"\n' "$tmp" >"$tmp/bin/copy"
+chmod +x "$tmp/bin/copy"
+rm -f "$tmp/copy.calls"
+[ "$(PREFETCH_INITRAMFS_COPY=$tmp/bin/copy run_script "$tmp/root")" = 0 ] || pf_fail "chroot used despite the copy"
+grep -qx "boot --from-initramfs --root $tmp/root" "$tmp/copy.calls" || pf_fail "copy: $(cat "$tmp/copy.calls" 2>&1)"
 rm "$tmp/root/etc/systemd/system/sysinit.target.wants/prefetch.service"
 ln -s ../init.d/prefetch "$tmp/root/etc/rcS.d/S01prefetch"
 [ "$(run_script "$tmp/root")" = 1 ] || pf_fail "not started with the sysvinit script enabled"
@@ -94,4 +103,36 @@ trace=$(ls "$tmp"/state/traces/trace-*.pf 2>/dev/null | head -1)
 "$PREFETCHD" dump --files "$trace" >"$tmp/trace.txt" || pf_fail "dump trace"
 grep -q '/f2$' "$tmp/trace.txt" && grep -q '/f4$' "$tmp/trace.txt" || { cat "$tmp/trace.txt"; pf_fail "trace lacks f2/f4"; }
 grep -q '/f3$' "$tmp/trace.txt" && pf_fail "trace holds f3, never read"
+
+# --- --root: the initramfs's copy, changing root into the mounted filesystem itself ---
+# (/dev, /proc, /sys: what initramfs-tools moves into the root; /dev before the init-bottom scripts run)
+mkdir -p "$mnt/usr/sbin" "$mnt/proc" "$mnt/sys" "$mnt/dev"
+for d in dev proc sys; do
+	mount --bind "/$d" "$mnt/$d" || pf_fail "bind /$d"
+	pf_cleanup_add "umount '$mnt/$d'"
+done
+printf 'PREFETCH_DIR=/state\nPREFETCH_RUNTIME_DIR=/run-pf\nTRACE_MOUNTS=/\nTRACE_TIMEOUT=60\n' >"$mnt/prefetch.conf"
+echo "not prefetchd" >"$mnt/usr/sbin/prefetchd" # an upgraded binary the initramfs copy does not match
+chmod +x "$mnt/usr/sbin/prefetchd"
+timeout 10 "$PREFETCHD" boot --from-initramfs --root "$mnt" --config /prefetch.conf >"$tmp/stale.out" 2>&1 ||
+	pf_fail "stale copy: exit $?"
+grep -q "cannot run /usr/sbin/prefetchd in $mnt" "$tmp/stale.out" || { cat "$tmp/stale.out"; pf_fail "stale copy ran itself"; }
+[ -e "$mnt/run-pf/prefetchd.pid" ] && pf_fail "stale copy started tracing"
+cp "$PREFETCHD" "$mnt/usr/sbin/prefetchd"
+"$PREFETCHD" boot --from-initramfs --root "$mnt" --config /prefetch.conf >"$tmp/root.out" 2>&1 &
+pid=$!
+pf_cleanup_add "kill $pid 2>/dev/null"
+for ((i = 0; i < 100; i++)); do [ -s "$mnt/run-pf/prefetchd.pid" ] && break; sleep 0.05; done
+[ -s "$mnt/run-pf/prefetchd.pid" ] || { cat "$tmp/root.out"; pf_fail "--root: no pid file in the new root"; }
+[ "$(readlink "/proc/$pid/root")" = "$mnt" ] || pf_fail "--root: root is $(readlink "/proc/$pid/root")"
+cat "$mnt/f1" "$mnt/f5" >/dev/null
+"$PREFETCHD" stop --pid-file "$mnt/run-pf/prefetchd.pid" --timeout 60 >/dev/null || pf_fail "prefetchd stop (--root)"
+wait "$pid" || pf_fail "--root prefetchd exited $?"
+trace=$(ls "$mnt"/state/traces/trace-*.pf 2>/dev/null | head -1)
+[ -n "$trace" ] || pf_fail "--root: no trace stored in the new root"
+"$PREFETCHD" dump --files "$trace" >"$tmp/trace2.txt" || pf_fail "dump trace (--root)"
+grep -q '[[:space:]]/f1$' "$tmp/trace2.txt" && grep -q '[[:space:]]/f5$' "$tmp/trace2.txt" ||
+	{ cat "$tmp/trace2.txt"; pf_fail "--root trace lacks /f1 /f5 (paths as seen from the new root)"; }
+timeout 10 "$PREFETCHD" boot --root "$mnt" >/dev/null 2>&1
+[ $? = 2 ] || pf_fail "--root without --from-initramfs: want usage error"
 exit 0
