@@ -402,7 +402,7 @@ int cmd_boot(int argc, char **argv)
 	}
 	if ((rc = pf_pidfile_publish(&pid)))
 		pf_warn("cannot write our pid to %s: %s ('prefetchd stop' cannot reach us)", p.pidfile, strerror(-rc));
-	double cpu_setup = cpu_seconds(RUSAGE_SELF); /* start-up and fanotify marks */
+	double cpu_setup = cpu_seconds(RUSAGE_THREAD); /* start-up and fanotify marks (the replay has its own thread) */
 	static const cap_value_t keep[] = PF_TRACER_CAPS;
 	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
 		pf_warn("could not drop capabilities: %s", strerror(-rc));

@@ -40,8 +40,9 @@ for ((k = 1; k <= BOOTS; k++)); do
 	rm -f "$w/x.img" "$w/x.img.workload"
 done
 field() { awk -v k="$1" 'index($0, k) == 1 { print $NF == "s" ? $(NF-1) : $NF }' "$2"; }
+declare -A TOTAL SWEEP
 series() { # BINARY NAME
-	local bin=$1 name=$2 k moved sweep lo total=0
+	local bin=$1 name=$2 k moved sweep lo total=0 sum=0
 	cp --sparse=always "$w/gold.img" "$w/t.img"
 	for ((k = 1; k <= BOOTS; k++)); do
 		"$bin" --layout "$w/L$k" "$w/t.img" >"$w/$name.$k" 2>&1 || pf_fail "$name: reorder $k: $(cat "$w/$name.$k")"
@@ -50,15 +51,21 @@ series() { # BINARY NAME
 		sweep=$(awk '/^read time \(sorted sweep\)/ {print $5}' "$w/$name.c$k")
 		lo=$(awk '/^read time \(layout order\)/ {print $5}' "$w/$name.c$k")
 		total=$((total + ${moved:-0}))
+		sum=$(awk -v a="$sum" -v b="${sweep%s}" 'BEGIN { print a + b }')
 		printf '| %s | %d | %s | %s | %s |%s\n' "$name" "$k" "${moved:-?}" "$sweep" "$lo" \
 			"$(grep -o 'compacted' "$w/$name.$k" | head -1 | sed 's/^/ /')"
 	done
 	pf_fsck_clean "$w/t.img"
-	echo "| $name | total | $total | | |"
+	TOTAL[$name]=$total SWEEP[$name]=$(awk -v a="$sum" -v n="$BOOTS" 'BEGIN { printf "%.3f", a / n }')
+	echo "| $name | total / mean | $total | ${SWEEP[$name]}s | |"
 }
 echo "$BOOTS shutdowns, layouts from boot1-3 orders jittered by $JITTER places, $DROP files dropped per boot (tests/mkbootset.sh --ratio $RATIO --seed $SEED)"
 echo "| binary | shutdown | blocks moved | sorted sweep after (s, model) | layout order after (s, model) |"
 echo "|---|---|---|---|---|"
 series "$REORDER" current
-[ -n "${REORDER2:-}" ] && series "$REORDER2" other
+if [ -n "${REORDER2:-}" ]; then
+	series "$REORDER2" other
+	awk -v a="${TOTAL[current]}" -v b="${TOTAL[other]}" -v c="${SWEEP[current]}" -v d="${SWEEP[other]}" \
+		'BEGIN { printf "current / other: blocks moved %.3f, mean sorted sweep %.3f\n", (b ? a / b : 0), (d ? c / d : 0) }'
+fi
 exit 0
