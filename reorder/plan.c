@@ -269,6 +269,8 @@ struct model {
 	double *waste;         /* read time lost before it (seek, or a gap read through) from the previous segment
 	                        * in block order that is not an island */
 	unsigned char *island; /* a small group reached and left by a seek in that sweep */
+	struct pf_run *main;   /* the segments that are not islands, sorted by block */
+	size_t nmain;
 };
 
 static double gap(const struct model *m, uint64_t from, uint64_t to, int *is_seek)
@@ -287,6 +289,31 @@ static double allowance(const struct model *m, uint64_t blocks)
 {
 	double t = transfer(m, blocks) / 3;
 	return t > m->short_seek ? t : m->short_seek;
+}
+
+/* What visiting blocks [s, e) costs the sorted sweep of the set's main part: from the main segment before
+ * them, and on to the one after, instead of straight on. */
+static double detour(const struct model *m, uint64_t s, uint64_t e)
+{
+	size_t lo = 0, hi = m->nmain;
+	while (lo < hi) { /* lo: the first main segment starting after s */
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->main[mid].start <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int seek, has_pred = lo > 0, has_succ = lo < m->nmain;
+	uint64_t pred_end = has_pred ? m->main[lo - 1].start + m->main[lo - 1].len : 0;
+	uint64_t succ = has_succ ? m->main[lo].start : 0;
+	double t = 0;
+	if (has_pred)
+		t += gap(m, pred_end, s, &seek);
+	if (has_succ)
+		t += gap(m, e, succ, &seek);
+	if (has_pred && has_succ)
+		t -= gap(m, pred_end, succ, &seek);
+	return t;
 }
 
 /* Decide a chunk not already in place: K_MOVE, or K_NEAR with alone[i] set for its segments that are islands of
@@ -368,40 +395,32 @@ static int place_alone(struct builder *b, struct areas *ar, size_t ci, const str
 	struct pf_plan *p = b->p;
 	struct pf_chunk *c = &p->chunks[ci];
 	size_t f = c->first_seg, l = c->first_seg + c->nsegs;
-	int seek, has_prev = f > 0, has_next = l < p->nsegs;
-	uint64_t prev_end = has_prev ? p->segs[f - 1].pblk + p->segs[f - 1].len : 0;
-	uint64_t next = has_next ? p->segs[l].pblk : 0;
 	uint64_t need = c->blocks, dst = 0;
-	long a = has_prev ? area_at(ar, prev_end) : -1;
+	/* the free space where visiting it costs the sweep least: the head or the tail of an area (a hole in
+	 * the set's run, or right before or after it) */
+	long a = -1;
 	int tail = 0;
-	if (a >= 0 && ar->a[a].len >= need) {
-		dst = prev_end;
-	} else {
-		a = -1;
-		uint64_t best = UINT64_MAX, ref = has_prev ? prev_end : next;
-		for (size_t i = 0; i < ar->n; i++) {
-			if (ar->a[i].len < need)
-				continue;
-			if (has_next && ar->a[i].start + ar->a[i].len == next) {
+	double then = 0;
+	for (size_t i = 0; i < ar->n; i++) {
+		if (ar->a[i].len < need)
+			continue;
+		for (int t = 0; t < 2; t++) {
+			uint64_t d = t ? ar->a[i].start + ar->a[i].len - need : ar->a[i].start;
+			double cost = detour(m, d, d + need);
+			if (a < 0 || cost < then) {
 				a = (long)i;
-				tail = 1;
-				break;
-			}
-			uint64_t d = ar->a[i].start > ref ? ar->a[i].start - ref : ref - ar->a[i].start;
-			if (d < best) {
-				best = d;
-				a = (long)i;
+				tail = t;
+				dst = d;
+				then = cost;
 			}
 		}
-		if (a < 0)
-			return 0;
-		dst = tail ? ar->a[a].start + ar->a[a].len - need : ar->a[a].start;
 	}
-	/* what the group loses in the sweep now (the seek to it), against reaching it from its layout
-	 * neighbour, which lies in the set's run */
-	double now = 0, then = has_prev ? gap(m, prev_end, dst, &seek) : 0;
+	if (a < 0)
+		return 0;
+	/* what visiting it costs the sweep where it is, against there */
+	double now = 0;
 	for (size_t i = f; i < l; i++)
-		now += m->waste[i];
+		now += detour(m, p->segs[i].pblk, p->segs[i].pblk + p->segs[i].len);
 	if (now - then < m->short_seek)
 		return 0;
 	if (tail)
@@ -435,14 +454,16 @@ static int by_pblk(const void *a, const void *b, void *arg)
 }
 
 /* The sorted-sweep view of the set (struct model): islands — groups of segments that follow each other
- * without a seek, smaller than min_piece, with a seek before and after them — and each segment's waste. */
-static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t min_piece)
+ * without a seek, smaller than a chunk (island_max), with a seek before and after them — each segment's
+ * waste, and the rest (the main part) sorted. */
+static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t island_max)
 {
 	size_t n = p->nsegs;
 	size_t *ord = malloc((n ? n : 1) * sizeof(*ord));
 	m->waste = calloc(n ? n : 1, sizeof(*m->waste));
 	m->island = calloc(n ? n : 1, 1);
-	if (!ord || !m->waste || !m->island) {
+	m->main = malloc((n ? n : 1) * sizeof(*m->main));
+	if (!ord || !m->waste || !m->island || !m->main) {
 		free(ord);
 		return -ENOMEM;
 	}
@@ -459,7 +480,7 @@ static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t min_pie
 				break;
 			blocks += p->segs[ord[j]].len;
 		}
-		if (blocks < min_piece && !(i == 0 && j == n))
+		if (blocks < island_max && !(i == 0 && j == n))
 			for (size_t k = i; k < j; k++)
 				m->island[ord[k]] = 1;
 	}
@@ -474,6 +495,7 @@ static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t min_pie
 			m->waste[ord[k]] = have_main ? gap(m, end_main, s->pblk, &seek) : 0;
 			end_main = s->pblk + s->len;
 			have_main = 1;
+			m->main[m->nmain++] = (struct pf_run){ s->pblk, s->len };
 		}
 		end_any = s->pblk + s->len;
 		have_any = 1;
@@ -524,7 +546,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 	if (m.bsize) {
 		int seek;
 		m.short_seek = pf_seek_time(1, 0, m.bsize, m.span, &seek);
-		if (!compact && (rc = sweep_view(out, &m, min_piece)))
+		if (!compact && (rc = sweep_view(out, &m, prm->chunk_blocks)))
 			goto fail;
 	}
 	kinds = malloc(out->nchunks ? out->nchunks : 1);
@@ -615,6 +637,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 	free(alone);
 	free(m.waste);
 	free(m.island);
+	free(m.main);
 	return 0;
 fail:
 	free(ar.a);
@@ -622,6 +645,7 @@ fail:
 	free(alone);
 	free(m.waste);
 	free(m.island);
+	free(m.main);
 	pf_plan_free(out);
 	return rc;
 }
