@@ -9,7 +9,7 @@
 #    stdio on /dev/null), raises its descriptor limit (tracer), traces and replays like the service; the service's own
 #    'prefetchd boot' then finds it running and returns at once; 'prefetchd stop' ends it with the trace stored;
 #  - with --root DIR: changes root first (config, state, pid file and trace are DIR's) and traces there; when
-#    DIR's installed prefetchd differs from itself (a stale initramfs) it runs that one instead.
+#    DIR's installed prefetchd differs from itself in size (a stale initramfs) it runs that one instead.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 command -v dash >/dev/null || pf_skip "dash (the initramfs shell) not installed"
