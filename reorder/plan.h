@@ -64,13 +64,14 @@ struct pf_plan_params {
 	/* added later (0 = off, the rule above only): with block_size set, a chunk also stays when its current
 	 * placement reads about as fast as the planned one (--check's seek model, check.h): its extra read time
 	 * (seeks, gaps read through) is below max(1 short seek, a third of its transfer time) — so a
-	 * re-aggregated layout with a few swapped files does not move the whole set again.  Small runs
-	 * reached and left by a seek (a file new in the layout) are then moved alone, into free space next to
-	 * their layout neighbours or the nearest area, only when that saves at least one short seek; otherwise
-	 * they too are near enough.  When more stays than moves (an incremental run), a chunk that moves goes to
-	 * the free space after the previous chunk or else the area nearest it, not with the rest to a new area.
-	 * "Reads" means in the sorted sweep of the whole set (seek or gap read through from the previous
-	 * segment in block order); small groups reached and left by a seek in it (islands) are moved alone. */
+	 * re-aggregated layout with a few swapped files does not move the whole set again.  "Reads" means in
+	 * the sorted sweep of the whole set (seek or gap read through from the previous segment in block
+	 * order), as prefetchd's rotational replay reads it.  Groups smaller than a chunk reached and left by a
+	 * seek in that sweep (islands: a file new in the layout, still where it was written) are moved alone,
+	 * into the free space where visiting them costs the sweep least, only when that saves at least one
+	 * short seek; otherwise they too are near enough.  When more stays than moves (an incremental run), a
+	 * chunk that moves goes to the free space after the previous chunk or else the area nearest it, not
+	 * with the rest to a new area. */
 	uint32_t block_size;
 	uint64_t span;             /* blocks of the filesystem (the seek model's full stroke; 0 = guessed) */
 };
