@@ -291,6 +291,20 @@ static double allowance(const struct model *m, uint64_t blocks)
 	return t > m->short_seek ? t : m->short_seek;
 }
 
+/* The seek model for a set: the filesystem's span, else up to the set's last block. */
+static struct model model_for(const struct pf_plan_params *prm, const struct pf_seg *segs, size_t n)
+{
+	struct model m = { .bsize = prm->block_size, .span = prm->span };
+	if (!m.bsize)
+		return m;
+	for (size_t i = 0; !prm->span && i < n; i++)
+		if (segs[i].pblk + segs[i].len > m.span)
+			m.span = segs[i].pblk + segs[i].len;
+	int seek;
+	m.short_seek = pf_seek_time(1, 0, m.bsize, m.span, &seek);
+	return m;
+}
+
 /* What visiting blocks [s, e) costs the sorted sweep of the set's main part: from the main segment before
  * them, and on to the one after, instead of straight on. */
 static double detour(const struct model *m, uint64_t s, uint64_t e)
@@ -519,7 +533,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 		min_piece = 1;
 	struct builder b = { .p = out };
 	struct areas ar = { 0 };
-	struct model m = { .bsize = prm->block_size, .span = prm->span };
+	struct model m = { 0 };
 	unsigned char *kinds = NULL, *alone = NULL;
 	int rc = cut_chunks(&b, segs, nsegs, prm->chunk_blocks);
 	if (rc)
@@ -539,16 +553,9 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 	out->usable_blocks = out->free_blocks > prm->reserve_blocks ? out->free_blocks - prm->reserve_blocks : 0;
 
 	/* What stays: in place by the contiguity rule, or (block_size set) near enough by the seek model. */
-	if (m.bsize && !m.span)
-		for (size_t i = 0; i < out->nsegs; i++)
-			if (out->segs[i].pblk + out->segs[i].len > m.span)
-				m.span = out->segs[i].pblk + out->segs[i].len;
-	if (m.bsize) {
-		int seek;
-		m.short_seek = pf_seek_time(1, 0, m.bsize, m.span, &seek);
-		if (!compact && (rc = sweep_view(out, &m, prm->chunk_blocks)))
-			goto fail;
-	}
+	m = model_for(prm, segs, nsegs);
+	if (m.bsize && !compact && (rc = sweep_view(out, &m, prm->chunk_blocks)))
+		goto fail;
 	kinds = malloc(out->nchunks ? out->nchunks : 1);
 	alone = calloc(out->nsegs ? out->nsegs : 1, 1);
 	if (!kinds || !alone) {
@@ -672,31 +679,33 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	/* Incremental runs keep what reads well where it is and move the rest next to it; over many shutdowns
 	 * the set can still spread (holes where files left, pieces placed apart).  When moving the whole set
 	 * into one run would read faster by more than a move must save (allowance), do that instead. */
-	uint64_t span = prm->span;
-	for (size_t i = 0; !span && i < out->nsegs; i++)
-		if (out->segs[i].pblk + out->segs[i].len > span)
-			span = out->segs[i].pblk + out->segs[i].len;
-	struct pf_plan c;
-	rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 1, &c);
-	if (rc) {
-		pf_plan_free(out);
-		return rc;
-	}
-	struct model m = { .bsize = prm->block_size, .span = span };
-	int seek;
-	m.short_seek = pf_seek_time(1, 0, m.bsize, m.span, &seek);
-	double now = sweep_after(out, prm->block_size, span), whole = sweep_after(&c, prm->block_size, span);
-	if (now < 0 || whole < 0) {
-		pf_plan_free(&c);
+	struct model m = model_for(prm, segs, nsegs);
+	double now = sweep_after(out, m.bsize, m.span);
+	if (now < 0) {
 		pf_plan_free(out);
 		return -ENOMEM;
 	}
 	/* Once compact, a new order moves nothing: one copy of the set buys every later boot its gain, so the
 	 * bar is lower than a chunk's allowance (which it must save at every shutdown it moves): a tenth of the
 	 * set's transfer time, and at least four seeks (more than where the sweep starts can make up). */
-	double bar = transfer(&m, c.blocks_total) / 10;
+	double bar = transfer(&m, out->blocks_total) / 10;
 	if (bar < 4 * m.short_seek)
 		bar = 4 * m.short_seek;
+	/* one run reads at best in the transfer time: when even that is not worth it, no second plan */
+	if (now - transfer(&m, out->blocks_total) <= bar)
+		return 0;
+	struct pf_plan c;
+	rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 1, &c);
+	if (rc) {
+		pf_plan_free(out);
+		return rc;
+	}
+	double whole = sweep_after(&c, m.bsize, m.span);
+	if (whole < 0) {
+		pf_plan_free(&c);
+		pf_plan_free(out);
+		return -ENOMEM;
+	}
 	if (c.blocks_failed == 0 && c.chunks_split == 0 && now - whole > bar) {
 		pf_plan_free(out);
 		*out = c;
