@@ -116,8 +116,7 @@ static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, co
 	j->path = p->layout;
 	j->opts = (struct pf_replay_opts){ .medium_override = cfg->medium, .threads = cfg->replay_threads,
 					   .timeout_s = cfg->replay_timeout,
-					   .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20,
-					   .queue_depth = cfg->replay_queue_depth, .stop = &replay_stop };
+					   .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20, .stop = &replay_stop };
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
@@ -147,10 +146,8 @@ static int replay_finish(struct replay_job *j, int cut)
 		else if (j->rc)
 			pf_warn("replay failed: %s", pf_strerror(j->rc));
 		else {
-			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s (CPU %.2f s; %u reads waited %.2f s for "
-				  "the disk queue)%s%s", j->st.files, j->st.files_skipped,
-				  (double)j->st.bytes / (1024.0 * 1024.0), j->st.seconds, j->cpu, j->st.queue_waits,
-				  j->st.queue_wait_s,
+			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s (CPU %.2f s)%s%s", j->st.files,
+				  j->st.files_skipped, (double)j->st.bytes / (1024.0 * 1024.0), j->st.seconds, j->cpu,
 				  j->st.timed_out ? ", stopped by REPLAY_TIMEOUT" : "",
 				  j->st.stopped ? ", cut short by the end of tracing" : "");
 			replayed = j->st.files > 0;

@@ -32,7 +32,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: prefetchd replay LAYOUT [--config FILE] [--medium auto|rotational|ssd] [--threads N]\n"
-		"                        [--queue-depth N] [--timeout SEC] [--dump-plan FILE]\n"
+		"                        [--timeout SEC] [--dump-plan FILE]\n"
 		"\n"
 		"Read the files and ranges of LAYOUT into the page cache, then print one summary line.\n"
 		"Rotational disks: inode tables and directories first, then the data in physical order (of where\n"
@@ -42,8 +42,6 @@ static void usage(FILE *out)
 		"  --config FILE   settings (default " PF_DEFAULT_CONFIG "; missing = defaults)\n"
 		"  --medium M      auto (sysfs), rotational or ssd (PREFETCH_MEDIUM)\n"
 		"  --threads N     readers on solid-state media, 1-64 (REPLAY_THREADS)\n"
-		"  --queue-depth N rotational: read while the disk has fewer than N requests in flight,\n"
-		"                  0 = no bound (REPLAY_QUEUE_DEPTH)\n"
 		"  --timeout SEC   give up after SEC seconds, 0 = never (REPLAY_TIMEOUT)\n"
 		"  --dump-plan FILE  write the rotational sweep's plan there, one line per item in sweep order:\n"
 		"                  BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH (SRC: now = FIEMAP, layout, none)\n"
@@ -73,8 +71,7 @@ int cmd_replay(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' }, { "medium", required_argument, NULL, 'm' },
 		{ "threads", required_argument, NULL, 'j' }, { "timeout", required_argument, NULL, 't' },
-		{ "dump-plan", required_argument, NULL, 'd' }, { "queue-depth", required_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
+		{ "dump-plan", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	/* First thing: a stop request (systemctl stop) always ends in a clean exit. */
@@ -83,7 +80,7 @@ int cmd_replay(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	const char *config = PF_DEFAULT_CONFIG, *medium = NULL, *dump = NULL;
-	long threads = -1, timeout = -1, depth = -1;
+	long threads = -1, timeout = -1;
 	int c;
 	optind = 1;
 	opterr = 0; /* one message of our own */
@@ -109,12 +106,6 @@ int cmd_replay(int argc, char **argv)
 			break;
 		case 'd':
 			dump = optarg;
-			break;
-		case 'q':
-			if (parse_int(optarg, 0, 1024, &depth)) {
-				fprintf(stderr, "prefetchd replay: --queue-depth wants 0-1024, not '%s'\n", optarg);
-				return PF_EXIT_USAGE;
-			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -165,7 +156,6 @@ int cmd_replay(int argc, char **argv)
 		.threads = threads > 0 ? (int)threads : cfg.replay_threads,
 		.timeout_s = timeout >= 0 ? (int)timeout : cfg.replay_timeout,
 		.max_bytes = (uint64_t)cfg.max_prefetch_mb << 20,
-		.queue_depth = depth >= 0 ? (int)depth : cfg.replay_queue_depth,
 		.stop = &stop_flag,
 	};
 	/* The timeout is checked between reads; a read or open stuck in the kernel (a dying disk, a hung network
@@ -198,11 +188,9 @@ int cmd_replay(int argc, char **argv)
 		return PF_EXIT_OK;
 	}
 	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MiB, %.2f s, medium %s, %u metadata blocks, "
-	       "%u ranges placed now (%u moved since the layout, %u pieces cut), %u by the layout, %u reads waited %.2f s "
-	       "for the disk queue%s\n",
+	       "%u ranges placed now (%u moved since the layout, %u pieces cut), %u by the layout%s\n",
 	       st.files, st.files_skipped, st.files_missing, st.files_changed, st.bytes / 1048576.0, st.seconds,
 	       medium_name(st.medium), st.metadata_blocks, st.placed_now, st.placed_moved, st.placed_pieces, st.placed_layout,
-	       st.queue_waits, st.queue_wait_s,
 	       st.timed_out ? ", timed out" : st.stopped ? ", stopped" : "");
 	fflush(stdout);
 	return PF_EXIT_OK;

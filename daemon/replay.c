@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 static double now_s(void)
 {
@@ -55,7 +54,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 	memset(st, 0, sizeof(*st));
 	if (!l || l->kind != PF_KIND_LAYOUT)
 		return PF_EKIND;
-	struct pf_rctx c = { .l = l, .o = o, .fd_budget = fd_budget(), .queue_depth = o ? o->queue_depth : 0 };
+	struct pf_rctx c = { .l = l, .o = o, .fd_budget = fd_budget() };
 	atomic_init(&c.bytes, 0);
 	atomic_init(&c.timed_out, 0);
 	atomic_init(&c.stopped, 0);
@@ -69,8 +68,6 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 	size_t n = 0;
 	int rc = -ENOMEM;
 	c.fs = calloc(l->nfs ? l->nfs : 1, sizeof(*c.fs));
-	for (uint32_t i = 0; c.fs && i < l->nfs; i++)
-		c.fs[i].inflight_fd = -1; /* closed at the end whatever happens */
 	c.fstate = calloc(l->nfiles ? l->nfiles : 1, sizeof(*c.fstate));
 	c.dir_done = calloc(l->nfiles ? l->nfiles : 1, 1);
 	if (!c.fs || !c.fstate || !c.dir_done)
@@ -115,8 +112,6 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		st->placed_layout = c.map.layout;
 		st->placed_moved = c.map.moved;
 		st->placed_pieces = c.map.pieces;
-		st->queue_waits = c.queue.waits;
-		st->queue_wait_s = (double)c.queue.ns / 1e9;
 	}
 	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nsolid ? PF_MEDIUM_SOLID : PF_MEDIUM_UNKNOWN;
 out:
@@ -136,9 +131,6 @@ out:
 	st->seconds = now_s() - t0;
 	free(items);
 	free(solid);
-	for (uint32_t i = 0; c.fs && i < l->nfs; i++)
-		if (c.fs[i].inflight_fd >= 0)
-			close(c.fs[i].inflight_fd);
 	free(c.fs);
 	free((void *)c.fstate);
 	free(c.dir_done);

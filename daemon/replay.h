@@ -15,8 +15,6 @@ struct pf_replay_opts {
 	int threads;               /* readers on solid-state media */
 	int timeout_s;             /* give up after this long */
 	uint64_t max_bytes;        /* never read more than this (0 = no bound beyond the layout) */
-	int queue_depth;           /* rotational: read only while the disk has fewer requests in flight than this,
-				    * so that the boot's own reads never wait long behind ours (0 = no bound) */
 	volatile sig_atomic_t *stop; /* optional: stop early when set */
 	FILE *plan_dump;           /* optional (debugging, tests): the rotational sweep's plan, one line per item in
 				    * sweep order: "BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH" (KIND data|dir|meta;
@@ -34,8 +32,6 @@ struct pf_replay_stats {
 	unsigned placed_moved;     /* data ranges FIEMAP placed elsewhere than the layout said (moved: a reorder) */
 	unsigned placed_pieces;    /* extra pieces: ranges that now lie in several places are cut (counted in
 				    * placed_now when placed) */
-	unsigned queue_waits;      /* reads that waited for the disk's queue (queue_depth) */
-	double queue_wait_s;       /* ... and how long in all */
 	int medium;                /* enum pf_medium used (rotational if any filesystem was swept) */
 	int timed_out;
 	int stopped;               /* *opts->stop was set */

@@ -17,9 +17,6 @@
  * call: a filesystem's chunk is the smaller of the two bounds (PF_REPLAY_CHUNK_MIN when sysfs does not say). */
 #define PF_REPLAY_CHUNK (1u << 20)
 #define PF_REPLAY_CHUNK_MIN (128u << 10)
-/* With a queue depth (replay_queue.c) a rotational device's reads go in pieces no larger than this: a read of
- * the boot's then waits behind a few milliseconds of ours, not behind megabytes. */
-#define PF_REPLAY_CHUNK_QUEUED (256u << 10)
 
 /* A layout filesystem as it is found now. */
 struct pf_rfs {
@@ -29,7 +26,6 @@ struct pf_rfs {
 	int medium;           /* enum pf_medium (never UNKNOWN: unknown counts as rotational) */
 	uint32_t block_size;
 	uint32_t chunk;       /* bytes per readahead call on this device (see PF_REPLAY_CHUNK) */
-	int inflight_fd;      /* the disk's sysfs inflight counters (rotational, with a queue depth), or -1 */
 	char type[32];        /* blkid TYPE, "" if unknown */
 	char devname[256];    /* block device node, "" if none */
 };
@@ -48,11 +44,6 @@ struct pf_rctx {
 	atomic_ullong bytes;
 	atomic_int timed_out, stopped;
 	int fd_budget;                   /* fds the sweep may keep open at once */
-	int queue_depth;                 /* rotational: requests in flight the sweep leaves (0 = no bound) */
-	struct {                         /* waits for the disk's queue (the sweep's thread) */
-		unsigned waits;
-		uint64_t ns;
-	} queue;
 	struct {                         /* the rotational sweep's placing (one thread) */
 		unsigned files, failed;  /* files asked with FIEMAP; of those, FIEMAP refused */
 		unsigned now, layout;    /* data items placed by FIEMAP; by the layout's record (fallback) */
@@ -63,12 +54,6 @@ struct pf_rctx {
 
 /* Stop flag set or deadline passed (records which).  Cheap; call between reads. */
 int pf_rctx_should_stop(struct pf_rctx *c);
-
-/* replay_queue.c: the fd of a device's whole-disk inflight counters (sysfs), or -1 when there are none. */
-int pf_rqueue_open(dev_t dev);
-/* Before a readahead on a rotational filesystem: wait (briefly, stop flag honoured) until its disk has fewer
- * than c->queue_depth requests in flight.  No-op without counters or depth. */
-void pf_rqueue_wait(struct pf_rctx *c, const struct pf_rfs *f);
 
 /* replay_open.c: find the layout's filesystems now (mount point, UUID, device, medium). */
 void pf_replay_resolve_fs(struct pf_rctx *c);

@@ -34,7 +34,6 @@ struct meta {
 	ext2_filsys fs;
 	int bdev;
 	uint32_t chunk;   /* bytes per readahead call */
-	uint32_t fsi;     /* the filesystem's index in the layout */
 	struct rvec all;  /* everything requested, to count distinct blocks */
 };
 
@@ -77,7 +76,6 @@ static int sweep(struct meta *m, struct rvec *v)
 			uint64_t cnt = end - b;
 			if (cnt * bs > chunk)
 				cnt = chunk / bs > 0 ? chunk / bs : 1;
-			pf_rqueue_wait(m->c, &m->c->fs[m->fsi]);
 			(void)readahead(m->bdev, (off64_t)(b * bs), (size_t)(cnt * bs));
 			b += cnt;
 		}
@@ -388,7 +386,7 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 {
 	const struct pf_rfs *rf = &c->fs[fsi];
-	struct meta m = { .c = c, .fsi = fsi, .bdev = -1, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
+	struct meta m = { .c = c, .bdev = -1, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
 	if (ext2fs_open2(rf->devname, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0, unix_io_manager,
 			 &m.fs))
 		return -EIO;

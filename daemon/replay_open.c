@@ -101,7 +101,6 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 		const struct pf_fs *lf = &c->l->fs[i];
 		struct pf_rfs *r = &c->fs[i];
 		memset(r, 0, sizeof(*r));
-		r->inflight_fd = -1;
 		struct stat st;
 		if (!lf->mountpoint || stat(lf->mountpoint, &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
@@ -126,9 +125,6 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 		 * on solid-state media, parallel random reads cost a lot on a disk. */
 		if (r->medium == PF_MEDIUM_UNKNOWN)
 			r->medium = PF_MEDIUM_ROTATIONAL;
-		if (r->medium == PF_MEDIUM_ROTATIONAL && c->queue_depth > 0 && (r->inflight_fd = pf_rqueue_open(st.st_dev)) >= 0 &&
-		    r->chunk > PF_REPLAY_CHUNK_QUEUED)
-			r->chunk = PF_REPLAY_CHUNK_QUEUED;
 		r->ok = 1;
 	}
 }
@@ -238,7 +234,6 @@ int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it)
 		if (pf_rctx_should_stop(c))
 			return -EINTR;
 		uint64_t n = end - off > chunk ? chunk : end - off;
-		pf_rqueue_wait(c, &c->fs[it->fs]);
 		if (readahead(fd, (off64_t)off, (size_t)n) < 0) {
 			/* some filesystems refuse readahead(2) (EINVAL); the advice is the same request */
 			int err = posix_fadvise(fd, (off_t)off, (off_t)n, POSIX_FADV_WILLNEED);

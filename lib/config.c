@@ -27,7 +27,6 @@ void pf_config_defaults(struct pf_config *cfg)
 	cfg->max_prefetch_files = 20000;
 	cfg->replay_timeout = 60;
 	cfg->replay_threads = 4;
-	cfg->replay_queue_depth = 4;
 	cfg->medium = PF_MEDIUM_AUTO;
 	cfg->enable_replay = 1;
 	cfg->start_from_initramfs = 1;
@@ -70,7 +69,6 @@ static const struct key keys[] = {
 	K("MAX_PREFETCH_FILES", V_INT, max_prefetch_files, 1, 1 << 20),
 	K("REPLAY_TIMEOUT", V_INT, replay_timeout, 1, 3600),
 	K("REPLAY_THREADS", V_INT, replay_threads, 1, 64),
-	K("REPLAY_QUEUE_DEPTH", V_INT, replay_queue_depth, 0, 1024),
 	K("PREFETCH_MEDIUM", V_MEDIUM, medium, 0, 0),
 	K("TRACE_MOUNTS", V_MOUNTS, nmounts, 0, 0),
 	K("ENABLE_REPLAY", V_BOOL, enable_replay, 0, 1),

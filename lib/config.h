@@ -35,8 +35,6 @@ struct pf_config {
 	int max_prefetch_files;      /* MAX_PREFETCH_FILES (20000) */
 	int replay_timeout;          /* REPLAY_TIMEOUT (60 s): replay gives up after this long */
 	int replay_threads;          /* REPLAY_THREADS (4): readers on solid-state media */
-	int replay_queue_depth;      /* REPLAY_QUEUE_DEPTH (4): rotational replay reads while the disk has fewer
-				      * requests in flight; 0 = no bound */
 	int medium;                  /* PREFETCH_MEDIUM (auto|rotational|ssd) */
 	int nmounts;                 /* TRACE_MOUNTS ("" = every local filesystem) */
 	char mounts[PF_CONFIG_MAX_MOUNTS][256];
