@@ -146,8 +146,10 @@ static int replay_finish(struct replay_job *j, int cut)
 		else if (j->rc)
 			pf_warn("replay failed: %s", pf_strerror(j->rc));
 		else {
-			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s (CPU %.2f s)%s%s", j->st.files,
-				  j->st.files_skipped, (double)j->st.bytes / (1024.0 * 1024.0), j->st.seconds, j->cpu,
+			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s (CPU %.2f s; metadata pass done at %.2f s, "
+				  "placed at %.2f s, done at %.2f s of uptime)%s%s", j->st.files, j->st.files_skipped,
+				  (double)j->st.bytes / (1024.0 * 1024.0), j->st.seconds, j->cpu, j->st.at_metadata,
+				  j->st.at_placed, j->st.at_end,
 				  j->st.timed_out ? ", stopped by REPLAY_TIMEOUT" : "",
 				  j->st.stopped ? ", cut short by the end of tracing" : "");
 			replayed = j->st.files > 0;

@@ -107,11 +107,13 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 			    is_ext(c.fs[f].type))
 				(void)pf_replay_metadata(&c, f, &blocks); /* only a hint: the data sweep goes on */
 		st->metadata_blocks = blocks;
+		st->at_metadata = now_s();
 		rc = pf_replay_sweep(&c, items, nrot);
 		st->placed_now = c.map.now;
 		st->placed_layout = c.map.layout;
 		st->placed_moved = c.map.moved;
 		st->placed_pieces = c.map.pieces;
+		st->at_placed = c.map.at;
 	}
 	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nsolid ? PF_MEDIUM_SOLID : PF_MEDIUM_UNKNOWN;
 out:
@@ -128,7 +130,8 @@ out:
 	st->bytes = atomic_load(&c.bytes);
 	st->timed_out = atomic_load(&c.timed_out);
 	st->stopped = atomic_load(&c.stopped);
-	st->seconds = now_s() - t0;
+	st->at_end = now_s();
+	st->seconds = st->at_end - t0;
 	free(items);
 	free(solid);
 	free(c.fs);

@@ -36,6 +36,8 @@ struct pf_replay_stats {
 	int timed_out;
 	int stopped;               /* *opts->stop was set */
 	double seconds;
+	double at_metadata, at_placed, at_end; /* rotational: CLOCK_MONOTONIC (uptime) seconds at which the metadata pass,
+				    * the placing (FIEMAP) and the replay ended, so that a boot's log can be lined up with them */
 };
 
 /* Returns 0 (also when some files were skipped, or when stopped or timed out: see st) or a negative error

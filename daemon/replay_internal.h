@@ -49,6 +49,7 @@ struct pf_rctx {
 		unsigned now, layout;    /* data items placed by FIEMAP; by the layout's record (fallback) */
 		unsigned moved;          /* placed by FIEMAP elsewhere than the layout said */
 		unsigned pieces;         /* pieces cut off ranges that now lie in several places */
+		double at;               /* when the placing ended (CLOCK_MONOTONIC s) */
 	} map;
 };
 

@@ -105,6 +105,9 @@ int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 		n += more.n;
 	}
 	free(more.v);
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	c->map.at = (double)t.tv_sec + t.tv_nsec / 1e9;
 	pf_rplan_sort_physical(items, n);
 	n = pf_rplan_coalesce(items, n);
 	if (c->o && c->o->plan_dump)
