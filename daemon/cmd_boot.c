@@ -435,6 +435,8 @@ int cmd_boot(int argc, char **argv)
 	struct pf_trace_stats st = { 0 };
 	rc = pf_tracer_finish(t, &trace, &st);
 	pf_tracer_close(t);
+	static const cap_value_t done[] = PF_TRACER_CAPS_DONE;
+	(void)pf_privileges_drop(done, (int)(sizeof(done) / sizeof(done[0]))); /* fewer than before: cannot fail */
 	if (rc) {
 		pf_warn("building the trace failed: %s", pf_strerror(rc));
 		trace = NULL;

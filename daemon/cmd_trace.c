@@ -188,6 +188,8 @@ int cmd_trace(int argc, char **argv)
 	struct pf_image *img = NULL;
 	struct pf_trace_stats st = { 0 };
 	rc = pf_tracer_finish(t, &img, &st);
+	static const cap_value_t done[] = PF_TRACER_CAPS_DONE;
+	(void)pf_privileges_drop(done, (int)(sizeof(done) / sizeof(done[0]))); /* fewer than before: cannot fail */
 	if (rc) {
 		pf_err("building the trace failed: %s", pf_strerror(rc));
 		failed = 1;

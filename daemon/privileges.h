@@ -15,10 +15,15 @@
  *                        holder of CAP_FOWNER, or one who may write it (mm/mincore.c can_do_mincore); to anyone
  *                        else it claims every page resident, and the trace would hold whole files (verified by
  *                        tests/integration/10-trace.sh with a private file of another user); also O_NOATIME on
- *                        files not owned.
+ *                        files not owned;
+ *   CAP_SYS_PTRACE       read /proc/1/maps when tracing ends (init's binary and libraries, loaded before the
+ *                        marks were in place: trace_init.c); init is not dumpable to a process with fewer
+ *                        capabilities.  Dropped right after (PF_TRACER_CAPS_DONE).
  * Not needed: CAP_SYS_RAWIO (only FIBMAP and raw SCSI need it; we use FIEMAP, and reading a root-owned block
  * device node as uid 0 is plain DAC), CAP_DAC_OVERRIDE (state files are root's own). */
-#define PF_TRACER_CAPS { CAP_DAC_READ_SEARCH, CAP_FOWNER }
+#define PF_TRACER_CAPS { CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_SYS_PTRACE }
+/* Once the trace is built: writing it, aggregating (the identity checks stat any path). */
+#define PF_TRACER_CAPS_DONE { CAP_DAC_READ_SEARCH, CAP_FOWNER }
 
 /* Keep only the capabilities in keep[] (those not held are ignored) in the effective, permitted and
  * bounding sets, and set no_new_privs so that nothing executed later regains more.  Returns 0 or -errno. */

@@ -103,6 +103,13 @@ int pf_rplan_build(const struct pf_image *l, const struct pf_rplan_opts *o, stru
 		out[i].seq = (uint32_t)i;
 	pf_rplan_assign_bins(out, m, o && o->first_bin_bytes ? o->first_bin_bytes : PF_RPLAN_FIRST_BIN,
 			     o && o->max_bin_bytes ? o->max_bin_bytes : PF_RPLAN_MAX_BIN);
+	/* init's files (PF_FILE_INIT) get a bin of their own before all others: until they are in, init cannot
+	 * start, and in the first bin's sweep they would come whenever their blocks do. */
+	int head = 0;
+	for (size_t i = 0; i < m && !head; i++)
+		head = !!(l->files[out[i].file].flags & PF_FILE_INIT);
+	for (size_t i = 0; head && i < m; i++)
+		out[i].bin = l->files[out[i].file].flags & PF_FILE_INIT ? 0 : out[i].bin + 1;
 	if (!m) {
 		free(out);
 		out = NULL;

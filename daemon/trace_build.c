@@ -1,6 +1,6 @@
 /* The end of tracing: residency pass over the recorded files and the PF_KIND_TRACE image.
- * Files keep their first-touch order (parent directories just before the first file below them); within a
- * file, extents go by offset.  Identity (size, times) is taken now, when the ranges are measured, so that
+ * Files keep their first-touch order (parent directories just before the first file below them), after the
+ * files init has mapped (trace_init.c); within a file, extents go by offset.  Identity (size, times) is taken now, when the ranges are measured, so that
  * both describe the same content.  A file with no resident page (opened or mapped but not read, or evicted
  * since) is kept as PF_FILE_METADATA without extents: its lookup and inode were still needed, and it keeps
  * its place in the order.  A file deleted since it was opened is left out. */
@@ -113,9 +113,17 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		memcpy(fs.uuid, t->fs[i].uuid, 16);
 		rc = pf_image_add_fs(img, &fs);
 	}
+	/* init's files first (trace_init.c), then everything else in first-touch order */
+	size_t *first = NULL, nfirst = 0;
+	if (rc >= 0)
+		rc = pf_trace_init_files(t, "/proc/1/maps", &first, &nfirst);
 	uint32_t rank = 0;
+	for (size_t k = 0; k < nfirst && rc >= 0; k++)
+		rc = add_entry(img, t, &t->ents[first[k]], &rank, &b);
 	for (size_t i = 0; i < t->nents && rc >= 0; i++)
-		rc = add_entry(img, t, &t->ents[i], &rank, &b);
+		if (!(t->ents[i].flags & PF_FILE_INIT))
+			rc = add_entry(img, t, &t->ents[i], &rank, &b);
+	free(first);
 	if (rc < 0) {
 		pf_image_free(img);
 		return rc;

@@ -50,7 +50,7 @@ static size_t hash_of(dev_t dev, ino_t ino)
 	return (size_t)(h ^ (h >> 29));
 }
 
-static struct pf_trace_entry *lookup(struct pf_tracer *t, dev_t dev, ino_t ino)
+struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino)
 {
 	if (!t->hash_cap)
 		return NULL;
@@ -72,8 +72,7 @@ static void hash_put(size_t *h, size_t cap, const struct pf_trace_entry *e, size
 	h[i] = idx + 1;
 }
 
-/* Append an entry (takes fd and path).  Returns it, or NULL on ENOMEM (caller keeps ownership then). */
-static struct pf_trace_entry *append(struct pf_tracer *t, const struct pf_trace_entry *src)
+struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *src)
 {
 	if (t->nents == t->cap_ents) {
 		size_t ncap = t->cap_ents ? t->cap_ents * 2 : 256;
@@ -99,7 +98,7 @@ static struct pf_trace_entry *append(struct pf_tracer *t, const struct pf_trace_
 	return &t->ents[t->nents++];
 }
 
-static int fs_index(const struct pf_tracer *t, dev_t dev)
+int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev)
 {
 	for (int i = 0; i < t->nfs; i++)
 		if (t->fs[i].dev == dev)
@@ -122,7 +121,7 @@ char *pf_trace_fd_path(int fd)
 	return strdup(buf);
 }
 
-static uint32_t generation_of(int fd)
+uint32_t pf_trace_generation(int fd)
 {
 	int gen = 0;
 	if (ioctl(fd, FS_IOC_GETVERSION, &gen) < 0)
@@ -180,7 +179,8 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 			*slash = '\0';
 		}
 		struct stat st;
-		if (stat(dir, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) || lookup(t, st.st_dev, st.st_ino))
+		if (stat(dir, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) ||
+		    pf_trace_lookup(t, st.st_dev, st.st_ino))
 			break;
 		if (t->nents + (size_t)nf >= t->max_files) {
 			t->st.dropped++;
@@ -206,9 +206,9 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 	for (int i = nf - 1; i >= 0; i--) {
 		struct pf_trace_entry e = { .dev = dev, .ino = fresh[i].ino, .fd = fresh[i].fd,
 					    .fs = (uint32_t)fsi, .flags = PF_FILE_DIR,
-					    .generation = generation_of(fresh[i].fd), .first_ns = now,
+					    .generation = pf_trace_generation(fresh[i].fd), .first_ns = now,
 					    .path = fresh[i].path };
-		if (!append(t, &e)) {
+		if (!pf_trace_append(t, &e)) {
 			close(e.fd);
 			free(e.path);
 			t->st.dropped++;
@@ -226,7 +226,7 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		close(fd);
 		return;
 	}
-	struct pf_trace_entry *known = lookup(t, st.st_dev, st.st_ino);
+	struct pf_trace_entry *known = pf_trace_lookup(t, st.st_dev, st.st_ino);
 	if (known) {
 		if ((ev->mask & FAN_OPEN_EXEC) && !(known->flags & PF_FILE_EXEC)) {
 			known->flags |= PF_FILE_EXEC;
@@ -235,7 +235,7 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		close(fd);
 		return;
 	}
-	int fsi = fs_index(t, st.st_dev);
+	int fsi = pf_trace_fs_index(t, st.st_dev);
 	if (fsi < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 		close(fd); /* another st_dev (e.g. a btrfs subvolume) or a device node, fifo, socket */
 		return;
@@ -253,8 +253,8 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 	if (ev->mask & FAN_OPEN_EXEC)
 		flags |= PF_FILE_EXEC;
 	struct pf_trace_entry e = { .dev = st.st_dev, .ino = st.st_ino, .fd = fd, .fs = (uint32_t)fsi,
-				    .flags = flags, .generation = generation_of(fd), .first_ns = now, .path = path };
-	if (!append(t, &e)) {
+				    .flags = flags, .generation = pf_trace_generation(fd), .first_ns = now, .path = path };
+	if (!pf_trace_append(t, &e)) {
 		close(fd);
 		free(path);
 		t->st.dropped++;

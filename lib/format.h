@@ -32,6 +32,7 @@ enum pf_medium { PF_MEDIUM_UNKNOWN = 0, PF_MEDIUM_ROTATIONAL = 1, PF_MEDIUM_SOLI
 #define PF_FILE_DIR        0x1u  /* a directory the boot looked up (replay reads it, reorder may move it) */
 #define PF_FILE_EXEC       0x2u  /* opened for execution */
 #define PF_FILE_METADATA   0x4u  /* only its inode/metadata was needed (no data ranges) */
+#define PF_FILE_INIT       0x8u  /* mapped by init (PID 1) when tracing ended: loaded before anything else ran */
 
 /* Extent flags. */
 #define PF_EXT_PHYS_KNOWN  0x1u  /* physical is valid */
