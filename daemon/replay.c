@@ -101,6 +101,26 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 			goto out;
 	}
 	if (nrot) {
+		/* init's files (their bin of their own, first: replay_plan.c) before the metadata pass, which takes
+		 * a while: init can start nothing until they are in.  Their few inode reads cost a few seeks. */
+		size_t nhead = 0;
+		for (size_t i = 0; i < nrot; i++)
+			nhead += items[i].bin == 0 && (l->files[items[i].file].flags & PF_FILE_INIT);
+		struct pf_ritem *tmp = nhead && nhead < nrot ? malloc(nrot * sizeof(*tmp)) : NULL;
+		if (tmp) {
+			size_t h = 0, r = nhead; /* stable: heads to the front */
+			for (size_t i = 0; i < nrot; i++) {
+				int init = items[i].bin == 0 && (l->files[items[i].file].flags & PF_FILE_INIT);
+				tmp[init ? h++ : r++] = items[i];
+			}
+			memcpy(items, tmp, nrot * sizeof(*items));
+			free(tmp);
+			rc = pf_replay_sweep(&c, items, nhead);
+			if (rc)
+				goto out;
+		} else {
+			nhead = 0; /* all of it init's, or no memory to spare: one sweep as before */
+		}
 		unsigned blocks = 0;
 		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
 			if (c.fs[f].ok && c.fs[f].medium == PF_MEDIUM_ROTATIONAL && c.fs[f].devname[0] &&
@@ -108,7 +128,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 				(void)pf_replay_metadata(&c, f, &blocks); /* only a hint: the data sweep goes on */
 		st->metadata_blocks = blocks;
 		st->at_metadata = now_s();
-		rc = pf_replay_sweep(&c, items, nrot);
+		rc = pf_replay_sweep(&c, items + nhead, nrot - nhead);
 		st->placed_now = c.map.now;
 		st->placed_layout = c.map.layout;
 		st->placed_moved = c.map.moved;

@@ -64,7 +64,7 @@ static int map_places(struct pf_rctx *c, struct pf_ritem *items, size_t n, struc
 	}
 	for (size_t k = 0; k < more->n; k++) /* the further pieces of cut ranges */
 		c->map.now += more->v[k].phys_src == PF_RPHYS_NOW;
-	c->map.pieces = (unsigned)more->n;
+	c->map.pieces += (unsigned)more->n;
 	free(p);
 	return 0;
 }
