@@ -36,6 +36,10 @@
 #define PENDING_WAIT_S 600
 /* --from-initramfs: how long to wait for initramfs-tools to complete the new root (it takes milliseconds). */
 #define EARLY_WAIT_MS 30000
+/* Under a CPU-bound boot (one the disk no longer holds up) every CPU second of ours is one the boot waits for:
+ * once init's files are read, tracing and the rest of the replay run at the lowest priority, on what the boot
+ * leaves idle (it leaves a lot while it waits for the disk, which is when the replay's reads matter). */
+#define BOOT_NICE 19
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t replay_stop;
@@ -115,6 +119,7 @@ static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, co
 	}
 	j->path = p->layout;
 	j->opts = (struct pf_replay_opts){ .medium_override = cfg->medium, .threads = cfg->replay_threads,
+					   .nice_after_head = BOOT_NICE,
 					   .timeout_s = cfg->replay_timeout,
 					   .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20, .stop = &replay_stop };
 	sigset_t block, old;
@@ -415,6 +420,7 @@ int cmd_boot(int argc, char **argv)
 		replay_start(&rj, &p, &cfg);
 	pf_notify_ready();
 	pf_notify_status(rj.started ? "tracing, replaying the layout" : "tracing");
+	(void)setpriority(PRIO_PROCESS, 0, BOOT_NICE); /* this thread only (Linux); the replay's is its own */
 
 	rc = pf_tracer_run(t, &stop_requested);
 	if (rc)

@@ -121,6 +121,8 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		} else {
 			nhead = 0; /* all of it init's, or no memory to spare: one sweep as before */
 		}
+		if (o && o->nice_after_head) /* Linux: the calling thread's own nice value */
+			(void)setpriority(PRIO_PROCESS, 0, o->nice_after_head);
 		unsigned blocks = 0;
 		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
 			if (c.fs[f].ok && c.fs[f].medium == PF_MEDIUM_ROTATIONAL && c.fs[f].devname[0] &&
