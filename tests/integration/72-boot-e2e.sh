@@ -3,6 +3,7 @@
 # 'prefetchd stop' (the first with no layout, the next two replaying it), then:
 #  - three traces, a layout holding exactly the files the boots read, three boot-time records (prefetch 0 1 1,
 #    boot end from the stop script's file), 'prefetchd report' table and SVG;
+#  - prefetchd traces at nice 19 (it yields the CPU to the boot);
 #  - cold read vs replay: after the replay the boot's files are resident (mincore, asserted) and the read
 #    time before/after is reported;
 #  - prefetch-reorder on the unmounted image (fsck clean, data unchanged, layout seeks before/after), then a
@@ -65,6 +66,9 @@ boot() { # N: one scripted boot
 		sleep 0.05
 	done
 	[ -s "$tmp/run/prefetchd.pid" ] || pf_fail "boot $1: tracing not set up within 5 s"
+	# Tracing yields the CPU to the boot (the main thread's nice value, field 19 of stat).
+	for ((i = 0; i < 40; i++)); do [ "$(awk '{ print $19 }' /proc/$pid/stat)" = 19 ] && break; sleep 0.05; done
+	[ "$(awk '{ print $19 }' /proc/$pid/stat)" = 19 ] || pf_fail "boot $1: tracing at nice $(awk '{ print $19 }' /proc/$pid/stat)"
 	# A real boot runs long enough for the replay to get going; this one is over in milliseconds, so let the
 	# replay (if there is a layout) pull the files in first (bounded: other tests may drop the cache).
 	if [ -s "$tmp/state/layout" ]; then
