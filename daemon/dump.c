@@ -36,8 +36,8 @@ void pf_dump_files(FILE *out, const struct pf_image *img)
 		const struct pf_file *f = &img->files[i];
 		fprintf(out, "%" PRIu32 "\t%c%c%c%c\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%" PRIu32 "\t%" PRIu32 "\t",
 			f->first_order, f->flags & PF_FILE_DIR ? 'd' : '-', f->flags & PF_FILE_EXEC ? 'x' : '-',
-			f->flags & PF_FILE_METADATA ? 'm' : '-', f->flags & PF_FILE_INIT ? 'i' : '-', f->size, f->ino, (double)f->first_ns / 1e6, f->boots,
-			f->fs);
+			f->flags & PF_FILE_METADATA ? 'm' : '-', f->flags & PF_FILE_INIT ? 'i' : '-', f->size, f->ino,
+			(double)f->first_ns / 1e6, f->boots, f->fs);
 		put_path(out, f->path);
 		fputc('\n', out);
 	}

@@ -1,9 +1,10 @@
 /* The end of tracing: residency pass over the recorded files and the PF_KIND_TRACE image.
  * Files keep their first-touch order (parent directories just before the first file below them), after the
- * files init has mapped (trace_init.c); within a file, extents go by offset.  Identity (size, times) is taken now, when the ranges are measured, so that
- * both describe the same content.  A file with no resident page (opened or mapped but not read, or evicted
- * since) is kept as PF_FILE_METADATA without extents: its lookup and inode were still needed, and it keeps
- * its place in the order.  A file deleted since it was opened is left out. */
+ * files init has mapped (trace_init.c); within a file, extents go by offset.  Identity (size, times) is taken
+ * now, when the ranges are measured, so that both describe the same content.  A file with no resident page
+ * (opened or mapped but not read, or evicted since) is kept as PF_FILE_METADATA without extents: its lookup and
+ * inode were still needed, and it keeps its place in the order.  A file deleted since it was opened is left
+ * out. */
 #include "trace_internal.h"
 
 #include <errno.h>

@@ -31,13 +31,17 @@ done
 [ -n "$init_pid" ] || pf_fail "the namespace's init did not start"
 pf_cleanup_add "kill -KILL $init_pid 2>/dev/null" # an ancestor namespace can only SIGKILL its init
 inns() { nsenter --target "$init_pid" --pid --mount -- "$@"; }
-[ "$(inns readlink /proc/1/exe)" = "$mnt/sbin/init" ] || pf_fail "PID 1 of the namespace is $(inns readlink /proc/1/exe)"
+exe=$(inns readlink /proc/1/exe)
+[ "$exe" = "$mnt/sbin/init" ] || pf_fail "PID 1 of the namespace is $exe"
 
 pf_drop_caches
-inns "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t" --timeout 2 >"$tmp/t.out" 2>&1 &
+inns "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t" --pid-file "$tmp/pid" >"$tmp/t.out" 2>&1 &
 tr=$!
-sleep 1
+pf_cleanup_add "kill $tr 2>/dev/null"
+for _ in $(seq 200); do [ -s "$tmp/pid" ] && break; sleep 0.05; done # written once the marks are in place
+[ -s "$tmp/pid" ] || pf_fail "tracing not set up within 10 s: $(cat "$tmp/t.out")"
 cat "$mnt/data/read-by-boot" >/dev/null
+inns "$PREFETCHD" stop --pid-file "$tmp/pid" --timeout 30 >/dev/null || pf_fail "stop" # its pid is the namespace's
 wait $tr || pf_fail "trace failed: $(cat "$tmp/t.out")"
 "$PREFETCHD" dump --files "$tmp/t" >"$tmp/files" || pf_fail "dump"
 pf_note "$(grep -v '^#' "$tmp/files")"
@@ -48,8 +52,8 @@ grep -q "	$mnt/data/read-by-boot$" "$tmp/files" || pf_fail "the file read while 
 
 # The layout keeps it first; the rotational sweep reads it in bin 0, everything else from bin 1 on.
 "$PREFETCHD" aggregate --output "$tmp/layout" "$tmp/t" >/dev/null || pf_fail "aggregate"
-"$PREFETCHD" dump --files "$tmp/layout" | awk -F'\t' '!/^#/ && $2 !~ /^d/ { print $8; exit }' | grep -qx "$mnt/sbin/init" ||
-	pf_fail "init is not first in the layout"
+first=$("$PREFETCHD" dump --files "$tmp/layout" | awk -F'\t' '!/^#/ && $2 !~ /^d/ { print $8; exit }')
+[ "$first" = "$mnt/sbin/init" ] || pf_fail "first file of the layout: $first, not init"
 pf_drop_caches
 "$PREFETCHD" replay --medium rotational --config "$tmp/none" --dump-plan "$tmp/plan" "$tmp/layout" >/dev/null ||
 	pf_fail "replay"

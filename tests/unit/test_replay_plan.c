@@ -126,6 +126,28 @@ static void test_bins(void **state)
 		assert_int_equal(it[i].bin, want[i]);
 }
 
+/* init's files (PF_FILE_INIT) get bin 0 to themselves, wherever the layout has them; the rest follows from bin 1
+ * and keeps its order; without such files the bins start at 0 as before (test_build_order_and_touch_items). */
+static void test_init_head_bin(void **state)
+{
+	(void)state;
+	struct pf_image *l = layout();
+	l->files[1].flags |= PF_FILE_INIT;
+	add_ext(l, 0, 0, 4096, 100);
+	add_ext(l, 1, 0, 4096, 900);
+	add_ext(l, 2, 0, 4096, 7);
+	struct pf_ritem *it;
+	size_t n;
+	assert_int_equal(pf_rplan_build(l, NULL, &it, &n), 0);
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(it[i].bin, it[i].file == 1 ? 0u : 1u);
+	pf_rplan_sort_physical(it, n);
+	assert_int_equal(it[0].file, 1); /* first in the sweep though its block is the highest */
+	free(it);
+	pf_image_free(l);
+}
+
 static void test_sort_physical(void **state)
 {
 	(void)state;
@@ -371,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_build_order_and_touch_items),
 		cmocka_unit_test(test_build_max_bytes),
 		cmocka_unit_test(test_bins),
+		cmocka_unit_test(test_init_head_bin),
 		cmocka_unit_test(test_sort_physical),
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_branges),
