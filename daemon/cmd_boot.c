@@ -392,6 +392,8 @@ int cmd_boot(int argc, char **argv)
 	struct replay_job rj = { 0 };
 	if (early && cfg.enable_replay)
 		replay_start(&rj, &p, &cfg);
+	if (early) /* init is loading now: setting up tracing can wait for idle CPU (the replay's thread has its own) */
+		(void)setpriority(PRIO_PROCESS, 0, BOOT_NICE);
 	const char *mounts[PF_CONFIG_MAX_MOUNTS];
 	for (int i = 0; i < cfg.nmounts; i++)
 		mounts[i] = cfg.mounts[i];
