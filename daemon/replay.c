@@ -43,6 +43,12 @@ static int fd_budget(void)
 	return b < 16 ? 16 : b > 1024 ? 1024 : (int)b;
 }
 
+/* Of init's files, in their bin of their own (replay_plan.c). */
+static int is_init(const struct pf_image *l, const struct pf_ritem *it)
+{
+	return it->bin == 0 && (l->files[it->file].flags & PF_FILE_INIT);
+}
+
 static int is_ext(const char *type)
 {
 	return !strcmp(type, "ext2") || !strcmp(type, "ext3") || !strcmp(type, "ext4");
@@ -105,14 +111,12 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		 * a while: init can start nothing until they are in.  Their few inode reads cost a few seeks. */
 		size_t nhead = 0;
 		for (size_t i = 0; i < nrot; i++)
-			nhead += items[i].bin == 0 && (l->files[items[i].file].flags & PF_FILE_INIT);
+			nhead += is_init(l, &items[i]);
 		struct pf_ritem *tmp = nhead && nhead < nrot ? malloc(nrot * sizeof(*tmp)) : NULL;
 		if (tmp) {
 			size_t h = 0, r = nhead; /* stable: heads to the front */
-			for (size_t i = 0; i < nrot; i++) {
-				int init = items[i].bin == 0 && (l->files[items[i].file].flags & PF_FILE_INIT);
-				tmp[init ? h++ : r++] = items[i];
-			}
+			for (size_t i = 0; i < nrot; i++)
+				tmp[is_init(l, &items[i]) ? h++ : r++] = items[i];
 			memcpy(items, tmp, nrot * sizeof(*items));
 			free(tmp);
 			rc = pf_replay_sweep(&c, items, nhead);
