@@ -2,7 +2,8 @@
 # make install / uninstall into a DESTDIR: binaries, systemd units in pkg-config's unit dir, the shutdown hook,
 # executable init scripts, /etc/default/prefetch (never overwritten), man pages that render without warnings;
 # every configuration key documented in the default file and in prefetch(5); 'systemd-analyze verify' clean
-# on the installed units (paths pointed at the DESTDIR copies), and no ordering cycle once they are enabled.
+# on the installed units (paths pointed at the DESTDIR copies), and no ordering cycle once they are enabled;
+# the unit's capability bounding set holds what the tracer keeps.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 
 tmp=$(pf_tmpdir)
@@ -79,6 +80,15 @@ if command -v systemd-analyze >/dev/null; then
 else
 	pf_note "systemd-analyze not installed: units not verified"
 fi
+
+# The unit's bounding set holds every capability prefetchd keeps for tracing (daemon/privileges.h): one
+# missing there is silently unavailable to the daemon.
+bound=$(sed -n 's/^CapabilityBoundingSet=//p' "$TOP/systemd/prefetch.service")
+caps=$(sed -n 's/^#define PF_TRACER_CAPS { \(.*\) }$/\1/p' "$TOP/daemon/privileges.h" | tr -d ',')
+[ -n "$caps" ] || pf_fail "PF_TRACER_CAPS not found in daemon/privileges.h"
+for c in $caps CAP_SYS_ADMIN; do
+	[[ " $bound " == *" $c "* ]] || pf_fail "prefetch.service CapabilityBoundingSet lacks $c"
+done
 
 # prefetch-stop.service's shell command as systemd passes it ($$ -> $): the delay and the runtime dir come from
 # the environment file, the stop finds no tracer and exits 0.
