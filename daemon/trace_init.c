@@ -17,14 +17,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-static int has(const size_t *idx, size_t n, size_t i)
-{
-	for (size_t k = 0; k < n; k++)
-		if (idx[k] == i)
-			return 1;
-	return 0;
-}
-
 /* A mapped file tracing never saw: open it by the path maps gives (ours: same root), check it is that inode. */
 static struct pf_trace_entry *record(struct pf_tracer *t, const char *path, dev_t dev, ino_t ino, int fsi)
 {
@@ -80,9 +72,8 @@ int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, siz
 		struct pf_trace_entry *e = pf_trace_lookup(t, dev, (ino_t)ino);
 		if (!e && !(e = record(t, path, dev, (ino_t)ino, fsi)))
 			continue;
-		size_t i = (size_t)(e - t->ents);
-		if (has(v, *n, i))
-			continue; /* a file maps in several pieces */
+		if (e->flags & PF_FILE_INIT)
+			continue; /* a file maps in several pieces: listed at its first */
 		if (*n == cap) {
 			size_t nc = cap ? cap * 2 : 32;
 			size_t *nv = realloc(v, nc * sizeof(*nv));
@@ -95,7 +86,7 @@ int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, siz
 		}
 		e->flags |= PF_FILE_INIT;
 		e->first_ns = 0; /* needed when the boot began, whenever tracing first saw it */
-		v[(*n)++] = i;
+		v[(*n)++] = (size_t)(e - t->ents);
 	}
 	free(line);
 	fclose(f);
