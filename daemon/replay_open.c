@@ -6,7 +6,6 @@
 #include "fsid.h"
 #include "medium.h"
 
-#include <blkid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,47 +20,17 @@
 
 static const uint8_t zero_uuid[16];
 
-/* The filesystem on a device, cheaply: on a disk every probe is a seek, and a full blkid probe looks for RAID
- * signatures at the far end of the device and for every known type (tens of reads, ~0.1 s cold).  ext2/3/4
- * answers from one superblock read (which the metadata pass needs anyway); anything else gets a first-match
- * blkid probe without the RAID types.  Returns 0 with type, uuid and devname set, or -errno. */
+/* The filesystem on a device: lib/fsid.c answers ext from its superblock alone (a full blkid probe would
+ * seek to the far end of the disk). */
 static int probe_fs(dev_t dev, struct pf_rfs *r, uint8_t uuid[16])
 {
-	char *name = blkid_devno_to_devname(dev); /* sysfs and /dev: no device I/O */
-	if (!name)
-		return -ENODEV;
-	snprintf(r->devname, sizeof(r->devname), "%s", name);
-	free(name);
-	int fd = open(r->devname, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	unsigned char sb[1024];
-	int rc = -ENODATA;
-	if (pread(fd, sb, sizeof(sb), 1024) == (ssize_t)sizeof(sb) && sb[0x38] == 0x53 && sb[0x39] == 0xEF) {
-		uint32_t compat = sb[0x5c] | sb[0x5d] << 8 | sb[0x5e] << 16 | (uint32_t)sb[0x5f] << 24;
-		uint32_t incompat = sb[0x60] | sb[0x61] << 8 | sb[0x62] << 16 | (uint32_t)sb[0x63] << 24;
-		/* extents, 64bit, flex_bg: ext4; a journal: ext3 (only "ext-family or not" matters here) */
-		snprintf(r->type, sizeof(r->type), "%s", incompat & 0x2c0 ? "ext4" : compat & 0x4 ? "ext3" : "ext2");
-		memcpy(uuid, sb + 0x68, 16);
-		rc = 0;
-	} else {
-		blkid_probe pr = blkid_new_probe();
-		if (pr && blkid_probe_set_device(pr, fd, 0, 0) == 0) {
-			blkid_probe_enable_superblocks(pr, 1);
-			blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_UUID | BLKID_SUBLKS_TYPE);
-			blkid_probe_filter_superblocks_usage(pr, BLKID_FLTR_NOTIN, BLKID_USAGE_RAID);
-			const char *val;
-			if (blkid_do_probe(pr) == 0 && blkid_probe_lookup_value(pr, "UUID", &val, NULL) == 0 &&
-			    pf_uuid_parse(val, uuid) == 0) {
-				if (blkid_probe_lookup_value(pr, "TYPE", &val, NULL) == 0)
-					snprintf(r->type, sizeof(r->type), "%s", val);
-				rc = 0;
-			}
-		}
-		if (pr)
-			blkid_free_probe(pr);
+	struct pf_fsid id;
+	int rc = pf_fsid_from_devno(dev, &id);
+	snprintf(r->devname, sizeof(r->devname), "%s", id.devname);
+	if (rc == 0) {
+		snprintf(r->type, sizeof(r->type), "%s", id.type);
+		memcpy(uuid, id.uuid, 16);
 	}
-	close(fd);
 	return rc;
 }
 

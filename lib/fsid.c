@@ -3,11 +3,13 @@
 #include <blkid.h>
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 static int hexval(int c)
 {
@@ -38,23 +40,63 @@ void pf_uuid_format(const uint8_t u[16], char out[37])
 		 u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
+/* ext2/3/4 from its superblock alone: one read at offset 1024, which the kernel's mount already cached.
+ * Returns 0, -ENODATA (not ext) or -errno. */
+static int probe_ext(int fd, struct pf_fsid *out)
+{
+	unsigned char sb[1024];
+	ssize_t n = pread(fd, sb, sizeof(sb), 1024);
+	if (n < 0)
+		return -errno;
+	if (n != (ssize_t)sizeof(sb) || sb[0x38] != 0x53 || sb[0x39] != 0xEF)
+		return -ENODATA;
+	uint32_t compat = sb[0x5c] | sb[0x5d] << 8 | sb[0x5e] << 16 | (uint32_t)sb[0x5f] << 24;
+	uint32_t incompat = sb[0x60] | sb[0x61] << 8 | sb[0x62] << 16 | (uint32_t)sb[0x63] << 24;
+	if (incompat & 0x8) /* INCOMPAT_JOURNAL_DEV: an external journal, no filesystem */
+		return -ENODATA;
+	/* extents, 64bit or flex_bg: ext4; a journal: ext3 (blkid's names; the callers only ask "ext or not") */
+	snprintf(out->type, sizeof(out->type), "%s", incompat & 0x2c0 ? "ext4" : compat & 0x4 ? "ext3" : "ext2");
+	memcpy(out->uuid, sb + 0x68, 16);
+	return 0;
+}
+
 int pf_fsid_from_name(const char *name, struct pf_fsid *out)
 {
 	memset(out, 0, sizeof(*out));
 	snprintf(out->devname, sizeof(out->devname), "%s", name);
-	struct stat st;
-	if (stat(name, &st) < 0)
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		int rc = -errno;
+		close(fd);
+		return rc;
+	}
 	if (S_ISBLK(st.st_mode))
 		out->devno = st.st_rdev;
 
-	/* A direct probe, not the blkid cache: the cache can be stale for a device made a moment ago. */
-	blkid_probe pr = blkid_new_probe_from_filename(name);
-	if (!pr)
-		return errno ? -errno : -EIO;
+	/* On a disk every probe is a seek: a full blkid probe reads tens of places, the RAID signatures at the far
+	 * end of the device among them (~15 full strokes, 0.2-0.4 s cold, measured in the boot lab while the replay
+	 * swept).  ext answers from its superblock; anything else gets a direct blkid probe (not the cache: it can
+	 * be stale for a device made a moment ago) without the RAID types, which a mounted filesystem is not. */
+	int rc = probe_ext(fd, out);
+	if (rc != -ENODATA) {
+		close(fd);
+		return rc;
+	}
+	blkid_probe pr = blkid_new_probe();
+	if (!pr || blkid_probe_set_device(pr, fd, 0, 0) != 0) {
+		rc = errno ? -errno : -EIO;
+		if (pr)
+			blkid_free_probe(pr);
+		close(fd);
+		return rc;
+	}
 	blkid_probe_enable_superblocks(pr, 1);
 	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_UUID | BLKID_SUBLKS_TYPE);
-	int rc = -ENODATA;
+	blkid_probe_filter_superblocks_usage(pr, BLKID_FLTR_NOTIN, BLKID_USAGE_RAID);
+	rc = -ENODATA;
 	const char *val;
 	if (blkid_do_safeprobe(pr) == 0) {
 		if (blkid_probe_lookup_value(pr, "TYPE", &val, NULL) == 0)
@@ -63,6 +105,7 @@ int pf_fsid_from_name(const char *name, struct pf_fsid *out)
 			rc = 0;
 	}
 	blkid_free_probe(pr);
+	close(fd);
 	return rc;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The simulated disk (results/simdisk) in count mode: the seek model charges exactly what it says, cold reads
 # through loop + ext4 are charged the same way every run, writes reach the image, the control file works; a
-# short sleep-mode sample really waits the model time; wlrun reads a workload.
+# short sleep-mode sample really waits the model time; wlrun reads a workload; tracing reads nothing at the
+# disk's far end.
 source "$TOP/tests/lib.sh"
 pf_require_root
 [ -e /dev/fuse ] || pf_skip "no /dev/fuse"
@@ -88,6 +89,19 @@ for try in 1 2 3 4 5; do
 	[ "$(drops)" = "$d0" ] && break
 done
 [ "$(sim_stat reads)" = 0 ] || pf_fail "warm run reached the disk"
+
+# Tracing names the filesystem from its superblock: nothing is read in the far end of the disk, where a full
+# blkid probe looks for RAID signatures (in the boot lab ~15 full strokes while the replay swept).
+pf_drop_caches
+sim_reset
+sim_log "$dir/requests"
+"$PREFETCHD" trace --output "$dir/probe.pf" --mount "$mnt/fs" --timeout 1 >"$dir/trace.out" 2>&1 ||
+	pf_fail "trace on the simulated disk: $(cat "$dir/trace.out")"
+sim_log off
+[ -s "$dir/probe.pf" ] || pf_fail "no trace written"
+far=$(awk -v end=$((span - (1 << 20))) '$2 + $3 > end' "$dir/requests" | wc -l)
+[ "$far" -eq 0 ] || pf_fail "setting up tracing read $far times from the last MiB of the disk"
+pf_note "setting up tracing: $(wc -l <"$dir/requests") request(s), none in the last MiB"
 
 # Sleep mode really waits the model time: the run cannot be quicker, and the daemon's own service time is close to
 # the model (the run's wall clock is not bounded above: other work on a shared CI machine delays the reader).

@@ -1,0 +1,108 @@
+/* lib/fsid.c on real images made by mke2fs: UUID and type from the ext superblock, an external journal (left
+ * to blkid), what is not a filesystem, a missing file; and UUID text both ways. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "fsid.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/pf-test-fsid.XXXXXX";
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* mke2fs ARGS on a fresh 8 MiB image; returns its path (static buffer). */
+static const char *mkimage(const char *name, const char *args)
+{
+	static char path[256];
+	char cmd[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(cmd, sizeof(cmd), "mke2fs -q -F %s '%s' 8M >/dev/null 2>&1", args, path);
+	assert_int_equal(system(cmd), 0);
+	return path;
+}
+
+static void check_fs(const char *args, const char *uuid, const char *type)
+{
+	const char *img = mkimage(type, args);
+	struct pf_fsid id;
+	assert_int_equal(pf_fsid_from_name(img, &id), 0);
+	char text[37];
+	pf_uuid_format(id.uuid, text);
+	assert_string_equal(text, uuid);
+	assert_string_equal(id.type, type);
+	assert_string_equal(id.devname, img);
+	assert_int_equal(id.devno, 0); /* an image file, not a block device */
+}
+
+static void test_ext_types(void **state)
+{
+	(void)state;
+	check_fs("-t ext4 -U 0d1e2f30-4152-6374-8596-a7b8c9dae0f1", "0d1e2f30-4152-6374-8596-a7b8c9dae0f1", "ext4");
+	check_fs("-t ext3 -U 11111111-2222-3333-4444-555555555555", "11111111-2222-3333-4444-555555555555", "ext3");
+	check_fs("-t ext2 -U aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee", "ext2");
+}
+
+static void test_not_a_filesystem(void **state)
+{
+	(void)state;
+	char path[256];
+	snprintf(path, sizeof(path), "%s/zeros", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	static const char block[4096];
+	for (int i = 0; i < 256; i++)
+		assert_int_equal(fwrite(block, 1, sizeof(block), f), sizeof(block));
+	fclose(f);
+	struct pf_fsid id;
+	assert_int_equal(pf_fsid_from_name(path, &id), -ENODATA);
+
+	/* an external journal carries the ext magic but is no ext filesystem: blkid names it */
+	const char *jdev = mkimage("journal", "-O journal_dev -b 4096");
+	assert_int_equal(pf_fsid_from_name(jdev, &id), 0);
+	assert_string_equal(id.type, "jbd");
+
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	assert_int_equal(pf_fsid_from_name(path, &id), -ENOENT);
+}
+
+static void test_uuid_text(void **state)
+{
+	(void)state;
+	uint8_t u[16];
+	assert_int_equal(pf_uuid_parse("0D1E2F30-4152-6374-8596-A7B8C9DAE0F1", u), 0);
+	char text[37];
+	pf_uuid_format(u, text);
+	assert_string_equal(text, "0d1e2f30-4152-6374-8596-a7b8c9dae0f1");
+	assert_int_equal(pf_uuid_parse("0d1e2f30-4152-6374-8596-a7b8c9dae0", u), -EINVAL); /* short */
+	assert_int_equal(pf_uuid_parse("0d1e2f30-4152-6374-8596-a7b8c9dae0f1ff", u), -EINVAL); /* long */
+	assert_int_equal(pf_uuid_parse("zd1e2f30-4152-6374-8596-a7b8c9dae0f1", u), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ext_types),
+		cmocka_unit_test(test_not_a_filesystem),
+		cmocka_unit_test(test_uuid_text),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
