@@ -49,9 +49,11 @@ static int is_init(const struct pf_image *l, const struct pf_ritem *it)
 	return it->bin == 0 && (l->files[it->file].flags & PF_FILE_INIT);
 }
 
-static int is_ext(const char *type)
+/* A filesystem the metadata pass works on: ext2/3/4 on a rotational device. */
+static int is_swept_ext(const struct pf_rfs *f)
 {
-	return !strcmp(type, "ext2") || !strcmp(type, "ext3") || !strcmp(type, "ext4");
+	return f->ok && f->medium == PF_MEDIUM_ROTATIONAL && f->devname[0] &&
+	       (!strcmp(f->type, "ext2") || !strcmp(f->type, "ext3") || !strcmp(f->type, "ext4"));
 }
 
 int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct pf_replay_stats *st)
@@ -119,6 +121,10 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 				tmp[is_init(l, &items[i]) ? h++ : r++] = items[i];
 			memcpy(items, tmp, nrot * sizeof(*items));
 			free(tmp);
+			unsigned head_blocks = 0;
+			for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
+				if (is_swept_ext(&c.fs[f]))
+					(void)pf_replay_metadata(&c, f, 1, &head_blocks);
 			rc = pf_replay_sweep(&c, items, nhead);
 			if (rc)
 				goto out;
@@ -129,9 +135,8 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 			(void)setpriority(PRIO_PROCESS, 0, o->nice_after_head);
 		unsigned blocks = 0;
 		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
-			if (c.fs[f].ok && c.fs[f].medium == PF_MEDIUM_ROTATIONAL && c.fs[f].devname[0] &&
-			    is_ext(c.fs[f].type))
-				(void)pf_replay_metadata(&c, f, &blocks); /* only a hint: the data sweep goes on */
+			if (is_swept_ext(&c.fs[f]))
+				(void)pf_replay_metadata(&c, f, 0, &blocks); /* only a hint: the data sweep goes on */
 		st->metadata_blocks = blocks;
 		st->at_metadata = now_s();
 		rc = pf_replay_sweep(&c, items + nhead, nrot - nhead);

@@ -79,8 +79,9 @@ struct pf_rvec {
  * layout's places stand). */
 int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n, struct pf_rvec *more);
 
-/* replay_metadata.c: metadata pass on one ext2/3/4 filesystem; adds the blocks read to *blocks. */
-int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
+/* replay_metadata.c: metadata pass on one ext2/3/4 filesystem; adds the blocks read to *blocks.  head: only the
+ * inode-table blocks of init's files and of the directories above them, and those directories' blocks. */
+int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, int head, unsigned *blocks);
 
 /* replay_rotational.c: map (FIEMAP now), sort and sweep items (all on rotational filesystems). */
 int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n);

@@ -15,8 +15,11 @@
 #include <ext2fs/ext2fs.h>
 #include <ext2fs/ext3_extents.h>
 #include <fcntl.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 /* Bounds: metadata is small next to data; a layout asking for more is strange, not a reason to read a lot. */
@@ -383,7 +386,55 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 	return rc;
 }
 
-int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
+/* The blocks of the directory at mnt, from the kernel's in-core inode (FIEMAP): the mount's root is always
+ * cached there, while reading its inode with libext2fs could wait for the disk. */
+static int root_dir_blocks(struct meta *m, const char *mnt, struct rvec *v)
+{
+	int fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* only a hint */
+	enum { NEXT = 16 };
+	union {
+		struct fiemap fm;
+		char buf[sizeof(struct fiemap) + NEXT * sizeof(struct fiemap_extent)];
+	} u;
+	memset(&u, 0, sizeof(u));
+	u.fm.fm_length = FIEMAP_MAX_OFFSET;
+	u.fm.fm_extent_count = NEXT;
+	int rc = 0;
+	if (ioctl(fd, FS_IOC_FIEMAP, &u.fm) == 0) {
+		uint64_t bs = m->fs->blocksize;
+		for (uint32_t i = 0; i < u.fm.fm_mapped_extents && !rc; i++) {
+			const struct fiemap_extent *e = &u.fm.fm_extents[i];
+			if (!(e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
+				rc = push(v, e->fe_physical / bs, (e->fe_length + bs - 1) / bs);
+		}
+	}
+	close(fd);
+	return rc;
+}
+
+/* Is directory d (a layout path) above one of init's files? */
+static int above_init(const struct pf_image *l, const struct pf_file *d)
+{
+	size_t dl = strlen(d->path);
+	while (dl && d->path[dl - 1] == '/')
+		dl--;
+	for (uint32_t i = 0; i < l->nfiles; i++) {
+		const struct pf_file *f = &l->files[i];
+		if ((f->flags & PF_FILE_INIT) && f->fs == d->fs && !strncmp(f->path, d->path, dl) && f->path[dl] == '/')
+			return 1;
+	}
+	return 0;
+}
+
+/* Which files the pass covers: all, or (head) init's files and the directories above them. */
+static int wanted(const struct pf_image *l, uint32_t i, const unsigned char *head_dirs)
+{
+	return !head_dirs || (l->files[i].flags & PF_FILE_INIT) || head_dirs[i];
+}
+
+int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *blocks)
 {
 	const struct pf_rfs *rf = &c->fs[fsi];
 	struct meta m = { .c = c, .bdev = -1, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
@@ -399,11 +450,26 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 	const struct pf_image *l = c->l;
 	struct rvec v = { 0 };
 	uint64_t blk;
+	/* head: step 1 only, for init's files (their bin is read before this pass proper), so that opening them
+	 * finds their inodes and the directories above them cached instead of reading them one seek at a time */
+	unsigned char *head_dirs = NULL;
+	if (head) {
+		head_dirs = calloc(l->nfiles ? l->nfiles : 1, 1);
+		if (!head_dirs) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		for (uint32_t i = 0; i < l->nfiles; i++)
+			head_dirs[i] = l->files[i].fs == fsi && (l->files[i].flags & PF_FILE_DIR) && above_init(l, &l->files[i]);
+	}
 	/* 1: inode tables */
 	if (inode_block(m.fs, rf->root_ino, &blk) == 0)
 		rc = push(&v, blk, 1);
+	/* head: the root directory's blocks too (every lookup starts there; the full pass reads them in step 3) */
+	if (head && !rc)
+		rc = root_dir_blocks(&m, l->fs[fsi].mountpoint, &v);
 	for (uint32_t i = 0; i < l->nfiles && !rc; i++)
-		if (l->files[i].fs == fsi && inode_block(m.fs, l->files[i].ino, &blk) == 0)
+		if (l->files[i].fs == fsi && wanted(l, i, head_dirs) && inode_block(m.fs, l->files[i].ino, &blk) == 0)
 			rc = push(&v, blk, 1);
 	/* ... and the directory blocks the tracer placed: most directories are one block, so the level-by-level
 	 * walk below then finds them cached instead of sweeping the disk once per level.  A stale place (the
@@ -412,13 +478,16 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 	for (uint32_t i = 0; i < l->nextents && !rc; i++) {
 		const struct pf_extent *e = &l->extents[i];
 		const struct pf_file *f = &l->files[e->file];
-		if (f->fs != fsi || !(f->flags & PF_FILE_DIR) || !(e->flags & PF_EXT_PHYS_KNOWN) || e->physical >= nblocks)
+		if (f->fs != fsi || !(f->flags & PF_FILE_DIR) || !(e->flags & PF_EXT_PHYS_KNOWN) || e->physical >= nblocks ||
+		    !wanted(l, e->file, head_dirs))
 			continue;
 		uint64_t cnt = (e->length + m.fs->blocksize - 1) / m.fs->blocksize;
 		rc = push(&v, e->physical, cnt < 16 ? cnt : 16);
 	}
 	if (!rc)
 		rc = sweep(&m, &v);
+	if (head)
+		goto done;
 	/* 2: extent trees of the regular files (inodes cached now: the reads below wait for the sweep) */
 	for (uint32_t i = 0; i < l->nfiles && !rc; i++) {
 		const struct pf_file *f = &l->files[i];
@@ -435,6 +504,8 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 	/* 3: directories */
 	if (!rc)
 		rc = tree_pass(&m, fsi, &v);
+done:
+	free(head_dirs);
 	free(v.r);
 	*blocks += (unsigned)pf_branges_count(m.all.r, m.all.n);
 	free(m.all.r);

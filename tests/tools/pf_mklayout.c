@@ -1,7 +1,7 @@
 /* pf_mklayout: build a layout (or a trace) of files on mounted filesystems from lines of text, as if a boot had
  * read them in that order.  For replay tests and benchmarks.
  *
- *   pf_mklayout [--kind layout|trace] [--no-phys] OUTPUT [INPUT]
+ *   pf_mklayout [--kind layout|trace] [--no-phys] [--init] [--dir-blocks] OUTPUT [INPUT]
  *
  * INPUT (default stdin): one read per line, in access order; blank lines and '#' comments are skipped.
  *   PATH OFFSET LENGTH   bytes; rounded out to whole pages; LENGTH 0 = to the end of the file
@@ -10,7 +10,8 @@
  * Identity (inode, generation, size, mtime, ctime) comes from stat and FS_IOC_GETVERSION now, the
  * filesystem record from blkid (UUID), statvfs (block size), sysfs (medium) and the mount point found by
  * walking up to where st_dev changes.  Physical blocks come from FIEMAP unless --no-phys (then replay
- * maps them itself).  The output is written atomically with mode 0644 (root-owned when run as root). */
+ * maps them itself).  --init flags every regular file PF_FILE_INIT (mapped by init); --dir-blocks records a
+ * directory's blocks (FIEMAP) as the tracer does.  The output is written atomically with mode 0644 (root-owned when run as root). */
 #include "format.h"
 #include "fsid.h"
 #include "medium.h"
@@ -33,6 +34,8 @@
 #define PAGE 4096ull
 
 static int no_phys;
+static int all_init; /* --init: every regular file as one init (PID 1) had mapped */
+static int dir_blocks; /* --dir-blocks: a directory's blocks as an extent, as the tracer records them */
 
 static void mountpoint_of(const char *path, dev_t dev, char *out, size_t len)
 {
@@ -122,6 +125,8 @@ static int add_line(struct pf_image *img, char *line, unsigned lineno)
 			f.flags |= PF_FILE_DIR;
 		else if (!st.st_size)
 			f.flags |= PF_FILE_METADATA;
+		if (all_init && S_ISREG(st.st_mode))
+			f.flags |= PF_FILE_INIT;
 		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		unsigned int gen;
 		if (fd >= 0 && ioctl(fd, FS_IOC_GETVERSION, &gen) == 0)
@@ -133,6 +138,18 @@ static int add_line(struct pf_image *img, char *line, unsigned lineno)
 			return -1;
 	}
 	const struct pf_file *f = &img->files[fi];
+	if (S_ISDIR(st.st_mode) && dir_blocks && n == 1 && st.st_size) {
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int64_t p = fd >= 0 ? physical_of(fd, 0, img->fs[f->fs].block_size) : -1;
+		if (fd >= 0)
+			close(fd);
+		struct pf_extent e = { .file = (uint32_t)fi, .length = ((uint64_t)st.st_size + PAGE - 1) / PAGE * PAGE };
+		if (p >= 0) {
+			e.physical = (uint64_t)p;
+			e.flags = PF_EXT_PHYS_KNOWN;
+		}
+		return pf_image_add_extent(img, &e) < 0 ? -1 : 0;
+	}
 	if (!S_ISREG(st.st_mode) || !st.st_size)
 		return 0;
 	uint64_t size = (uint64_t)st.st_size, start = off / PAGE * PAGE;
@@ -160,6 +177,8 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "kind", required_argument, NULL, 'k' },
 					      { "no-phys", no_argument, NULL, 'n' },
+					      { "init", no_argument, NULL, 'i' },
+					      { "dir-blocks", no_argument, NULL, 'd' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
 	enum pf_kind kind = PF_KIND_LAYOUT;
@@ -171,15 +190,19 @@ int main(int argc, char **argv)
 			kind = PF_KIND_TRACE;
 		else if (c == 'n')
 			no_phys = 1;
+		else if (c == 'i')
+			all_init = 1;
+		else if (c == 'd')
+			dir_blocks = 1;
 		else {
 			fprintf(c == 'h' ? stdout : stderr,
-				"Usage: pf_mklayout [--kind layout|trace] [--no-phys] OUTPUT [INPUT]\n"
+				"Usage: pf_mklayout [--kind layout|trace] [--no-phys] [--init] [--dir-blocks] OUTPUT [INPUT]\n"
 				"INPUT lines: PATH [OFFSET LENGTH] (bytes, access order)\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (optind != argc - 1 && optind != argc - 2) {
-		fprintf(stderr, "Usage: pf_mklayout [--kind layout|trace] [--no-phys] OUTPUT [INPUT]\n");
+		fprintf(stderr, "Usage: pf_mklayout [--kind layout|trace] [--no-phys] [--init] [--dir-blocks] OUTPUT [INPUT]\n");
 		return 2;
 	}
 	const char *output = argv[optind];
