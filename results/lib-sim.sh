@@ -13,7 +13,7 @@
 #                                            model_ns wall_ns mode head span
 #   sim_seconds                              disk time since the reset: model (count mode) or served (sleep)
 #   sim_mode count|sleep                     timing mode; sleep also keeps the CPUs awake (idle-priority spinners)
-#   sim_log FILE|off                         request log: "R|W offset length cost_us" per request
+#   sim_log FILE|off                         request log: "R|W offset length cost_us start_ms" per request
 #   sim_describe                             one line: disk model, scheduler, readahead, rotational, dio
 #   sim_stop                                 everything above, in order (also runs at exit, on every path)
 #   sim_trace_workload FS WL TRACE WORKDIR   drop caches, run the workload WL (wlrun, $WLRUN) on the mounted FS

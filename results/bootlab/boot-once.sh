@@ -53,7 +53,7 @@ sim)
 	sim_available || die "simdisk not built: make -C $TOP/results progs"
 	sim_start "$img" sleep
 	pf_cleanup_add stop_sim
-	sim_log "$out/sim-requests.log"   # "R|W offset length cost_us" per request, in arrival order
+	sim_log "$out/sim-requests.log"   # "R|W offset length cost_us start_ms" per request, in arrival order
 	pf_cleanup_add kill_qemu   # cleanup runs in reverse: qemu goes before its disk
 	drive="file=$SIM_DEV,format=raw,if=virtio,cache=none,aio=native"
 	disk_desc=$(sim_describe)

@@ -75,7 +75,7 @@ def requests(d):
         with open(os.path.join(d, "sim-requests.log")) as f:
             for line in f:
                 p = line.split()
-                if len(p) == 4:
+                if len(p) >= 4:
                     out.append((p[0], int(p[1]), int(p[2]), float(p[3])))
     except FileNotFoundError:
         pass

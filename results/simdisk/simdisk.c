@@ -8,7 +8,8 @@
  * The control file MOUNTPOINT/stats reads as "key value" lines; writing to it runs commands:
  *   reset             zero the counters and park the head at offset 0
  *   mode count|sleep  switch the timing mode
- *   log FILE | log off  start/stop the request log ("R|W offset length cost_us" per request)
+ *   log FILE | log off  start/stop the request log ("R|W offset length cost_us start_ms" per request; start_ms
+ *                      since the log was opened)
  *
  * Seek model (what first probes found plausible for 7200 rpm; see results/PREFETCH-BENCH.md):
  *   request starting where the last one ended   -> transfer only (length / rate)
@@ -46,6 +47,7 @@ static struct {
 	enum mode mode;
 	uint64_t head;          /* byte offset where the last request ended */
 	FILE *log;
+	uint64_t log_t0;        /* CLOCK_MONOTONIC when the log was opened */
 	/* counters, reset by "reset" */
 	uint64_t reads, writes, read_bytes, write_bytes, seeks, flushes;
 	uint64_t model_ns;      /* sum of the model's service times */
@@ -86,7 +88,8 @@ static void charge(int write, uint64_t off, uint64_t len, uint64_t start)
 	int seeked;
 	uint64_t cost = model_ns(off, len, &seeked);
 	if (sd.log)
-		fprintf(sd.log, "%c %" PRIu64 " %" PRIu64 " %.1f\n", write ? 'W' : 'R', off, len, cost / 1e3);
+		fprintf(sd.log, "%c %" PRIu64 " %" PRIu64 " %.1f %.3f\n", write ? 'W' : 'R', off, len, cost / 1e3,
+			(double)(start - sd.log_t0) / 1e6);
 	sd.head = off + len;
 	sd.seeks += seeked;
 	sd.model_ns += cost;
@@ -129,6 +132,7 @@ static int set_log(const char *path)
 	if (!path)
 		return 0;
 	sd.log = fopen(path, "we");
+	sd.log_t0 = now_ns();
 	return sd.log ? 0 : -errno;
 }
 
