@@ -115,7 +115,7 @@ bootlab: all
 install: all
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSCONFDIR)/default $(DESTDIR)$(SYSTEMDUNITDIR) \
 	  $(DESTDIR)$(SYSTEMDSHUTDOWNDIR) $(DESTDIR)$(INITDIR) $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
-	  $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom $(DESTDIR)$(INITRAMFSDIR)/hooks
+	  $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom $(DESTDIR)$(INITRAMFSDIR)/hooks
 	install -m 0755 $(PREFETCHD) $(DESTDIR)$(SBINDIR)/prefetchd
 	install -m 0755 $(REORDER_BIN) $(DESTDIR)$(SBINDIR)/prefetch-reorder
 	@if [ -f config/prefetch.default ]; then \
@@ -124,7 +124,8 @@ install: all
 	@for f in systemd/*.service systemd/*.timer; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(SYSTEMDUNITDIR)/ || true; done
 	@for f in systemd/system-shutdown/*; do [ -f "$$f" ] && install -m 0755 "$$f" $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/ || true; done
 	@for f in initscripts/*; do [ -f "$$f" ] && install -m 0755 "$$f" $(DESTDIR)$(INITDIR)/ || true; done
-	install -m 0755 initramfs/init-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch
+	install -m 0755 initramfs/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch
+	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch # where earlier versions started it (twice is waste)
 	install -m 0755 initramfs/hooks/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch
 	@echo "run 'update-initramfs -u' to start prefetchd from the initramfs (START_FROM_INITRAMFS)"
 	@for f in man/*.5; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
@@ -135,7 +136,8 @@ uninstall:
 	@for f in systemd/*.service systemd/*.timer; do [ -f "$$f" ] && rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f) || true; done
 	@for f in systemd/system-shutdown/*; do [ -f "$$f" ] && rm -f $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/$$(basename $$f) || true; done
 	@for f in initscripts/*; do [ -f "$$f" ] && rm -f $(DESTDIR)$(INITDIR)/$$(basename $$f) || true; done
-	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch
+	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch \
+	  $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch
 	@for f in man/*.5; do [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$f) || true; done
 	@for f in man/*.8; do [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man8/$$(basename $$f) || true; done
 	@echo "left $(SYSCONFDIR)/default/prefetch and the state dir in place"

@@ -1,7 +1,5 @@
 #include "boot_early.h"
 
-#include "log.h" /* pf_log_to_kmsg */
-
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -16,13 +14,14 @@
 
 /* /proc and /sys are the last mounts initramfs-tools moves into the new root (after /run), immediately
  * before it executes init: once both are there, the new root is complete. */
-static int root_complete(void)
+static int root_complete(int relative)
 {
 	struct stat st;
-	return stat("/proc/self/mountinfo", &st) == 0 && stat("/sys/dev/block", &st) == 0;
+	const char *proc = "/proc/self/mountinfo", *sys = "/sys/dev/block";
+	return stat(proc + !!relative, &st) == 0 && stat(sys + !!relative, &st) == 0;
 }
 
-static void detach(void)
+void pf_boot_detach(void)
 {
 	signal(SIGHUP, SIG_IGN); /* the console may be hung up when init takes it */
 	setsid();
@@ -46,20 +45,19 @@ static void write_small(const char *path, const char *text)
 	close(fd);
 }
 
-int pf_boot_early_setup(int timeout_ms)
+int pf_boot_wait_root(int relative, int timeout_ms)
 {
-	detach();
 	/* Poll in 1 ms steps: init is executed right after the moves, and every millisecond we are late is a
 	 * read of init's that the trace misses. */
 	const struct timespec step = { 0, 1000000 };
 	int waited = 0;
-	while (!root_complete() && waited < timeout_ms) {
+	while (!root_complete(relative) && waited < timeout_ms) {
 		nanosleep(&step, NULL);
 		waited++;
 	}
-	pf_log_to_kmsg(); /* /dev is the root's already (udev's init-bottom script moved it) */
-	if (!root_complete())
+	if (!root_complete(relative))
 		return -ETIMEDOUT;
-	write_small("/proc/self/oom_score_adj", EARLY_OOM_ADJ);
+	const char *oom = "/proc/self/oom_score_adj";
+	write_small(oom + !!relative, EARLY_OOM_ADJ);
 	return waited;
 }

@@ -66,12 +66,13 @@ static void usage(FILE *out)
 		"and are moved over as soon as it is (at most %d s later).\n"
 		"\n"
 		"  --config FILE      configuration (default " PF_DEFAULT_CONFIG "; missing = defaults)\n"
-		"  --from-initramfs   started by the initramfs, chrooted into the mounted root before init: detach,\n"
+		"  --from-initramfs   started by the initramfs once the root is mounted, before init: detach,\n"
 		"                     wait until the root has /proc, /sys and /run, log to the kernel log; exit at\n"
 		"                     once if START_FROM_INITRAMFS=0.  prefetch.service then finds us running.\n"
 		"                     The replay starts before tracing is set up: it runs ahead of init.\n"
-		"  --root DIR         (with --from-initramfs) chroot into DIR first: run from the initramfs's own\n"
-		"                     copy, so that starting costs no reads from the root's disk\n"
+		"  --root DIR         (with --from-initramfs) the root filesystem mounted at DIR, from the initramfs's\n"
+		"                     own copy (starting costs no reads from the root's disk): the replay starts at\n"
+		"                     once, with DIR as the root; we change root into DIR once it has /proc and /sys\n"
 		"\n"
 		"Exit status: 0, also when something failed (logged: a boot must go on), or when ENABLE_PREFETCH=0 or\n"
 		"fanotify is unavailable; 2 on usage errors or an unreadable --config.\n",
@@ -110,17 +111,27 @@ static void *replay_main(void *arg)
 	return NULL;
 }
 
-/* Replay on a thread with the termination signals blocked, so that they reach the tracing thread. */
-static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, const struct pf_config *cfg)
+/* A path of the root as seen from its directory before we changed root into it (see --root). */
+static const char *under_root(const char *path)
 {
-	if (access(p->layout, F_OK) != 0) {
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
+/* Replay on a thread with the termination signals blocked, so that they reach the tracing thread.  relative:
+ * the root is our working directory, not changed into yet (started from the initramfs with --root). */
+static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, const struct pf_config *cfg, int relative)
+{
+	const char *layout = relative ? under_root(p->layout) : p->layout;
+	if (access(layout, F_OK) != 0) {
 		pf_notice("no layout yet (%s): first traced boot, nothing to replay", p->layout);
 		return;
 	}
-	j->path = p->layout;
+	j->path = layout;
 	j->opts = (struct pf_replay_opts){ .medium_override = cfg->medium, .threads = cfg->replay_threads,
 					   .nice_after_head = BOOT_NICE,
-					   .timeout_s = cfg->replay_timeout,
+					   .timeout_s = cfg->replay_timeout, .relative_paths = relative,
 					   .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20, .stop = &replay_stop };
 	sigset_t block, old;
 	sigemptyset(&block);
@@ -314,17 +325,21 @@ int cmd_boot(int argc, char **argv)
 		usage(stderr);
 		return PF_EXIT_USAGE;
 	}
-	/* The initramfs's copy of us: everything from here on (config, layout, traces, pid file) is the root's. */
+	/* The initramfs's copy of us: everything from here on (config, layout, traces, pid file) is the root's.  We
+	 * start right after the root is mounted, before the initramfs has moved /dev, /run, /sys and /proc into it:
+	 * the root is our working directory until then (its paths relative to it), and the replay starts at once. */
+	int rooted = 0;
 	if (root) {
 		struct stat self, installed;
 		char bin[PATH_MAX];
 		snprintf(bin, sizeof(bin), "%s/usr/sbin/prefetchd", root);
 		int same = stat("/proc/self/exe", &self) == 0 && stat(bin, &installed) == 0 &&
 			   self.st_size == installed.st_size;
-		if (chroot(root) != 0 || chdir("/") != 0) {
-			pf_err("cannot change root to %s: %s", root, strerror(errno));
+		if (same ? chdir(root) != 0 : chroot(root) != 0 || chdir("/") != 0) {
+			pf_err("cannot change %s to %s: %s", same ? "directory" : "root", root, strerror(errno));
 			return PF_EXIT_OK;
 		}
+		rooted = same;
 		if (!same) { /* an initramfs not updated since prefetch was: run the installed version instead */
 			char *args[] = { "prefetchd", "boot", "--from-initramfs", config ? "--config" : NULL,
 					 (char *)config, NULL };
@@ -334,7 +349,9 @@ int cmd_boot(int argc, char **argv)
 		}
 	}
 	struct pf_config cfg;
-	int crc = pf_config_read(&cfg, config);
+	int crc = pf_config_read(&cfg, rooted ? under_root(config ? config : PF_DEFAULT_CONFIG) : config);
+	if (rooted && !config && crc == -ENOENT)
+		crc = 0; /* no /etc/default/prefetch: the defaults */
 	if (crc && config) {
 		pf_err("cannot read %s: %s", config, pf_strerror(crc));
 		return PF_EXIT_USAGE;
@@ -345,18 +362,44 @@ int cmd_boot(int argc, char **argv)
 		pf_notify_ready(); /* Type=notify: exiting without READY=1 would count as a failed start */
 		return PF_EXIT_OK;
 	}
-	if (early) {
-		int waited = pf_boot_early_setup(EARLY_WAIT_MS);
-		if (waited < 0) {
-			pf_warn("started from the initramfs, but the root had no /proc after %d s: not tracing from "
-				"there (prefetch.service or the init script starts prefetchd later)", EARLY_WAIT_MS / 1000);
-			return PF_EXIT_OK;
-		}
-		pf_notice("started from the initramfs (the root was complete after %d ms)", waited);
-	}
-
 	struct pf_boot_paths p;
 	pf_boot_paths_init(&p, &cfg);
+	struct replay_job rj = { 0 };
+	if (early) {
+		pf_boot_detach();
+		double began = -1.0;
+		if (rooted) {
+			pf_log_to_kmsg(); /* the initramfs's /dev: the root has none yet */
+			if (cfg.enable_replay) {
+				replay_start(&rj, &p, &cfg, 1);
+				struct timespec now;
+				clock_gettime(CLOCK_MONOTONIC, &now);
+				began = (double)now.tv_sec + now.tv_nsec / 1e9;
+			}
+		}
+		int waited = pf_boot_wait_root(rooted, EARLY_WAIT_MS);
+		if (waited < 0 && !rooted)
+			pf_log_to_kmsg();
+		if (waited < 0)
+			pf_warn("started from the initramfs, but the root had no /proc after %d s: not tracing from "
+				"there (prefetch.service or the init script starts prefetchd later)", EARLY_WAIT_MS / 1000);
+		else if (rooted && (chroot(".") != 0 || chdir("/") != 0)) {
+			pf_err("cannot change root to %s: %s", root, strerror(errno));
+			waited = -1;
+		}
+		if (waited < 0) {
+			replay_finish(&rj, 0); /* begun: still worth its reads to the boot */
+			return PF_EXIT_OK;
+		}
+		if (!rooted)
+			pf_log_to_kmsg(); /* the root's /dev, which udev's init-bottom script has moved there by now */
+		if (began >= 0)
+			pf_notice("started from the initramfs when the root was mounted (replay began at %.2f s of uptime; "
+				  "the root was complete %d ms later)", began, waited);
+		else
+			pf_notice("started from the initramfs (the root was complete after %d ms)", waited);
+	}
+
 	int rc = pf_mkdir_p(p.runtime, 0755);
 	if (rc)
 		pf_warn("cannot create %s: %s", p.runtime, strerror(-rc));
@@ -371,6 +414,7 @@ int cmd_boot(int argc, char **argv)
 				  (long)holder, p.pidfile);
 		else
 			pf_err("pid file %s: %s", p.pidfile, strerror(-rc));
+		replay_finish(&rj, 1); /* begun from the initramfs: the instance holding the lock replays */
 		pf_notify_ready();
 		return PF_EXIT_OK;
 	}
@@ -389,9 +433,8 @@ int cmd_boot(int argc, char **argv)
 	 * before init's own reads saves one; its opens cause no fanotify events of our own yet.  (Its thread
 	 * keeps the capabilities we drop below; it ends with the replay.)  From prefetch.service tracing comes
 	 * first, as the boot is already under way.  What the replay reads the tracer ignores (same process). */
-	struct replay_job rj = { 0 };
-	if (early && cfg.enable_replay)
-		replay_start(&rj, &p, &cfg);
+	if (early && !rooted && cfg.enable_replay)
+		replay_start(&rj, &p, &cfg, 0);
 	if (early) /* init is loading now: setting up tracing can wait for idle CPU (the replay's thread has its own) */
 		(void)setpriority(PRIO_PROCESS, 0, BOOT_NICE);
 	const char *mounts[PF_CONFIG_MAX_MOUNTS];
@@ -419,7 +462,7 @@ int cmd_boot(int argc, char **argv)
 	if (!cfg.enable_replay)
 		pf_notice("ENABLE_REPLAY=0: tracing and measuring only (a baseline boot)");
 	else if (!early)
-		replay_start(&rj, &p, &cfg);
+		replay_start(&rj, &p, &cfg, 0);
 	pf_notify_ready();
 	pf_notify_status(rj.started ? "tracing, replaying the layout" : "tracing");
 	(void)setpriority(PRIO_PROCESS, 0, BOOT_NICE); /* this thread only (Linux); the replay's is its own */

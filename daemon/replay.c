@@ -81,6 +81,9 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 	if (!c.fs || !c.fstate || !c.dir_done)
 		goto out;
 	pf_replay_resolve_fs(&c);
+	for (uint32_t f = 0; f < l->nfs; f++)
+		if (is_swept_ext(&c.fs[f]))
+			pf_replay_metadata_open(&c, f);
 
 	struct pf_rplan_opts po = { .max_bytes = o ? o->max_bytes : 0 };
 	rc = pf_rplan_build(l, &po, &items, &n);
@@ -149,6 +152,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nsolid ? PF_MEDIUM_SOLID : PF_MEDIUM_UNKNOWN;
 out:
 	pf_replay_parallel_join(par);
+	pf_replay_metadata_close(&c);
 	if (c.fstate) {
 		for (uint32_t i = 0; i < l->nfiles; i++) {
 			unsigned char s = atomic_load(&c.fstate[i]);

@@ -18,6 +18,8 @@ struct pf_replay_opts {
 	int timeout_s;             /* give up after this long */
 	uint64_t max_bytes;        /* never read more than this (0 = no bound beyond the layout) */
 	volatile sig_atomic_t *stop; /* optional: stop early when set */
+	int relative_paths;        /* the layout's paths are under the working directory: a root not changed into
+				    * yet (started from the initramfs); block devices are opened at the start */
 	FILE *plan_dump;           /* optional (debugging, tests): the rotational sweep's plan, one line per item in
 				    * sweep order: "BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH" (KIND data|dir|meta;
 				    * SRC of PHYSICAL, in bytes: now = FIEMAP, layout = the layout's record, none) */

@@ -28,6 +28,8 @@ struct pf_rfs {
 	uint32_t chunk;       /* bytes per readahead call on this device (see PF_REPLAY_CHUNK) */
 	char type[32];        /* blkid TYPE, "" if unknown */
 	char devname[256];    /* block device node, "" if none */
+	struct struct_ext2_filsys *e2fs; /* the metadata pass's handle (libext2fs), opened at the start */
+	int bdev;             /* the device, for the metadata pass's readahead (-1: none) */
 };
 
 /* Per-file outcome; the first thread to decide records it. */
@@ -56,6 +58,8 @@ struct pf_rctx {
 /* Stop flag set or deadline passed (records which).  Cheap; call between reads. */
 int pf_rctx_should_stop(struct pf_rctx *c);
 
+/* A layout path as the replay opens it: relative to the working directory with opts->relative_paths. */
+const char *pf_rpath(const struct pf_rctx *c, const char *path);
 /* replay_open.c: find the layout's filesystems now (mount point, UUID, device, medium). */
 void pf_replay_resolve_fs(struct pf_rctx *c);
 /* Does a file found now match its layout record?  0, or -ESTALE (changed) / -EXDEV (other filesystem). */
@@ -82,6 +86,10 @@ int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n, struct pf_
 /* replay_metadata.c: metadata pass on one ext2/3/4 filesystem; adds the blocks read to *blocks.  head: only the
  * inode-table blocks of init's files and of the directories above them, and those directories' blocks. */
 int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, int head, unsigned *blocks);
+/* Open (at the start: the device's path may not resolve later in an initramfs) and close the handles the
+ * metadata pass uses; a filesystem that cannot be opened gets no metadata pass. */
+void pf_replay_metadata_open(struct pf_rctx *c, uint32_t fs);
+void pf_replay_metadata_close(struct pf_rctx *c);
 
 /* replay_rotational.c: map (FIEMAP now), sort and sweep items (all on rotational filesystems). */
 int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n);

@@ -434,19 +434,44 @@ static int wanted(const struct pf_image *l, uint32_t i, const unsigned char *hea
 	return !head_dirs || (l->files[i].flags & PF_FILE_INIT) || head_dirs[i];
 }
 
+void pf_replay_metadata_open(struct pf_rctx *c, uint32_t fsi)
+{
+	struct pf_rfs *rf = &c->fs[fsi];
+	if (rf->e2fs)
+		return;
+	ext2_filsys fs;
+	if (ext2fs_open2(rf->devname, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0, unix_io_manager, &fs))
+		return;
+	int bdev = open(rf->devname, O_RDONLY | O_CLOEXEC);
+	if (bdev < 0) {
+		ext2fs_close_free(&fs);
+		return;
+	}
+	rf->e2fs = fs;
+	rf->bdev = bdev;
+}
+
+void pf_replay_metadata_close(struct pf_rctx *c)
+{
+	for (uint32_t i = 0; c->fs && i < c->l->nfs; i++) {
+		struct pf_rfs *rf = &c->fs[i];
+		if (!rf->e2fs) /* bdev is opened with it, and only then (a zeroed entry has bdev 0) */
+			continue;
+		close(rf->bdev);
+		rf->bdev = -1;
+		ext2_filsys fs = rf->e2fs;
+		ext2fs_close_free(&fs);
+		rf->e2fs = NULL;
+	}
+}
+
 int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *blocks)
 {
 	const struct pf_rfs *rf = &c->fs[fsi];
-	struct meta m = { .c = c, .bdev = -1, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
-	if (ext2fs_open2(rf->devname, NULL, EXT2_FLAG_64BITS | EXT2_FLAG_IGNORE_CSUM_ERRORS, 0, 0, unix_io_manager,
-			 &m.fs))
+	if (!rf->e2fs || rf->bdev < 0)
 		return -EIO;
+	struct meta m = { .c = c, .fs = rf->e2fs, .bdev = rf->bdev, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
 	int rc = 0;
-	m.bdev = open(rf->devname, O_RDONLY | O_CLOEXEC);
-	if (m.bdev < 0) {
-		rc = -errno;
-		goto out;
-	}
 	const struct pf_image *l = c->l;
 	struct rvec v = { 0 };
 	uint64_t blk;
@@ -455,10 +480,8 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 	unsigned char *head_dirs = NULL;
 	if (head) {
 		head_dirs = calloc(l->nfiles ? l->nfiles : 1, 1);
-		if (!head_dirs) {
-			rc = -ENOMEM;
-			goto out;
-		}
+		if (!head_dirs)
+			return -ENOMEM;
 		for (uint32_t i = 0; i < l->nfiles; i++)
 			head_dirs[i] = l->files[i].fs == fsi && (l->files[i].flags & PF_FILE_DIR) && above_init(l, &l->files[i]);
 	}
@@ -467,7 +490,7 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 		rc = push(&v, blk, 1);
 	/* head: the root directory's blocks too (every lookup starts there; the full pass reads them in step 3) */
 	if (head && !rc)
-		rc = root_dir_blocks(&m, l->fs[fsi].mountpoint, &v);
+		rc = root_dir_blocks(&m, pf_rpath(c, l->fs[fsi].mountpoint), &v);
 	for (uint32_t i = 0; i < l->nfiles && !rc; i++)
 		if (l->files[i].fs == fsi && wanted(l, i, head_dirs) && inode_block(m.fs, l->files[i].ino, &blk) == 0)
 			rc = push(&v, blk, 1);
@@ -509,9 +532,5 @@ done:
 	free(v.r);
 	*blocks += (unsigned)pf_branges_count(m.all.r, m.all.n);
 	free(m.all.r);
-out:
-	if (m.bdev >= 0)
-		close(m.bdev);
-	ext2fs_close_free(&m.fs);
 	return rc == -E2BIG || rc == -EINTR ? 0 : rc;
 }

@@ -64,14 +64,24 @@ static uint32_t chunk_of(dev_t dev)
 	return (uint64_t)kb << 10 < PF_REPLAY_CHUNK ? (uint32_t)(kb << 10) : PF_REPLAY_CHUNK;
 }
 
+const char *pf_rpath(const struct pf_rctx *c, const char *path)
+{
+	if (!c->o || !c->o->relative_paths)
+		return path;
+	while (*path == '/')
+		path++;
+	return *path ? path : ".";
+}
+
 void pf_replay_resolve_fs(struct pf_rctx *c)
 {
 	for (uint32_t i = 0; i < c->l->nfs; i++) {
 		const struct pf_fs *lf = &c->l->fs[i];
 		struct pf_rfs *r = &c->fs[i];
 		memset(r, 0, sizeof(*r));
+		r->bdev = -1;
 		struct stat st;
-		if (!lf->mountpoint || stat(lf->mountpoint, &st) < 0 || !S_ISDIR(st.st_mode))
+		if (!lf->mountpoint || stat(pf_rpath(c, lf->mountpoint), &st) < 0 || !S_ISDIR(st.st_mode))
 			continue;
 		r->dev = st.st_dev;
 		r->root_ino = st.st_ino;
@@ -86,7 +96,7 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 		r->block_size = lf->block_size;
 		if (!r->block_size) {
 			struct statvfs sv;
-			r->block_size = statvfs(lf->mountpoint, &sv) == 0 && sv.f_bsize ? (uint32_t)sv.f_bsize : 4096;
+			r->block_size = statvfs(pf_rpath(c, lf->mountpoint), &sv) == 0 && sv.f_bsize ? (uint32_t)sv.f_bsize : 4096;
 		}
 		r->chunk = chunk_of(st.st_dev);
 		r->medium = pf_medium_of_devno(st.st_dev, c->o ? c->o->medium_override : PF_MEDIUM_AUTO);
@@ -138,7 +148,8 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd)
 	dev_t dev = c->fs[f->fs].dev;
 	/* lstat first: a path that is now a device node or a FIFO must not even be opened. */
 	struct stat st;
-	if (lstat(f->path, &st) < 0)
+	const char *path = pf_rpath(c, f->path);
+	if (lstat(path, &st) < 0)
 		return fail(c, file, -errno);
 	int rc = pf_replay_verify(f, &st, dev);
 	if (rc)
@@ -150,9 +161,9 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd)
 	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_NOATIME;
 	if (f->flags & PF_FILE_DIR)
 		flags |= O_DIRECTORY;
-	int fd = open(f->path, flags);
+	int fd = open(path, flags);
 	if (fd < 0 && errno == EPERM) /* O_NOATIME needs ownership or CAP_FOWNER */
-		fd = open(f->path, flags & ~O_NOATIME);
+		fd = open(path, flags & ~O_NOATIME);
 	if (fd < 0)
 		return errno == EMFILE || errno == ENFILE ? -errno : fail(c, file, -errno);
 	/* Replaced between lstat and open? */

@@ -102,7 +102,7 @@ build_golden() {
 		if [ "$setup" = reorder ]; then set_key "$cfg" ENABLE_FILE_REORDERING 1; else set_key "$cfg" ENABLE_FILE_REORDERING 0; fi
 		;;
 	esac
-	# The guest boots with this image's own initramfs: with prefetch installed it carries the init-bottom
+	# The guest boots with this image's own initramfs: with prefetch installed it carries the local-bottom
 	# script that starts prefetchd before systemd (it does nothing where prefetch.service is not enabled),
 	# and where it is enabled a copy of prefetchd (initramfs/hooks/prefetch).
 	local kver
@@ -118,7 +118,7 @@ build_golden() {
 		echo "built=$(date -u +%FT%TZ)"
 		echo "prefetch_commit=$PROJ_COMMIT"
 		echo "kernel=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)")"
-		echo "initramfs_script=$(chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" 2>/dev/null | grep -c 'init-bottom/prefetch$')"
+		echo "initramfs_script=$(chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" 2>/dev/null | grep -c 'local-bottom/prefetch$')"
 		echo "enabled=$(ls "$dir"/etc/systemd/system/*.wants 2>/dev/null | grep -E '^prefetch|^bootlab' | tr '\n' ' ')"
 		[ -f "$cfg" ] && grep -E '^[A-Z_]+=' "$cfg" | sed 's/^/config: /'
 	} >"$img.info.tmp"

@@ -3,7 +3,7 @@
 # executable init scripts, /etc/default/prefetch (never overwritten), man pages that render without warnings;
 # every configuration key documented in the default file and in prefetch(5); 'systemd-analyze verify' clean
 # on the installed units (paths pointed at the DESTDIR copies), and no ordering cycle once they are enabled;
-# the unit's capability bounding set holds what the tracer keeps.
+# the unit's capability bounding set holds what the tracer keeps; the initramfs script of an earlier version goes.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 
 tmp=$(pf_tmpdir)
@@ -13,7 +13,11 @@ case $BUILD in */asan) san=SANITIZE=1 ;; esac
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 hookdir=$(pkg-config --variable=systemdshutdowndir systemd 2>/dev/null || echo /lib/systemd/system-shutdown)
 
+# the initramfs script of an earlier version (init-bottom): an upgrade removes it, or prefetchd would start twice
+mkdir -p "$D/usr/share/initramfs-tools/scripts/init-bottom"
+printf '#!/bin/sh\n' >"$D/usr/share/initramfs-tools/scripts/init-bottom/prefetch"
 make -s -C "$TOP" $san install DESTDIR="$D" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; pf_fail "make install"; }
+[ -e "$D/usr/share/initramfs-tools/scripts/init-bottom/prefetch" ] && pf_fail "the old init-bottom script was left"
 
 exe() { [ -f "$D$1" ] && [ -x "$D$1" ] || pf_fail "not installed executable: $1"; }
 reg() { [ -f "$D$1" ] || pf_fail "not installed: $1"; [ "$(stat -c %a "$D$1")" = "${2:-644}" ] || pf_fail "$1: mode $(stat -c %a "$D$1")"; }
@@ -22,7 +26,7 @@ exe /usr/sbin/prefetch-reorder
 for u in prefetch.service prefetch-stop.service prefetch-stop.timer prefetch-reorder.service; do reg "$unitdir/$u"; done
 exe "$hookdir/prefetch-reorder"
 for s in prefetch stop-prefetch prefetch-reorder; do exe "/etc/init.d/$s"; done
-exe /usr/share/initramfs-tools/scripts/init-bottom/prefetch
+exe /usr/share/initramfs-tools/scripts/local-bottom/prefetch
 exe /usr/share/initramfs-tools/hooks/prefetch
 reg /etc/default/prefetch
 cmp -s "$TOP/config/prefetch.default" "$D/etc/default/prefetch" || pf_fail "/etc/default/prefetch differs from config/prefetch.default"

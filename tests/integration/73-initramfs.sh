@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # Early start from the initramfs:
-#  - initramfs/init-bottom/prefetch (run by dash, with a stub chroot on PATH): starts
+#  - initramfs/local-bottom/prefetch (run by dash, with a stub chroot on PATH): starts
 #    'prefetchd boot --from-initramfs' chrooted into $rootmnt only where prefetch is enabled for boot (systemd
 #    wants link, even an absolute one that does not resolve from the initramfs, or a sysvinit rcS link), never
-#    without a root, without prefetchd, or when nothing enables it; 'prereqs' names udev;
+#    without a root, without prefetchd, or when nothing enables it; it names no prereqs;
 #    with the initramfs's own copy of prefetchd (hooks/prefetch) present, that copy runs, with --root $rootmnt;
 #  - prefetchd boot --from-initramfs: exits at once with START_FROM_INITRAMFS=0; otherwise detaches (own session,
 #    stdio on /dev/null), raises its descriptor limit (tracer), traces and replays like the service; the service's own
 #    'prefetchd boot' then finds it running and returns at once; 'prefetchd stop' ends it with the trace stored;
-#  - with --root DIR: changes root first (config, state, pid file and trace are DIR's) and traces there; when
-#    DIR's installed prefetchd differs from itself in size (a stale initramfs) it runs that one instead.
+#  - with --root DIR: config, state, pid file and trace are DIR's; it changes root into DIR once DIR has /proc
+#    and /sys, and traces there; before that it already replays DIR's layout (paths as seen from DIR), on the
+#    rotational path too (metadata pass); when DIR's installed prefetchd differs from itself in size (a stale
+#    initramfs) it runs that one instead.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 command -v dash >/dev/null || pf_skip "dash (the initramfs shell) not installed"
 
 tmp=$(pf_tmpdir)
-script=$TOP/initramfs/init-bottom/prefetch
+script=$TOP/initramfs/local-bottom/prefetch
 
-# --- the init-bottom script ---
-[ "$(dash "$script" prereqs)" = udev ] || pf_fail "prereqs: want udev"
+# --- the local-bottom script ---
+[ -z "$(dash "$script" prereqs)" ] || pf_fail "prereqs: want none"
 mkdir -p "$tmp/bin" "$tmp/root/usr/sbin" "$tmp/root/etc/systemd/system/sysinit.target.wants" "$tmp/root/etc/rcS.d"
 cat >"$tmp/bin/chroot" <<EOF
 #!/bin/sh
@@ -27,7 +29,7 @@ EOF
 chmod +x "$tmp/bin/chroot"
 run_script() { # -> number of chroot calls it made
 	rm -f "$tmp/chroot.calls"
-	PATH=$tmp/bin:$PATH rootmnt=$1 dash "$script" || pf_fail "init-bottom script exited $?"
+	PATH=$tmp/bin:$PATH rootmnt=$1 dash "$script" || pf_fail "local-bottom script exited $?"
 	sleep 0.2 # it starts prefetchd in the background
 	[ -f "$tmp/chroot.calls" ] && wc -l <"$tmp/chroot.calls" || echo 0
 }
@@ -105,7 +107,7 @@ grep -q '/f2$' "$tmp/trace.txt" && grep -q '/f4$' "$tmp/trace.txt" || { cat "$tm
 grep -q '/f3$' "$tmp/trace.txt" && pf_fail "trace holds f3, never read"
 
 # --- --root: the initramfs's copy, changing root into the mounted filesystem itself ---
-# (/dev, /proc, /sys: what initramfs-tools moves into the root; /dev before the init-bottom scripts run)
+# (/dev, /proc, /sys: what initramfs-tools moves into the root, /dev in udev's init-bottom script)
 mkdir -p "$mnt/usr/sbin" "$mnt/proc" "$mnt/sys" "$mnt/dev"
 for d in dev proc sys; do
 	mount --bind "/$d" "$mnt/$d" || pf_fail "bind /$d"
@@ -135,4 +137,41 @@ grep -q '[[:space:]]/f1$' "$tmp/trace2.txt" && grep -q '[[:space:]]/f5$' "$tmp/t
 	{ cat "$tmp/trace2.txt"; pf_fail "--root trace lacks /f1 /f5 (paths as seen from the new root)"; }
 timeout 10 "$PREFETCHD" boot --root "$mnt" >/dev/null 2>&1
 [ $? = 2 ] || pf_fail "--root without --from-initramfs: want usage error"
+
+# The replay begins before the root is complete (started right after the mount): the layout the run above
+# stored (paths as seen from the root) is replayed while the root has no /proc and /sys yet, on the rotational
+# path (metadata pass through the device opened from the initramfs's /dev); then the root gets them, and
+# prefetchd changes root into it and traces.
+[ -s "$mnt/state/layout" ] || pf_fail "no layout stored by the --root run"
+printf 'PREFETCH_MEDIUM=rotational\n' >>"$mnt/prefetch.conf"
+umount "$mnt/proc" "$mnt/sys" || pf_fail "umount proc/sys"
+pf_drop_caches
+[ "$("$TOOLS/pf_mincore" "$mnt/f1" | awk '{ print $1 }')" = 0 ] || pf_fail "f1 still cached after drop_caches"
+rm -f "$mnt/run-pf/prefetchd.pid"
+marker="73-initramfs $$ $(date +%s%N)" # this run's part of the kernel log
+echo "$marker" >/dev/kmsg
+"$PREFETCHD" boot --from-initramfs --root "$mnt" --config /prefetch.conf >"$tmp/rel.out" 2>&1 &
+pid=$!
+pf_cleanup_add "kill $pid 2>/dev/null"
+for ((i = 0; i < 100; i++)); do
+	[ "$("$TOOLS/pf_mincore" "$mnt/f1" | awk '{ print $1 }')" = 16 ] && [ "$("$TOOLS/pf_mincore" "$mnt/f5" | awk '{ print $1 }')" = 16 ] && break
+	sleep 0.05
+done
+"$TOOLS/pf_mincore" "$mnt/f1" | grep -q '^16 ' && "$TOOLS/pf_mincore" "$mnt/f5" | grep -q '^16 ' ||
+	pf_fail "not replayed before the root was complete: f1 $("$TOOLS/pf_mincore" "$mnt/f1"), f5 $("$TOOLS/pf_mincore" "$mnt/f5")"
+[ "$("$TOOLS/pf_mincore" "$mnt/f3" | awk '{ print $1 }')" = 0 ] || pf_fail "f3 (not in the layout) was read"
+[ "$(readlink "/proc/$pid/root")" = / ] || pf_fail "changed root before the root was complete"
+[ -e "$mnt/run-pf/prefetchd.pid" ] && pf_fail "pid file before the root was complete"
+for d in proc sys; do mount --bind "/$d" "$mnt/$d" || pf_fail "bind /$d"; done
+for ((i = 0; i < 100; i++)); do [ -s "$mnt/run-pf/prefetchd.pid" ] && break; sleep 0.05; done
+[ -s "$mnt/run-pf/prefetchd.pid" ] || { cat "$tmp/rel.out"; pf_fail "no pid file once the root was complete"; }
+[ "$(readlink "/proc/$pid/root")" = "$mnt" ] || pf_fail "root is $(readlink "/proc/$pid/root"), not $mnt"
+"$PREFETCHD" stop --pid-file "$mnt/run-pf/prefetchd.pid" --timeout 60 >/dev/null || pf_fail "prefetchd stop (replay first)"
+wait "$pid" || pf_fail "prefetchd (replay first) exited $?"
+[ -s "$tmp/rel.out" ] && { cat "$tmp/rel.out"; pf_fail "wrote to its (initramfs) stdio"; }
+dmesg | sed -n "/$marker/,\$p" >"$tmp/kmsg"
+grep -Eq "prefetchd: replay: [0-9]+ files" "$tmp/kmsg" ||
+	pf_fail "no replay in the kernel log: $(grep prefetchd "$tmp/kmsg")"
+grep -q "prefetchd: started from the initramfs when the root was mounted (replay began at" "$tmp/kmsg" ||
+	pf_fail "kernel log: no start line naming when the replay began: $(grep prefetchd "$tmp/kmsg")"
 exit 0
