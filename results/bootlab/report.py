@@ -34,7 +34,7 @@ FIELDS = [
     "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
     "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "vcpu_run_s", "vcpu_wait_s", "pf_start_s", "replay_s", "disk_s_before_pf",
     "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
-    "io_some_s", "io_full_s",
+    "io_some_s", "io_full_s", "disk_s_preroot", "disk_s_to_systemd",
 ]
 
 
@@ -164,24 +164,28 @@ def record(args):
         row["reorder_log"] = " | ".join(msgs[-3:])
     except FileNotFoundError:
         pass
-    # Where the disk time went (timeline.py): before prefetchd started, during its replay, after it.
+    # Where the disk time went (timeline.py: the request log cut at the guest's events on the host clock).
     try:
         sys.path.insert(0, LAB)
         import timeline
-        pts, m = timeline.load_timeline(out), timeline.marks(out)
-        off = m.pop("_offset", None)
-        if pts and off is not None and "prefetch start" in m and "boot end" in m:
-            pts = [(p[0] - off,) + p[1:] for p in pts]
-            a = timeline.at(pts, m["prefetch start"])
-            row["pf_start_s"] = f"{m['prefetch start']:.2f}"
-            row["req_before_pf"] = a[1]
-            row["disk_s_before_pf"] = f"{a[4]:.3f}"
-            e = timeline.at(pts, m["boot end"])
-            if "replay end" in m:
-                b = timeline.at(pts, m["replay end"])
-                row["replay_s"] = f"{m['replay end'] - m['prefetch start']:.2f}"
-                row["disk_s_replay"] = f"{b[4] - a[4]:.3f}"
-                row["disk_s_after_replay"] = f"{e[4] - b[4]:.3f}"
+        segs = timeline.segments(out)
+        at = {}  # event -> (guest time, requests, disk busy s) since qemu started
+        n = busy = 0
+        for name, t, k, _mb, b in segs:
+            n, busy = n + k, busy + b
+            at[name] = (t, n, busy)
+        if "root mounted" in at:
+            row["disk_s_preroot"] = f"{at['root mounted'][2]:.3f}"
+            if "systemd start" in at:
+                row["disk_s_to_systemd"] = f"{at['systemd start'][2] - at['root mounted'][2]:.3f}"
+        if "prefetchd start" in at:
+            row["pf_start_s"] = f"{at['prefetchd start'][0]:.2f}"
+            row["req_before_pf"] = at["prefetchd start"][1]
+            row["disk_s_before_pf"] = f"{at['prefetchd start'][2]:.3f}"
+            if "replay end" in at and "boot end" in at:
+                row["replay_s"] = f"{at['replay end'][0] - at['prefetchd start'][0]:.2f}"
+                row["disk_s_replay"] = f"{at['replay end'][2] - at['prefetchd start'][2]:.3f}"
+                row["disk_s_after_replay"] = f"{at['boot end'][2] - at['replay end'][2]:.3f}"
     except Exception as e:  # a diagnostic only: never lose the record for it
         print(f"timeline: {e}", file=sys.stderr)
     if row["status"] == "ok" and not row["boot_end_s"]:
@@ -494,23 +498,26 @@ def render(args):
             for s, n, mb, fb, mc, fc, nc in prs:
                 L(f"| {LABEL[s]} | {n} | {mb:+.2f} | {fb} of {n} | {mc:+.2f} | {fc} of {nc} |")
             L("")
-    tl = [(s, data[s]) for s in ("prefetch", "reorder") if s in data and num(data[s]["ok"], "disk_s_before_pf")]
+    tl = [(s, data[s]) for s in ("none", "prefetch", "reorder") if s in data and num(data[s]["ok"], "disk_s_preroot")]
     if tl:
-        L("### Where the boot waited for the disk (prefetch setups, averages of the measured boots)")
+        L("### Where the boot waited for the disk (simulated disk, averages of the measured boots)")
         L("")
-        L("From the simulated disk's counters sampled every 0.2 s, put on the guest's clock; cut where prefetchd")
-        L("started (its kernel-log line when the initramfs started it, else systemd starting prefetch.service), where")
-        L("its replay ended (start + the replay time prefetchd logs; its readahead requests may still be queued then)")
-        L("and at boot end.")
+        L("The simulated disk's request log (each request's model time, at its start on the host clock), cut at")
+        L("the guest's events put on the host clock by two anchors (the guest's first disk request at the kernel's")
+        L("`[vda]` line, and its report at boot end): the root mounted (the kernel's EXT4-fs line), systemd's start")
+        L("(the \"kernel\" part of systemd-analyze), prefetchd's start (its kernel-log line from the initramfs), the")
+        L("end of its replay (the uptime it logs; its readahead may still be queued then) and the boot's end.")
+        L("Runs before `smp2-v5` cut the 0.2 s samples with one clock offset taken at boot end, which put about a")
+        L("second of the replay before prefetchd's start; their figures of this kind are not comparable.")
         L("")
-        L("| setup | prefetchd start (s) | disk requests before it | disk busy before it (s) | replay (s) | "
-          "disk busy during replay (s) | disk busy after replay, to boot end (s) |")
+        L("| setup | disk busy until the root is mounted (s) | from the mount to systemd's start (s) | "
+          "prefetchd start (s) | replay (s) | disk busy during replay (s) | after replay, to boot end (s) |")
         L("|---|---|---|---|---|---|---|")
         for s, d in tl:
             def av(k, dg=2):
                 v = num(d["ok"], k)
                 return f"{statistics.fmean(v):.{dg}f}" if v else "–"
-            L(f"| {LABEL[s]} | {av('pf_start_s')} | {av('req_before_pf', 0)} | {av('disk_s_before_pf')} | "
+            L(f"| {LABEL[s]} | {av('disk_s_preroot')} | {av('disk_s_to_systemd')} | {av('pf_start_s')} | "
               f"{av('replay_s')} | {av('disk_s_replay')} | {av('disk_s_after_replay')} |")
         L("")
     L("## Learning and first boots (not measured)")

@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""When did the boot wait for the disk?  For one boot's work directory (boot-once.sh OUTDIR):
-the simulated disk's progress over time (sim-timeline.tsv, sampled every 0.2 s from qemu's start, which is
-within a fraction of a second of guest uptime 0) cut at the prefetch service's start, the end of its replay
-and the end of the boot; plus the request log's make-up (small vs large reads, seeks).
+"""When did the boot wait for the disk?  For one boot's work directory (boot-once.sh OUTDIR): the simulated
+disk's requests (sim-requests.log: "R|W offset length cost_us start_ms", start_ms since the log was opened,
+just before qemu started) cut at the guest's events: the root mounted, prefetchd started, systemd started,
+prefetchd's replay ended, the boot ended; plus the request log's make-up (small vs large reads).
+
+The guest's clock is not the host's: under TCG it starts ~6 s after qemu and drifts against it over a boot.
+So guest times are put on the host clock by two anchors: the guest's first disk request (the partition scan,
+at the kernel's "virtio_blk ... [vda]" line) and the guest's report at boot end (host_t_bootend).  A single
+offset from boot end alone (what this script did before) put the start of the replay ~1 s early, i.e. counted
+most of the replay's reads as read before prefetchd started.
 
   timeline.py OUTDIR...
 """
@@ -10,8 +16,12 @@ import os
 import re
 import sys
 
+# Requests before this many ms of the log are the host's own (losetup and friends), not the guest's.
+HOST_SETUP_MS = 1000.0
+
 
 def load_timeline(d):
+    """The 0.2 s samples of the disk's counters (host clock): (t, requests, reads, bytes, busy_s)."""
     pts = []
     try:
         with open(os.path.join(d, "sim-timeline.tsv")) as f:
@@ -24,17 +34,21 @@ def load_timeline(d):
     return pts
 
 
-def at(pts, t):
-    """Counters at time t (last sample not after t)."""
-    best = (0.0, 0, 0, 0, 0.0)
-    for p in pts:
-        if p[0] <= t:
-            best = p
-    return best
+def requests(d):
+    """(kind, offset, length, cost_us, start_s or None) per request, in arrival order."""
+    out = []
+    try:
+        with open(os.path.join(d, "sim-requests.log")) as f:
+            for line in f:
+                p = line.split()
+                if len(p) >= 4:
+                    out.append((p[0], int(p[1]), int(p[2]), float(p[3]), float(p[4]) / 1e3 if len(p) > 4 else None))
+    except FileNotFoundError:
+        pass
+    return out
 
 
-def marks(d):
-    m = {}
+def _text(d):
     text = ""
     for name in ("console.log", "report.log"):
         try:
@@ -42,70 +56,102 @@ def marks(d):
                 text += f.read().replace("\r", "") + "\n"
         except FileNotFoundError:
             pass
-    # prefetchd starts from the initramfs (its kernel-log line) or, without that, from prefetch.service.
+    return text
+
+
+def marks(d):
+    """Guest events (guest clock, s).  Keys starting with '_' are anchors, not cuts."""
+    m = {}
+    text = _text(d)
+    g = re.search(r"\[\s*([0-9.]+)\] virtio_blk \S+ \[vda\]", text)
+    if g:
+        m["_vda"] = float(g.group(1))
+    g = re.search(r"\[\s*([0-9.]+)\] EXT4-fs \(vda\): mounted filesystem", text)
+    if g:
+        m["root mounted"] = float(g.group(1))
+    # prefetchd starts from the initramfs (when its replay began, or its kernel-log line) or, without that, from
+    # prefetch.service.
     starts = [float(g.group(1)) for g in
-              (re.search(r"\[\s*([0-9.]+)\] prefetchd: started from the initramfs", text),
+              (re.search(r"prefetchd: started from the initramfs .*replay began at ([0-9.]+) s", text),
+               re.search(r"\[\s*([0-9.]+)\] prefetchd: started from the initramfs", text),
                re.search(r"\[\s*([0-9.]+)\] systemd\[1\]: Starting prefetch.service", text)) if g]
     if starts:
-        m["prefetch start"] = min(starts)
-    g = re.search(r"replay: .* in ([0-9.]+) s", text)
-    if g and "prefetch start" in m:
-        m["replay end"] = m["prefetch start"] + float(g.group(1))
+        m["prefetchd start"] = min(starts)
+    g = re.search(r"Startup finished in ([0-9.]+)s \(kernel\)", text)
+    if g:  # systemd's own start: the "kernel" part of systemd-analyze (here it includes the initramfs)
+        m["systemd start"] = float(g.group(1))
+    g = re.search(r"replay: .* done at ([0-9.]+) s of uptime", text)
+    if g:
+        m["replay end"] = float(g.group(1))
+    else:
+        g = re.search(r"replay: .* in ([0-9.]+) s", text)
+        if g and "prefetchd start" in m:
+            m["replay end"] = m["prefetchd start"] + float(g.group(1))
     g = re.search(r"finish_timestamp_monotonic_us=(\d+)", text)
     if g:
         m["boot end"] = int(g.group(1)) / 1e6
-    # Host seconds since qemu started minus guest uptime, both at the moment the guest's report appeared.
+    g = re.search(r"uptime_at_report_start=([0-9.]+)", text)
+    if g:
+        m["_report"] = float(g.group(1))
     try:
         with open(os.path.join(d, "host-bootend.env")) as f:
             hb = dict(line.strip().split("=", 1) for line in f if "=" in line)
-        g = re.search(r"uptime_at_report_start=([0-9.]+)", text)
-        if "host_t_bootend" in hb and g:
-            m["_offset"] = float(hb["host_t_bootend"]) - float(g.group(1))
+        if "host_t_bootend" in hb:
+            m["_host_report"] = float(hb["host_t_bootend"])
     except FileNotFoundError:
         pass
-    g = re.search(r"Startup finished in ([0-9.]+)s \(kernel\)", text)
-    if g:
-        m["kernel end (root mounted ~)"] = float(g.group(1))
     return m
 
 
-def requests(d):
-    out = []
-    try:
-        with open(os.path.join(d, "sim-requests.log")) as f:
-            for line in f:
-                p = line.split()
-                if len(p) >= 4:
-                    out.append((p[0], int(p[1]), int(p[2]), float(p[3])))
-    except FileNotFoundError:
-        pass
+def clock(m, reqs):
+    """guest seconds -> host seconds since the log opened, or None without both anchors."""
+    first = next((r[4] for r in reqs if r[4] is not None and r[4] * 1e3 > HOST_SETUP_MS), None)
+    if first is None or "_vda" not in m or "_report" not in m or "_host_report" not in m:
+        return None
+    ga, ha, gb, hb = m["_vda"], first, m["_report"], m["_host_report"]
+    k = (hb - ha) / (gb - ga) if gb > ga else 1.0
+    return lambda t: ha + (t - ga) * k
+
+
+def segments(d):
+    """[(name of the event ending it, guest time, requests, MiB read, disk busy s)] from qemu's start on, or []
+    when the request log has no times (runs before it had them)."""
+    reqs, m = requests(d), marks(d)
+    to_host = clock(m, reqs)
+    if to_host is None:
+        return []
+    cuts = sorted((t, k) for k, t in m.items() if not k.startswith("_"))
+    out, i = [], 0
+    guest = [r for r in reqs if r[4] * 1e3 > HOST_SETUP_MS]
+    for t, name in cuts:
+        h = to_host(t)
+        n = mb = busy = 0
+        while i < len(guest) and guest[i][4] < h:
+            r = guest[i]
+            n += 1
+            mb += r[2] / 1048576 if r[0] == "R" else 0
+            busy += r[3] / 1e6
+            i += 1
+        out.append((name, t, n, mb, busy))
     return out
 
 
 def main():
     for d in sys.argv[1:]:
-        pts, m = load_timeline(d), marks(d)
-        off = m.pop("_offset", None)
-        if off is not None:  # put the samples on the guest's clock
-            pts = [(p[0] - off,) + p[1:] for p in pts]
-        print(f"== {d} (guest clock = host clock - {off if off is None else round(off, 2)} s)")
-        cuts = sorted(m.items(), key=lambda kv: kv[1])
-        prev_t, prev = 0.0, (0.0, 0, 0, 0, 0.0)
-        print(f"{'until':>28} {'t (s)':>7} {'requests':>9} {'reads':>6} {'MB read':>8} {'disk busy (s)':>13}")
-        for name, t in cuts:
-            c = at(pts, t)
-            print(f"{name:>28} {t:7.2f} {c[1] - prev[1]:9d} {c[2] - prev[2]:6d} {(c[3] - prev[3]) / 1048576:8.1f} "
-                  f"{c[4] - prev[4]:13.2f}")
-            prev_t, prev = t, c
+        print(f"== {d}")
+        segs = segments(d)
+        if not segs:
+            print("no request times (or no anchors): nothing to cut")
+            continue
+        print(f"{'until':>18} {'t (s)':>7} {'requests':>9} {'MiB read':>9} {'disk busy (s)':>13}")
+        for name, t, n, mb, busy in segs:
+            print(f"{name:>18} {t:7.2f} {n:9d} {mb:9.1f} {busy:13.3f}")
         reqs = requests(d)
-        if reqs:
-            end = int(sum(1 for _ in reqs))
-            rd = [r for r in reqs if r[0] == "R"]
-            small = [r for r in rd if r[2] <= 16384]
-            print(f"request log: {end} requests, {len(rd)} reads ({len(small)} of <= 16 KiB costing "
-                  f"{sum(r[3] for r in small) / 1e6:.2f} s; larger {sum(r[3] for r in rd if r[2] > 16384) / 1e6:.2f} s), "
-                  f"writes {sum(r[3] for r in reqs if r[0] == 'W') / 1e6:.2f} s")
-        _ = prev_t
+        rd = [r for r in reqs if r[0] == "R"]
+        small = [r for r in rd if r[2] <= 16384]
+        print(f"request log (to power-off): {len(reqs)} requests, {len(rd)} reads ({len(small)} of <= 16 KiB costing "
+              f"{sum(r[3] for r in small) / 1e6:.2f} s; larger {sum(r[3] for r in rd if r[2] > 16384) / 1e6:.2f} s), "
+              f"writes {sum(r[3] for r in reqs if r[0] == 'W') / 1e6:.2f} s")
 
 
 if __name__ == "__main__":
