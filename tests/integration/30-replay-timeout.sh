@@ -4,12 +4,8 @@
 # on the rotational path and on the solid-state one; SIGTERM ends it as promptly.  readahead(2) blocks once the device queue is full, so
 # this also checks that each call is small enough for the deadline to be seen.
 source "$TOP/tests/lib.sh"
-pf_require_root
-[ -e /dev/fuse ] || pf_skip "no /dev/fuse"
-pkg-config --exists fuse3 2>/dev/null || pf_skip "fuse3 development files missing (libfuse3-dev)"
-make -s -C "$TOP/results" simdisk >/dev/null 2>&1 || pf_skip "results/simdisk does not build here"
+pf_require_simdisk
 [ -x "$TOOLS/pf_mklayout" ] || pf_fail "test tools not built (make tools)"
-source "$TOP/results/lib-sim.sh"
 
 dir=$(sim_tmpfs_dir)
 pf_mkfs "$dir/img" 64M

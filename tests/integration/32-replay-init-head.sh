@@ -5,12 +5,8 @@
 # data, forward.  Without that sweep each open reads an inode-table block, then a directory block further out,
 # then the next inode-table block back at the start: the head goes back and forth per path component.
 source "$TOP/tests/lib.sh"
-pf_require_root
-[ -e /dev/fuse ] || pf_skip "no /dev/fuse"
-pkg-config --exists fuse3 2>/dev/null || pf_skip "fuse3 development files missing (libfuse3-dev)"
-make -s -C "$TOP/results" simdisk >/dev/null 2>&1 || pf_skip "results/simdisk does not build here"
+pf_require_simdisk
 [ -x "$TOOLS/pf_mklayout" ] || pf_fail "test tools not built (make tools)"
-source "$TOP/results/lib-sim.sh"
 
 dir=$(sim_tmpfs_dir)
 # One block group (64 MiB of 4 KiB blocks): inode table first, then the directories (made first), then the data.

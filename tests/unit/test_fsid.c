@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "fsid.h"
+#include "support_tmpdir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,28 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/pf-test-fsid.XXXXXX";
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 /* mke2fs ARGS on a fresh 8 MiB image; returns its path (static buffer). */
 static const char *mkimage(const char *name, const char *args)
 {
 	static char path[256];
 	char cmd[512];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", pf_test_dir, name);
 	snprintf(cmd, sizeof(cmd), "mke2fs -q -F %s '%s' 8M >/dev/null 2>&1", args, path);
 	assert_int_equal(system(cmd), 0);
 	return path;
@@ -65,7 +50,7 @@ static void test_not_a_filesystem(void **state)
 {
 	(void)state;
 	char path[256];
-	snprintf(path, sizeof(path), "%s/zeros", dir);
+	snprintf(path, sizeof(path), "%s/zeros", pf_test_dir);
 	FILE *f = fopen(path, "w");
 	assert_non_null(f);
 	static const char block[4096];
@@ -80,7 +65,7 @@ static void test_not_a_filesystem(void **state)
 	assert_int_equal(pf_fsid_from_name(jdev, &id), 0);
 	assert_string_equal(id.type, "jbd");
 
-	snprintf(path, sizeof(path), "%s/missing", dir);
+	snprintf(path, sizeof(path), "%s/missing", pf_test_dir);
 	assert_int_equal(pf_fsid_from_name(path, &id), -ENOENT);
 }
 
@@ -104,5 +89,5 @@ int main(void)
 		cmocka_unit_test(test_not_a_filesystem),
 		cmocka_unit_test(test_uuid_text),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, pf_test_dir_setup, pf_test_dir_teardown);
 }

@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "pidfile.h"
+#include "support_tmpdir.h"
 #include "trace_internal.h"
 
 #include <errno.h>
@@ -18,27 +19,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/pf-trace-unit.XXXXXX";
-
-static int setup(void **state)
-{
-	(void)state;
-	return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 static void test_residency(void **state)
 {
 	(void)state;
 	char path[128];
-	snprintf(path, sizeof(path), "%s/f", dir);
+	snprintf(path, sizeof(path), "%s/f", pf_test_dir);
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
 	long pg = sysconf(_SC_PAGESIZE);
@@ -102,7 +87,7 @@ static void test_pidfile(void **state)
 {
 	(void)state;
 	char path[128];
-	snprintf(path, sizeof(path), "%s/run/sub/p.pid", dir); /* directories are created */
+	snprintf(path, sizeof(path), "%s/run/sub/p.pid", pf_test_dir); /* directories are created */
 	pid_t pid;
 	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid), 1); /* none running */
 
@@ -175,5 +160,5 @@ int main(void)
 		cmocka_unit_test(test_residency),
 		cmocka_unit_test(test_pidfile),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, pf_test_dir_setup, pf_test_dir_teardown);
 }
