@@ -113,7 +113,8 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 	}
 	if (nrot) {
 		/* init's files (their bin of their own, first: replay_plan.c) before the metadata pass, which takes
-		 * a while: init can start nothing until they are in.  Their few inode reads cost a few seeks. */
+		 * a while: init can start nothing until they are in.  Their inodes and the directories above them
+		 * come first, in one sweep of their own (the head of the metadata pass). */
 		size_t nhead = 0;
 		for (size_t i = 0; i < nrot; i++)
 			nhead += is_init(l, &items[i]);

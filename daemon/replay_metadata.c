@@ -8,7 +8,9 @@
  *      descriptors: no I/O needed to find them), and the directory blocks the layout recorded;
  *   2. extent-tree / indirect blocks of its regular files (their inodes are now cached);
  *   3. the directory tree, level by level from the mount's root: the inode blocks of the level's
- *      directories, then their blocks, then libext2fs looks the next level's names up in them (cached). */
+ *      directories, then their blocks, then libext2fs looks the next level's names up in them (cached).
+ * Before init's own files are read (replay.c), a head pass does step 1 for them and the directories above them
+ * alone (and the root directory's blocks), so that opening them reads nothing one seek at a time. */
 #include "replay_internal.h"
 
 #include <errno.h>
