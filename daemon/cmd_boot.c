@@ -162,9 +162,9 @@ static int replay_finish(struct replay_job *j, int cut)
 		else if (j->rc)
 			pf_warn("replay failed: %s", pf_strerror(j->rc));
 		else {
-			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s (CPU %.2f s; metadata pass done at %.2f s, "
-				  "placed at %.2f s, done at %.2f s of uptime)%s%s", j->st.files, j->st.files_skipped,
-				  (double)j->st.bytes / (1024.0 * 1024.0), j->st.seconds, j->cpu, j->st.at_metadata,
+			pf_notice("replay: %u files (%u skipped), %.1f MiB in %.2f s (CPU %.2f s; %u metadata blocks, metadata pass "
+				  "done at %.2f s, placed at %.2f s, done at %.2f s of uptime)%s%s", j->st.files, j->st.files_skipped,
+				  (double)j->st.bytes / (1024.0 * 1024.0), j->st.seconds, j->cpu, j->st.metadata_blocks, j->st.at_metadata,
 				  j->st.at_placed, j->st.at_end,
 				  j->st.timed_out ? ", stopped by REPLAY_TIMEOUT" : "",
 				  j->st.stopped ? ", cut short by the end of tracing" : "");
@@ -340,6 +340,10 @@ int cmd_boot(int argc, char **argv)
 			return PF_EXIT_OK;
 		}
 		rooted = same;
+		/* The kernel log at once: udev's init-bottom script moves the initramfs's /dev into the root any
+		 * moment now (it runs beside us), so /dev/kmsg is under / or under the root. */
+		if (rooted && pf_log_to_kmsg() < 0)
+			(void)pf_log_to_kmsg_at("dev/kmsg");
 		if (!same) { /* an initramfs not updated since prefetch was: run the installed version instead */
 			char *args[] = { "prefetchd", "boot", "--from-initramfs", config ? "--config" : NULL,
 					 (char *)config, NULL };
@@ -369,7 +373,6 @@ int cmd_boot(int argc, char **argv)
 		pf_boot_detach();
 		double began = -1.0;
 		if (rooted) {
-			pf_log_to_kmsg(); /* the initramfs's /dev: the root has none yet */
 			if (cfg.enable_replay) {
 				replay_start(&rj, &p, &cfg, 1);
 				struct timespec now;

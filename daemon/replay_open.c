@@ -20,12 +20,40 @@
 
 static const uint8_t zero_uuid[16];
 
+/* Started from the initramfs (relative paths): its /dev and /sys are moved into the root while we run, so the
+ * device node of dev is under / or under the root (the working directory).  0 with its path in out, or
+ * -ENODEV. */
+static int node_under_either(dev_t dev, char *out, size_t len)
+{
+	char name[128] = "";
+	for (int rel = 0; rel < 2 && !name[0]; rel++) {
+		char uevent[96], line[256];
+		snprintf(uevent, sizeof(uevent), "%s/dev/block/%u:%u/uevent", rel ? "sys" : "/sys", major(dev), minor(dev));
+		FILE *f = fopen(uevent, "re");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "DEVNAME=", 8))
+				snprintf(name, sizeof(name), "%.*s", (int)strcspn(line + 8, "\n"), line + 8);
+		if (f)
+			fclose(f);
+	}
+	for (int rel = 0; rel < 2 && name[0]; rel++) {
+		struct stat st;
+		snprintf(out, len, "%sdev/%s", rel ? "" : "/", name);
+		if (stat(out, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == dev)
+			return 0;
+	}
+	return -ENODEV;
+}
+
 /* The filesystem on a device: lib/fsid.c answers ext from its superblock alone (a full blkid probe would
  * seek to the far end of the disk). */
-static int probe_fs(dev_t dev, struct pf_rfs *r, uint8_t uuid[16])
+static int probe_fs(const struct pf_rctx *c, dev_t dev, struct pf_rfs *r, uint8_t uuid[16])
 {
 	struct pf_fsid id;
 	int rc = pf_fsid_from_devno(dev, &id);
+	char node[300];
+	if (rc == -ENODEV && c->o && c->o->relative_paths && node_under_either(dev, node, sizeof(node)) == 0)
+		rc = pf_fsid_from_name(node, &id);
 	snprintf(r->devname, sizeof(r->devname), "%s", id.devname);
 	if (rc == 0) {
 		snprintf(r->type, sizeof(r->type), "%s", id.type);
@@ -86,7 +114,7 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 		r->dev = st.st_dev;
 		r->root_ino = st.st_ino;
 		uint8_t uuid[16];
-		if (probe_fs(st.st_dev, r, uuid) == 0) {
+		if (probe_fs(c, st.st_dev, r, uuid) == 0) {
 			/* Another filesystem mounted there (or not mounted yet, so the parent's shows through). */
 			if (memcmp(lf->uuid, zero_uuid, 16) && memcmp(lf->uuid, uuid, 16))
 				continue;

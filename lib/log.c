@@ -12,13 +12,20 @@ static int threshold = PF_LOG_NOTICE;
 static int journal = -1;
 static int kmsg = -1;
 
-int pf_log_to_kmsg(void)
+int pf_log_to_kmsg_at(const char *path)
 {
-	int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	if (kmsg >= 0)
+		close(kmsg);
 	kmsg = fd;
 	return 0;
+}
+
+int pf_log_to_kmsg(void)
+{
+	return pf_log_to_kmsg_at("/dev/kmsg");
 }
 
 void pf_log_init(const char *progname, int max_level)

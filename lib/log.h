@@ -7,9 +7,11 @@ enum pf_log_level { PF_LOG_ERR = 3, PF_LOG_WARNING = 4, PF_LOG_NOTICE = 5, PF_LO
 /* Program name used as prefix; verbosity threshold (default PF_LOG_NOTICE). */
 void pf_log_init(const char *progname, int max_level);
 /* Lines go to stderr; under systemd (JOURNAL_STREAM set) with a "<N>" priority prefix the journal understands. */
-/* From now on write each line as one record to the kernel log (/dev/kmsg), for a process started before
- * the journal (prefetchd from the initramfs).  Keeps stderr if /dev/kmsg cannot be opened.  Returns 0 or -errno. */
+/* From now on write each line as one record to the kernel log (/dev/kmsg, or the device node at path), for a
+ * process started before the journal (prefetchd from the initramfs).  Keeps stderr if it cannot be opened.
+ * Returns 0 or -errno. */
 int pf_log_to_kmsg(void);
+int pf_log_to_kmsg_at(const char *path);
 void pf_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define pf_err(...) pf_log(PF_LOG_ERR, __VA_ARGS__)

@@ -140,38 +140,48 @@ timeout 10 "$PREFETCHD" boot --root "$mnt" >/dev/null 2>&1
 
 # The replay begins before the root is complete (started right after the mount): the layout the run above
 # stored (paths as seen from the root) is replayed while the root has no /proc and /sys yet, on the rotational
-# path (metadata pass through the device opened from the initramfs's /dev); then the root gets them, and
-# prefetchd changes root into it and traces.
+# path (metadata pass); then the root gets them, and prefetchd changes root into it and traces.  udev's
+# init-bottom script may already have moved the initramfs's /dev into the root when prefetchd starts: in a
+# mount namespace of its own /dev is hidden, so the kernel log and the device are found under the root only.
 [ -s "$mnt/state/layout" ] || pf_fail "no layout stored by the --root run"
+command -v unshare >/dev/null || pf_skip "unshare (util-linux) not installed"
 printf 'PREFETCH_MEDIUM=rotational\n' >>"$mnt/prefetch.conf"
 umount "$mnt/proc" "$mnt/sys" || pf_fail "umount proc/sys"
+rm -f "$mnt/run-pf/prefetchd.pid"
 pf_drop_caches
 [ "$("$TOOLS/pf_mincore" "$mnt/f1" | awk '{ print $1 }')" = 0 ] || pf_fail "f1 still cached after drop_caches"
-rm -f "$mnt/run-pf/prefetchd.pid"
 marker="73-initramfs $$ $(date +%s%N)" # this run's part of the kernel log
 echo "$marker" >/dev/kmsg
+mkdir -p "$tmp/nodev"
+cat >"$tmp/moved-dev.sh" <<'EOF2'
+# In a mount namespace: /dev as the initramfs has it once udev's script moved it (empty); no /dev/null here.
+mount --bind "$tmp/nodev" /dev || exit 10
 "$PREFETCHD" boot --from-initramfs --root "$mnt" --config /prefetch.conf >"$tmp/rel.out" 2>&1 &
 pid=$!
-pf_cleanup_add "kill $pid 2>/dev/null"
-for ((i = 0; i < 100; i++)); do
-	[ "$("$TOOLS/pf_mincore" "$mnt/f1" | awk '{ print $1 }')" = 16 ] && [ "$("$TOOLS/pf_mincore" "$mnt/f5" | awk '{ print $1 }')" = 16 ] && break
-	sleep 0.05
-done
-"$TOOLS/pf_mincore" "$mnt/f1" | grep -q '^16 ' && "$TOOLS/pf_mincore" "$mnt/f5" | grep -q '^16 ' ||
-	pf_fail "not replayed before the root was complete: f1 $("$TOOLS/pf_mincore" "$mnt/f1"), f5 $("$TOOLS/pf_mincore" "$mnt/f5")"
-[ "$("$TOOLS/pf_mincore" "$mnt/f3" | awk '{ print $1 }')" = 0 ] || pf_fail "f3 (not in the layout) was read"
-[ "$(readlink "/proc/$pid/root")" = / ] || pf_fail "changed root before the root was complete"
-[ -e "$mnt/run-pf/prefetchd.pid" ] && pf_fail "pid file before the root was complete"
-for d in proc sys; do mount --bind "/$d" "$mnt/$d" || pf_fail "bind /$d"; done
+res() { "$TOOLS/pf_mincore" "$1" | awk '{ print $1 }'; }
+for ((i = 0; i < 100; i++)); do [ "$(res "$mnt/f1")" = 16 ] && [ "$(res "$mnt/f5")" = 16 ] && break; sleep 0.05; done
+[ "$(res "$mnt/f1")" = 16 ] && [ "$(res "$mnt/f5")" = 16 ] || { kill $pid; exit 11; } # not replayed before the root was complete
+[ "$(res "$mnt/f3")" = 0 ] || { kill $pid; exit 12; }                               # f3 (not in the layout) read
+[ "$(readlink "/proc/$pid/root")" = / ] || { kill $pid; exit 13; }                 # changed root too early
+[ -e "$mnt/run-pf/prefetchd.pid" ] && { kill $pid; exit 14; }                       # pid file too early
+mount --bind /proc "$mnt/proc" && mount --bind /sys "$mnt/sys" || { kill $pid; exit 15; }
 for ((i = 0; i < 100; i++)); do [ -s "$mnt/run-pf/prefetchd.pid" ] && break; sleep 0.05; done
-[ -s "$mnt/run-pf/prefetchd.pid" ] || { cat "$tmp/rel.out"; pf_fail "no pid file once the root was complete"; }
-[ "$(readlink "/proc/$pid/root")" = "$mnt" ] || pf_fail "root is $(readlink "/proc/$pid/root"), not $mnt"
-"$PREFETCHD" stop --pid-file "$mnt/run-pf/prefetchd.pid" --timeout 60 >/dev/null || pf_fail "prefetchd stop (replay first)"
-wait "$pid" || pf_fail "prefetchd (replay first) exited $?"
+[ -s "$mnt/run-pf/prefetchd.pid" ] || { kill $pid; exit 16; }                        # no pid file once complete
+[ "$(readlink "/proc/$pid/root")" = "$mnt" ] || { kill $pid; exit 17; }
+"$PREFETCHD" stop --pid-file "$mnt/run-pf/prefetchd.pid" --timeout 60 >"$tmp/stop.out" 2>&1 || exit 18
+wait $pid || exit 19
+EOF2
+tmp=$tmp mnt=$mnt unshare -m --propagation private bash "$tmp/moved-dev.sh"
+rc=$?
+case $rc in
+0) ;;
+11) pf_fail "not replayed before the root was complete: $(cat "$tmp/rel.out")" ;;
+*) pf_fail "root-first start with /dev moved: step $rc failed (see $tmp/moved-dev.sh): $(cat "$tmp/rel.out")" ;;
+esac
 [ -s "$tmp/rel.out" ] && { cat "$tmp/rel.out"; pf_fail "wrote to its (initramfs) stdio"; }
 dmesg | sed -n "/$marker/,\$p" >"$tmp/kmsg"
-grep -Eq "prefetchd: replay: [0-9]+ files" "$tmp/kmsg" ||
-	pf_fail "no replay in the kernel log: $(grep prefetchd "$tmp/kmsg")"
+grep -Eq "prefetchd: replay: [0-9]+ files .* [1-9][0-9]* metadata blocks" "$tmp/kmsg" ||
+	pf_fail "no replay with a metadata pass in the kernel log: $(grep prefetchd "$tmp/kmsg")"
 grep -q "prefetchd: started from the initramfs when the root was mounted (replay began at" "$tmp/kmsg" ||
 	pf_fail "kernel log: no start line naming when the replay began: $(grep prefetchd "$tmp/kmsg")"
 exit 0
