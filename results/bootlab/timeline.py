@@ -70,11 +70,13 @@ def marks(d):
     if g:
         m["root mounted"] = float(g.group(1))
     # prefetchd starts from the initramfs (when its replay began, or its kernel-log line) or, without that, from
-    # prefetch.service.
+    # prefetch.service -- unless the service found it running already (started from the initramfs without a
+    # kernel-log line: then its start is not known).
+    from_service = None if "prefetchd is already running" in text else \
+        re.search(r"\[\s*([0-9.]+)\] systemd\[1\]: Starting prefetch.service", text)
     starts = [float(g.group(1)) for g in
               (re.search(r"prefetchd: started from the initramfs .*replay began at ([0-9.]+) s", text),
-               re.search(r"\[\s*([0-9.]+)\] prefetchd: started from the initramfs", text),
-               re.search(r"\[\s*([0-9.]+)\] systemd\[1\]: Starting prefetch.service", text)) if g]
+               re.search(r"\[\s*([0-9.]+)\] prefetchd: started from the initramfs", text), from_service) if g]
     if starts:
         m["prefetchd start"] = min(starts)
     g = re.search(r"Startup finished in ([0-9.]+)s \(kernel\)", text)
