@@ -92,6 +92,23 @@ static int64_t physical_of(int fd, uint64_t offset, uint32_t bs)
 	return (int64_t)((e->fe_physical + (offset - e->fe_logical)) / bs);
 }
 
+/* One extent of file fi; place: its physical block from FIEMAP now (files and directories alike). */
+static int add_extent(struct pf_image *img, int fi, const char *path, uint64_t offset, uint64_t length, int place)
+{
+	struct pf_extent e = { .file = (uint32_t)fi, .offset = offset, .length = length };
+	if (place) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		int64_t p = fd >= 0 ? physical_of(fd, offset, img->fs[img->files[fi].fs].block_size) : -1;
+		if (fd >= 0)
+			close(fd);
+		if (p >= 0) {
+			e.physical = (uint64_t)p;
+			e.flags = PF_EXT_PHYS_KNOWN;
+		}
+	}
+	return pf_image_add_extent(img, &e) < 0 ? -1 : 0;
+}
+
 static int add_line(struct pf_image *img, char *line, unsigned lineno)
 {
 	char path[PATH_MAX];
@@ -137,19 +154,8 @@ static int add_line(struct pf_image *img, char *line, unsigned lineno)
 		if (fi < 0)
 			return -1;
 	}
-	const struct pf_file *f = &img->files[fi];
-	if (S_ISDIR(st.st_mode) && dir_blocks && n == 1 && st.st_size) {
-		int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		int64_t p = fd >= 0 ? physical_of(fd, 0, img->fs[f->fs].block_size) : -1;
-		if (fd >= 0)
-			close(fd);
-		struct pf_extent e = { .file = (uint32_t)fi, .length = ((uint64_t)st.st_size + PAGE - 1) / PAGE * PAGE };
-		if (p >= 0) {
-			e.physical = (uint64_t)p;
-			e.flags = PF_EXT_PHYS_KNOWN;
-		}
-		return pf_image_add_extent(img, &e) < 0 ? -1 : 0;
-	}
+	if (S_ISDIR(st.st_mode) && dir_blocks && n == 1 && st.st_size)
+		return add_extent(img, fi, path, 0, ((uint64_t)st.st_size + PAGE - 1) / PAGE * PAGE, 1);
 	if (!S_ISREG(st.st_mode) || !st.st_size)
 		return 0;
 	uint64_t size = (uint64_t)st.st_size, start = off / PAGE * PAGE;
@@ -159,18 +165,7 @@ static int add_line(struct pf_image *img, char *line, unsigned lineno)
 	end = (end + PAGE - 1) / PAGE * PAGE;
 	if (start >= end)
 		return 0;
-	struct pf_extent e = { .file = (uint32_t)fi, .offset = start, .length = end - start };
-	if (!no_phys) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		int64_t p = fd >= 0 ? physical_of(fd, start, img->fs[f->fs].block_size) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (p >= 0) {
-			e.physical = (uint64_t)p;
-			e.flags = PF_EXT_PHYS_KNOWN;
-		}
-	}
-	return pf_image_add_extent(img, &e) < 0 ? -1 : 0;
+	return add_extent(img, fi, path, start, end - start, !no_phys);
 }
 
 int main(int argc, char **argv)
