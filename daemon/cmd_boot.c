@@ -111,19 +111,11 @@ static void *replay_main(void *arg)
 	return NULL;
 }
 
-/* A path of the root as seen from its directory before we changed root into it (see --root). */
-static const char *under_root(const char *path)
-{
-	while (*path == '/')
-		path++;
-	return *path ? path : ".";
-}
-
 /* Replay on a thread with the termination signals blocked, so that they reach the tracing thread.  relative:
  * the root is our working directory, not changed into yet (started from the initramfs with --root). */
 static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, const struct pf_config *cfg, int relative)
 {
-	const char *layout = relative ? under_root(p->layout) : p->layout;
+	const char *layout = relative ? pf_replay_relpath(p->layout) : p->layout;
 	if (access(layout, F_OK) != 0) {
 		pf_notice("no layout yet (%s): first traced boot, nothing to replay", p->layout);
 		return;
@@ -353,7 +345,7 @@ int cmd_boot(int argc, char **argv)
 		}
 	}
 	struct pf_config cfg;
-	int crc = pf_config_read(&cfg, rooted ? under_root(config ? config : PF_DEFAULT_CONFIG) : config);
+	int crc = pf_config_read(&cfg, rooted ? pf_replay_relpath(config ? config : PF_DEFAULT_CONFIG) : config);
 	if (rooted && !config && crc == -ENOENT)
 		crc = 0; /* no /etc/default/prefetch: the defaults */
 	if (crc && config) {
@@ -372,13 +364,11 @@ int cmd_boot(int argc, char **argv)
 	if (early) {
 		pf_boot_detach();
 		double began = -1.0;
-		if (rooted) {
-			if (cfg.enable_replay) {
-				replay_start(&rj, &p, &cfg, 1);
-				struct timespec now;
-				clock_gettime(CLOCK_MONOTONIC, &now);
-				began = (double)now.tv_sec + now.tv_nsec / 1e9;
-			}
+		if (rooted && cfg.enable_replay) {
+			replay_start(&rj, &p, &cfg, 1);
+			struct timespec now;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			began = (double)now.tv_sec + now.tv_nsec / 1e9;
 		}
 		int waited = pf_boot_wait_root(rooted, EARLY_WAIT_MS);
 		if (waited < 0 && !rooted)

@@ -50,4 +50,7 @@ struct pf_replay_stats {
  * the layout's size; a changed or missing file is skipped, never read. */
 int pf_replay(const struct pf_image *layout, const struct pf_replay_opts *o, struct pf_replay_stats *st);
 
+/* An absolute path as seen from the root's directory (relative_paths): leading slashes dropped, "/" is ".". */
+const char *pf_replay_relpath(const char *path);
+
 #endif
