@@ -1,9 +1,11 @@
 # prefetch — boot-time prefetch and on-disk reordering.
-# Sources are picked up by wildcard so that adding a module needs no Makefile edit:
-#   lib/*.c      -> lib/libprefetch.a   (format, config, fs identity: shared by both programs)
-#   daemon/*.c   -> prefetchd           (daemon/main.c holds main(); the rest also goes into daemon/daemon.a)
-#   reorder/*.c  -> prefetch-reorder    (likewise reorder/main.c and reorder/reorder.a)
-#   tests/unit/test_*.c -> one cmocka binary each, linked against all three archives.
+# Sources are picked up by wildcard so that adding a file needs no Makefile edit.  One archive per stage, each
+# compiled with only lib/ and its own folder on the include path, so a stage cannot include another's headers:
+#   lib/*.c                -> libprefetch.a        what both programs share (format, config, fs identity, ...)
+#   daemon/STAGE/*.c       -> daemon/STAGE.a       trace, aggregate, replay, boot, report
+#   daemon/cli/*.c         -> prefetchd            the command line: the only code that combines the stages
+#   reorder/*.c            -> reorder.a            plan, relocate, verify (reorder/main.c: prefetch-reorder)
+#   tests/unit/DIR/test_*.c -> one cmocka binary each (tests mirror the source folders).
 
 VERSION     := 0.1.0
 PREFIX      ?= /usr
@@ -26,7 +28,7 @@ CC          ?= cc
 OPTFLAGS    ?= -O2 -g
 CFLAGS      ?=
 WARN        := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
-CPPFLAGS    += -D_GNU_SOURCE -DPREFETCH_VERSION='"$(VERSION)"' -DSYSCONFDIR='"$(SYSCONFDIR)"' -Ilib
+CPPFLAGS    += -D_GNU_SOURCE -DPREFETCH_VERSION='"$(VERSION)"' -DSYSCONFDIR='"$(SYSCONFDIR)"'
 ALL_CFLAGS  := -std=gnu11 $(OPTFLAGS) $(WARN) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS)
 LIBS        := $(PKG_LIBS) -lpthread -lm
@@ -40,15 +42,17 @@ else
   BUILD       := build/default
 endif
 
+STAGES      := trace aggregate replay boot report
 LIB_SRC     := $(sort $(wildcard lib/*.c))
-DAEMON_SRC  := $(filter-out daemon/main.c,$(sort $(wildcard daemon/*.c)))
+CLI_MAIN    := daemon/cli/main.c
 REORDER_SRC := $(filter-out reorder/main.c,$(sort $(wildcard reorder/*.c)))
-UNIT_SRC    := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_SRC    := $(sort $(wildcard tests/unit/*/test_*.c))
 TESTSUPPORT_SRC := $(sort $(wildcard tests/unit/support_*.c))
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
 LIB_A       := $(BUILD)/libprefetch.a
-DAEMON_A    := $(BUILD)/daemon.a
+STAGE_A     := $(foreach s,$(STAGES),$(BUILD)/daemon/$(s).a)
+CLI_A       := $(BUILD)/daemon/cli.a
 REORDER_A   := $(BUILD)/reorder.a
 PREFETCHD   := $(BUILD)/prefetchd
 REORDER_BIN := $(BUILD)/prefetch-reorder
@@ -56,6 +60,16 @@ UNIT_BINS   := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 # Test-only programs (e.g. the crash-injecting reorder driver), linked against the same archives.
 TOOL_SRC    := $(sort $(wildcard tests/tools/*.c))
 TOOL_BINS   := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
+
+# Include paths per folder: what the build lets each part see.
+STAGE_INC   := $(foreach s,$(STAGES),-Idaemon/$(s))
+$(BUILD)/lib/%.o: INC := -Ilib
+$(foreach s,$(STAGES),$(eval $(BUILD)/daemon/$(s)/%.o: INC := -Ilib -Idaemon/$(s)))
+$(BUILD)/daemon/cli/%.o: INC := -Ilib -Idaemon/cli $(STAGE_INC)
+$(BUILD)/reorder/%.o: INC := -Ilib -Ireorder
+$(BUILD)/tests/%: INC := -Ilib -Idaemon/cli $(STAGE_INC) -Ireorder -Itests/unit
+# Archives in link order: the command line's stages before lib/, which they all use.
+DAEMON_LINK := $(STAGE_A) $(LIB_A)
 
 .PHONY: all tools check unit integration install uninstall clean demo bench bootlab valgrind sanitize
 all: $(PREFETCHD) $(REORDER_BIN) prefetchd prefetch-reorder
@@ -66,29 +80,32 @@ prefetchd prefetch-reorder: %: $(BUILD)/%
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIB_A): $(call obj,$(LIB_SRC))
 	@rm -f $@; $(AR) rcs $@ $^
-$(DAEMON_A): $(call obj,$(DAEMON_SRC)) $(if $(DAEMON_SRC),,$(BUILD)/empty.o)
-	@rm -f $@; $(AR) rcs $@ $^
-$(REORDER_A): $(call obj,$(REORDER_SRC)) $(if $(REORDER_SRC),,$(BUILD)/empty.o)
+define stage_archive
+$(BUILD)/daemon/$(1).a: $(call obj,$(filter-out $(CLI_MAIN),$(sort $(wildcard daemon/$(1)/*.c)))) $(BUILD)/empty.o
+	@rm -f $$@; $$(AR) rcs $$@ $$^
+endef
+$(foreach s,$(STAGES) cli,$(eval $(call stage_archive,$(s))))
+$(REORDER_A): $(call obj,$(REORDER_SRC)) $(BUILD)/empty.o
 	@rm -f $@; $(AR) rcs $@ $^
 $(BUILD)/empty.o:
 	@mkdir -p $(dir $@); echo 'typedef int pf_empty_unit;' | $(CC) -x c -c -o $@ -
 
-$(PREFETCHD): $(BUILD)/daemon/main.o $(DAEMON_A) $(LIB_A)
+$(PREFETCHD): $(call obj,$(CLI_MAIN)) $(CLI_A) $(DAEMON_LINK)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 $(REORDER_BIN): $(BUILD)/reorder/main.o $(REORDER_A) $(LIB_A)
 	$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTSUPPORT_SRC)) $(DAEMON_A) $(REORDER_A) $(LIB_A)
+$(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTSUPPORT_SRC)) $(CLI_A) $(REORDER_A) $(DAEMON_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Idaemon -Ireorder -Itests/unit $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(CMOCKA_LIBS) $(LIBS)
 
-$(BUILD)/tests/tools/%: tests/tools/%.c $(DAEMON_A) $(REORDER_A) $(LIB_A)
+$(BUILD)/tests/tools/%: tests/tools/%.c $(CLI_A) $(REORDER_A) $(DAEMON_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -Idaemon -Ireorder $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
 
 tools: $(TOOL_BINS)
 

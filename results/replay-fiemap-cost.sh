@@ -28,7 +28,7 @@ a = "\tpf_rplan_sort_physical(items, n);\n\tn = pf_rplan_coalesce(items, n);\n"
 b = "\tstruct pf_rvec more = { 0 };\n"
 for v, anchor, ins, after in (("map", a, "\tif (1) { free(own); return 0; } /* stop before the sweep */\n", True),
                               ("meta", b, "\tif (1) return 0; /* the metadata pass only */\n", False)):
-    p = f"{w}/{v}/daemon/replay_rotational.c"
+    p = f"{w}/{v}/daemon/replay/replay_rotational.c"
     s = open(p).read()
     if anchor not in s:
         sys.exit(1)

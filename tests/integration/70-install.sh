@@ -85,11 +85,11 @@ else
 	pf_note "systemd-analyze not installed: units not verified"
 fi
 
-# The unit's bounding set holds every capability prefetchd keeps for tracing (daemon/privileges.h): one
+# The unit's bounding set holds every capability prefetchd keeps for tracing (daemon/cli/privileges.h): one
 # missing there is silently unavailable to the daemon.
 bound=$(sed -n 's/^CapabilityBoundingSet=//p' "$TOP/systemd/prefetch.service")
-caps=$(sed -n 's/^#define PF_TRACER_CAPS { \(.*\) }$/\1/p' "$TOP/daemon/privileges.h" | tr -d ',')
-[ -n "$caps" ] || pf_fail "PF_TRACER_CAPS not found in daemon/privileges.h"
+caps=$(sed -n 's/^#define PF_TRACER_CAPS { \(.*\) }$/\1/p' "$TOP/daemon/cli/privileges.h" | tr -d ',')
+[ -n "$caps" ] || pf_fail "PF_TRACER_CAPS not found in daemon/cli/privileges.h"
 for c in $caps CAP_SYS_ADMIN; do
 	[[ " $bound " == *" $c "* ]] || pf_fail "prefetch.service CapabilityBoundingSet lacks $c"
 done

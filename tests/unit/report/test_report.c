@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include "boottime.h"
+#include "boot_log.h"
 #include "report_stats.h"
 #include "report_svg.h"
 

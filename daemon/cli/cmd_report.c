@@ -1,6 +1,6 @@
 /* prefetchd report: the boot-time table of the recorded boots, per setup (none / prefetch / prefetch+reorder),
  * and optionally an SVG bar chart of it. */
-#include "boottime.h"
+#include "boot_log.h"
 #include "commands.h"
 #include "config.h"
 #include "format.h"

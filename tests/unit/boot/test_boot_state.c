@@ -6,7 +6,7 @@
 
 #include "boot_end.h"
 #include "boot_state.h"
-#include "boottime.h"
+#include "boot_log.h"
 #include "config.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include "boot_early.h"
 #include "boot_end.h"
 #include "boot_state.h"
-#include "boottime.h"
+#include "boot_log.h"
 #include "commands.h"
 #include "config.h"
 #include "format.h"

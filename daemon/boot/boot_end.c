@@ -1,5 +1,5 @@
 #include "boot_end.h"
-#include "boottime.h"
+#include "boot_log.h"
 
 #include <errno.h>
 #include <math.h>

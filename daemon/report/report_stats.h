@@ -3,7 +3,7 @@
 #ifndef PREFETCH_REPORT_STATS_H
 #define PREFETCH_REPORT_STATS_H
 
-#include "boottime.h"
+#include "boot_log.h"
 
 #include <stddef.h>
 #include <stdio.h>

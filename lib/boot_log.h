@@ -19,8 +19,8 @@
  *   reads       reads completed (-1 unknown)
  *   sectors     sectors read, 512 bytes each (-1 unknown)
  * Unknown trailing fields are ignored, so later versions may append columns. */
-#ifndef PREFETCH_BOOTTIME_H
-#define PREFETCH_BOOTTIME_H
+#ifndef PREFETCH_BOOT_LOG_H
+#define PREFETCH_BOOT_LOG_H
 
 #include <stddef.h>
 #include <stdint.h>

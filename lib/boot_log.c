@@ -1,5 +1,5 @@
 /* Boot-time log records: formatting, parsing, appending, and the measurements they hold. */
-#include "boottime.h"
+#include "boot_log.h"
 #include "safe_file.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
 #include "boot_state.h"
-#include "boottime.h"
+#include "boot_log.h"
 #include "format.h"
 #include "safe_file.h"
 
