@@ -8,6 +8,7 @@
 #include "aggregate.h"
 #include "commands.h"
 #include "format.h"
+#include "support_tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -382,7 +383,7 @@ static void test_order_ties_and_dirs(void **state)
 	free_all(t, 2, l);
 }
 
-static char tmpdir[64];
+static char tmpdir[160];
 
 static void write_file(const char *path, size_t size)
 {
@@ -415,12 +416,11 @@ static void add_real(struct pf_image *t, const char *path)
 static void test_vanished_and_changed(void **state)
 {
 	(void)state;
-	strcpy(tmpdir, "/tmp/pf-agg-XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	char p[5][96];
+	assert_non_null(pf_test_mkdtemp(tmpdir, sizeof(tmpdir), "pf-agg"));
+	char p[5][192];
 	for (int i = 0; i < 5; i++)
 		snprintf(p[i], sizeof(p[i]), "%s/f%d", tmpdir, i);
-	char repl[96];
+	char repl[192];
 	snprintf(repl, sizeof(repl), "%s/replacement", tmpdir);
 	for (int i = 0; i < 5; i++)
 		write_file(p[i], 8192);
@@ -735,9 +735,9 @@ static int cli(int argc, const char **argv)
 static void test_cmd_aggregate(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/pf-aggcmd-XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char tp[3][96], bad[96], out[96], conf[96];
+	char dir[160];
+	assert_non_null(pf_test_mkdtemp(dir, sizeof(dir), "pf-aggcmd"));
+	char tp[3][192], bad[192], out[192], conf[192];
 	struct pf_image *t[3];
 	for (int i = 0; i < 3; i++) {
 		t[i] = trace_new(1, 0x800);

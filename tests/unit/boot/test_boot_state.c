@@ -8,6 +8,7 @@
 #include "boot_state.h"
 #include "boot_log.h"
 #include "config.h"
+#include "support_tmpdir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -17,21 +18,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char root[64];
+static char root[192]; /* room for "/state" and more in the config's paths */
 
 static int setup(void **state)
 {
 	(void)state;
-	strcpy(root, "/tmp/test_boot_state.XXXXXX");
-	return mkdtemp(root) ? 0 : -1;
+	return pf_test_mkdtemp(root, sizeof(root), "test_boot_state") ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	return system(cmd) == 0 ? 0 : -1;
+	return pf_test_rmtree(root);
 }
 
 static void touch(const char *dir, const char *name, const char *text)

@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "format.h"
+#include "support_tmpdir.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -165,8 +166,8 @@ static void test_bad_references(void **state)
 static void test_files(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/pf-format-XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[96];
+	assert_non_null(pf_test_mkdtemp(dir, sizeof(dir), "pf-format"));
 	char path[128];
 	snprintf(path, sizeof(path), "%s/layout", dir);
 	struct pf_image *a = sample(), *b = NULL;

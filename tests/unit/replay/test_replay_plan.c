@@ -7,6 +7,7 @@
 
 #include "config.h"
 #include "replay_internal.h"
+#include "support_tmpdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -324,8 +325,8 @@ static void test_fiemap(void **state)
 static void test_replay_tmpfile(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/pf-replay-unit.XXXXXX", path[64], gone[64];
-	assert_non_null(mkdtemp(dir));
+	char dir[96], path[128], gone[128];
+	assert_non_null(pf_test_mkdtemp(dir, sizeof(dir), "pf-replay-unit"));
 	snprintf(path, sizeof(path), "%s/data", dir);
 	snprintf(gone, sizeof(gone), "%s/gone", dir);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -7,6 +7,7 @@
 #include "boot_log.h"
 #include "report_stats.h"
 #include "report_svg.h"
+#include "support_tmpdir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -95,8 +96,8 @@ static void test_log_parse(void **state)
 static void test_append_and_load(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/test_report.XXXXXX";
-	assert_non_null(mkdtemp(dir));
+	char dir[96];
+	assert_non_null(pf_test_mkdtemp(dir, sizeof(dir), "test_report"));
 	char path[128];
 	snprintf(path, sizeof(path), "%s/boottime.log", dir);
 	struct pf_boot_record *recs;
