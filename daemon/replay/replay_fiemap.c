@@ -5,6 +5,8 @@
  * read where the head passes it. */
 #include "replay_internal.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
@@ -79,14 +81,8 @@ static int get_extents(int fd, uint64_t start, uint64_t end, struct ext **out, s
 
 static int push(struct pf_rvec *m, const struct pf_ritem *it)
 {
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct pf_ritem *w = realloc(m->v, cap * sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		m->v = w;
-		m->cap = cap;
-	}
+	if (PF_ARRAY_RESERVE(m->v, m->cap, m->n + 1, 64))
+		return -ENOMEM;
 	m->v[m->n++] = *it;
 	return 0;
 }

@@ -13,6 +13,8 @@
  * alone (and the root directory's blocks), so that opening them reads nothing one seek at a time. */
 #include "replay_internal.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
 #include <ext2fs/ext3_extents.h>
@@ -48,14 +50,8 @@ static int push(struct rvec *v, uint64_t start, uint64_t count)
 		return 0;
 	if (v->blocks + count > META_MAX_BLOCKS)
 		return -E2BIG;
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		struct pf_brange *r = realloc(v->r, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		v->r = r;
-		v->cap = cap;
-	}
+	if (PF_ARRAY_RESERVE(v->r, v->cap, v->n + 1, 256))
+		return -ENOMEM;
 	v->r[v->n++] = (struct pf_brange){ start, count };
 	v->blocks += count;
 	return 0;

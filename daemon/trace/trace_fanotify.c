@@ -13,6 +13,8 @@
  * max_files (one per entry) and pin nothing the entry's kept fd does not pin already. */
 #include "trace_internal.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -74,14 +76,8 @@ static void hash_put(size_t *h, size_t cap, const struct pf_trace_entry *e, size
 
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *src)
 {
-	if (t->nents == t->cap_ents) {
-		size_t ncap = t->cap_ents ? t->cap_ents * 2 : 256;
-		struct pf_trace_entry *p = realloc(t->ents, ncap * sizeof(*p));
-		if (!p)
-			return NULL;
-		t->ents = p;
-		t->cap_ents = ncap;
-	}
+	if (PF_ARRAY_RESERVE(t->ents, t->cap_ents, t->nents + 1, 256))
+		return NULL;
 	if ((t->nents + 1) * 2 > t->hash_cap) {
 		size_t ncap = t->hash_cap ? t->hash_cap * 2 : 1024;
 		size_t *h = calloc(ncap, sizeof(*h));

@@ -16,6 +16,8 @@
  */
 #include "trace_internal.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
@@ -112,14 +114,8 @@ static int push(struct rvec *r, uint64_t off, uint64_t len, uint64_t phys, int k
 		r->v[r->n - 1].length += len; /* adjacent, both without position: one range */
 		return 0;
 	}
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 16;
-		struct pf_range *p = realloc(r->v, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		r->v = p;
-		r->cap = ncap;
-	}
+	if (PF_ARRAY_RESERVE(r->v, r->cap, r->n + 1, 16))
+		return -ENOMEM;
 	r->v[r->n++] = (struct pf_range){ .offset = off, .length = len, .physical = phys, .phys_known = known };
 	return 0;
 }
