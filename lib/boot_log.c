@@ -252,17 +252,6 @@ int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
 	return rc;
 }
 
-double pf_uptime(void)
-{
-	FILE *f = fopen("/proc/uptime", "re");
-	if (!f)
-		return -1;
-	double up;
-	int ok = fscanf(f, "%lf", &up) == 1;
-	fclose(f);
-	return ok ? up : -1;
-}
-
 void pf_boot_id(char *buf, size_t len)
 {
 	snprintf(buf, len, "-");
