@@ -15,12 +15,12 @@ int pf_array_reserve(void **items, size_t *cap, size_t need, size_t elem_size, s
 
 /* pf_array_reserve on a typed array: arr is a pointer to the elements (their size is taken from it), cap its
  * size_t capacity; both lvalues without side effects.  Evaluates to 0 or -ENOMEM. */
-#define PF_ARRAY_RESERVE(arr, cap, need, first)                                                   \
-	__extension__({                                                                           \
-		void *pf_array_p_ = (arr);                                                        \
-		int pf_array_rc_ = pf_array_reserve(&pf_array_p_, &(cap), (need), sizeof(*(arr)), (first)); \
-		(arr) = pf_array_p_;                                                              \
-		pf_array_rc_;                                                                     \
+#define PF_ARRAY_RESERVE(arr, cap, need, first)                                                                 \
+	__extension__({                                                                                         \
+		void *pf_array_p_ = (arr);                                                                      \
+		int pf_array_rc_ = pf_array_reserve(&pf_array_p_, &(cap), (need), sizeof(*(arr)), (first));     \
+		(arr) = pf_array_p_;                                                                            \
+		pf_array_rc_;                                                                                   \
 	})
 
 #endif
