@@ -1,5 +1,6 @@
 /* Boot-time log records: formatting, parsing, appending, and the measurements they hold. */
 #include "boot_log.h"
+#include "array.h"
 #include "safe_file.h"
 
 #include <errno.h>
@@ -98,17 +99,11 @@ int pf_boottime_parse(const char *text, struct pf_boot_record **recs, size_t *n,
 				if (pf_boot_record_parse(line, &r)) {
 					(*bad)++;
 				} else {
-					if (*n == cap) {
-						size_t ncap = cap ? cap * 2 : 64;
-						struct pf_boot_record *g = realloc(*recs, ncap * sizeof(*g));
-						if (!g) {
-							free(*recs);
-							*recs = NULL;
-							*n = 0;
-							return -ENOMEM;
-						}
-						*recs = g;
-						cap = ncap;
+					if (PF_ARRAY_RESERVE(*recs, cap, *n + 1, 64)) {
+						free(*recs);
+						*recs = NULL;
+						*n = 0;
+						return -ENOMEM;
 					}
 					(*recs)[(*n)++] = r;
 				}
@@ -235,43 +230,26 @@ int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
 	FILE *f = fopen("/proc/diskstats", "re");
 	if (!f)
 		return -errno;
-	size_t cap = 1u << 16, len = 0;
-	char *text = malloc(cap);
-	while (text) {
+	size_t cap = 0, len = 0;
+	char *text = NULL;
+	int err;
+	/* room for one more byte and the NUL: the buffer doubles from 64 KiB while reads fill it, up to 4 MiB */
+	while (!(err = PF_ARRAY_RESERVE(text, cap, len + 2, 1u << 16))) {
 		size_t got = fread(text + len, 1, cap - len - 1, f);
 		len += got;
-		if (got == 0 || len + 1 < cap)
+		if (got == 0 || len + 1 < cap || cap >= (4u << 20))
 			break;
-		if (cap >= (4u << 20))
-			break;
-		char *g = realloc(text, cap * 2);
-		if (!g) {
-			free(text);
-			text = NULL;
-			break;
-		}
-		text = g;
-		cap *= 2;
 	}
 	fclose(f);
-	if (!text)
-		return -ENOMEM;
+	if (err) {
+		free(text);
+		return err;
+	}
 	text[len] = '\0';
 	int rc = pf_diskstats_parse(text, major(dev), minor(dev), r->disk, sizeof(r->disk), &r->reads, &r->sectors,
 				    &r->io_ms);
 	free(text);
 	return rc;
-}
-
-double pf_uptime(void)
-{
-	FILE *f = fopen("/proc/uptime", "re");
-	if (!f)
-		return -1;
-	double up;
-	int ok = fscanf(f, "%lf", &up) == 1;
-	fclose(f);
-	return ok ? up : -1;
 }
 
 void pf_boot_id(char *buf, size_t len)

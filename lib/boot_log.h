@@ -66,8 +66,6 @@ int pf_diskstats_parse(const char *text, unsigned maj, unsigned min, char *name,
  * sysfs).  Leaves "-" / -1 when unknown.  Returns 0 or a negative errno. */
 int pf_boot_record_disk(const char *path, struct pf_boot_record *r);
 
-/* Seconds since boot (/proc/uptime), or -1. */
-double pf_uptime(void);
 /* The kernel's boot id into buf (at least 37 bytes), "-" if unknown. */
 void pf_boot_id(char *buf, size_t len);
 

@@ -1,4 +1,5 @@
 #include "format.h"
+#include "array.h"
 #include "safe_file.h"
 
 #include <errno.h>
@@ -63,15 +64,10 @@ static int grow(void **arr, uint32_t *cap, uint32_t need, size_t elem, uint32_t 
 		return 0;
 	if (need > limit)
 		return PF_ETOOBIG;
-	uint32_t ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap = ncap > limit / 2 ? limit : ncap * 2;
-	void *p = realloc(*arr, (size_t)ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	size_t c = *cap;
+	int rc = pf_array_reserve_max(arr, &c, need, elem, 16, limit);
+	*cap = (uint32_t)c;
+	return rc;
 }
 
 static char *dup_str(const char *s)

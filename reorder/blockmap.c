@@ -2,6 +2,8 @@
  * block-mapped (ext2/3) files: ext2fs_block_iterate3 over the data blocks only. */
 #include "blockmap.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
@@ -20,15 +22,9 @@ static void add(struct runs *rs, uint64_t lblk, uint64_t pblk, uint64_t len, int
 			return;
 		}
 	}
-	if (rs->n == rs->cap) {
-		size_t ncap = rs->cap ? rs->cap * 2 : 16;
-		struct pf_bmap_run *p = realloc(rs->r, ncap * sizeof(*p));
-		if (!p) {
-			rs->nomem = 1;
-			return;
-		}
-		rs->r = p;
-		rs->cap = ncap;
+	if (PF_ARRAY_RESERVE(rs->r, rs->cap, rs->n + 1, 16)) {
+		rs->nomem = 1;
+		return;
 	}
 	rs->r[rs->n++] = (struct pf_bmap_run){ .lblk = lblk, .pblk = pblk, .len = len, .uninit = uninit };
 }

@@ -1,6 +1,7 @@
 /* Layout wishes -> segments in layout order. */
 #include "collect.h"
 
+#include "array.h"
 #include "blockmap.h"
 #include "extent_remap.h"
 
@@ -112,14 +113,8 @@ static int push_seg(struct pf_collect *c, size_t *cap, uint32_t owner, uint64_t 
 			return 0;
 		}
 	}
-	if (c->nsegs == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		struct pf_seg *p = realloc(c->segs, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		c->segs = p;
-		*cap = ncap;
-	}
+	if (PF_ARRAY_RESERVE(c->segs, *cap, c->nsegs + 1, 1024))
+		return -ENOMEM;
 	c->segs[c->nsegs++] = (struct pf_seg){ .owner = owner, .lblk = lblk, .pblk = pblk, .len = len };
 	return 0;
 }
@@ -168,14 +163,8 @@ static int take_range(struct pf_collect *c, size_t *cap, uint32_t fi, uint64_t a
 			return rc;
 	}
 	/* insert [a, b) merging with what it overlaps or touches */
-	if (f->ncov == f->capcov) {
-		size_t ncap = f->capcov ? f->capcov * 2 : 4;
-		struct pf_run *p = realloc(f->covered, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		f->covered = p;
-		f->capcov = ncap;
-	}
+	if (PF_ARRAY_RESERVE(f->covered, f->capcov, f->ncov + 1, 4))
+		return -ENOMEM;
 	size_t i = 0;
 	while (i < f->ncov && f->covered[i].start + f->covered[i].len < a)
 		i++;

@@ -1,6 +1,8 @@
 /* Free runs: alternate find-first-zero / find-first-set over the block bitmap. */
 #include "freespace.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <stdlib.h>
 
@@ -16,15 +18,9 @@ int pf_freespace(ext2_filsys fs, struct pf_run **runs, size_t *n)
 			break; /* ENOENT: no more free blocks */
 		if (ext2fs_find_first_set_block_bitmap2(fs->block_map, z, last, &s))
 			s = last + 1;
-		if (cnt == cap) {
-			size_t ncap = cap ? cap * 2 : 256;
-			struct pf_run *p = realloc(r, ncap * sizeof(*p));
-			if (!p) {
-				free(r);
-				return -ENOMEM;
-			}
-			r = p;
-			cap = ncap;
+		if (PF_ARRAY_RESERVE(r, cap, cnt + 1, 256)) {
+			free(r);
+			return -ENOMEM;
 		}
 		r[cnt++] = (struct pf_run){ .start = z, .len = s - z };
 		pos = s;

@@ -6,18 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "array.h"
 #include "fsid.h"
 
 static int add(struct pf_layouts *l, size_t *cap, const struct pf_file *f, uint64_t off, uint64_t len)
 {
-	if (l->nwant == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 1024;
-		struct pf_want *p = realloc(l->want, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		l->want = p;
-		*cap = ncap;
-	}
+	if (PF_ARRAY_RESERVE(l->want, *cap, l->nwant + 1, 1024))
+		return -ENOMEM;
 	l->want[l->nwant++] = (struct pf_want){ .file = f, .offset = off, .length = len };
 	return 0;
 }

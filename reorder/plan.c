@@ -2,22 +2,16 @@
 #include "plan.h"
 #include "check.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A growable array; *cap and *n count elements. */
+/* Room for element n of a growable array; *cap and n count elements. */
 static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 {
-	if (n < *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 64;
-	void *p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	return pf_array_reserve(arr, cap, n + 1, elem, 64);
 }
 
 struct areas {

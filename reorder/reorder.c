@@ -1,6 +1,7 @@
 /* pf_reorder: open, plan, relocate unit by unit within the time budget, close. */
 #include "reorder.h"
 
+#include "clock.h"
 #include "collect.h"
 #include "freespace.h"
 #include "layout_load.h"
@@ -13,14 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void note(const struct pf_reorder_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(const struct pf_reorder_opts *o, const char *fmt, ...)
@@ -109,7 +102,7 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 	res->complete = 1;
 	for (; done < plan->nunits; done++) {
 		double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
-		if (done > 0 && budget > 0 && now_s() - t0 >= budget) {
+		if (done > 0 && budget > 0 && pf_monotonic_s() - t0 >= budget) {
 			res->complete = 0;
 			break;
 		}
@@ -155,7 +148,7 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_reorder_result *res, char *err,
 	       size_t errlen)
 {
-	double t0 = now_s();
+	double t0 = pf_monotonic_s();
 	initialize_ext2_error_table(); /* error_message() names libext2fs codes */
 	char dummy[8];
 	if (!err || !errlen) {
@@ -269,6 +262,6 @@ out:
 			rc = -EIO;
 		}
 	}
-	res->seconds = now_s() - t0;
+	res->seconds = pf_monotonic_s() - t0;
 	return rc;
 }

@@ -2,6 +2,8 @@
  * huge and sparse), then physical blocks laid over from the newest trace that knows them. */
 #include "aggregate_int.h"
 
+#include "array.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,14 +25,8 @@ struct vec {
 
 static void *vec_push(struct vec *v)
 {
-	if (v->n == v->cap) {
-		size_t ncap = v->cap ? v->cap * 2 : 16;
-		void *np = realloc(v->p, ncap * v->elem);
-		if (!np)
-			return NULL;
-		v->p = np;
-		v->cap = ncap;
-	}
+	if (pf_array_reserve(&v->p, &v->cap, v->n + 1, v->elem, 16))
+		return NULL;
 	return (char *)v->p + v->elem * v->n++;
 }
 

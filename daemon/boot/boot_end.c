@@ -1,5 +1,6 @@
 #include "boot_end.h"
 #include "boot_log.h"
+#include "clock.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,4 +1,5 @@
 #include "boot_state.h"
+#include "array.h"
 #include "boot_log.h"
 #include "format.h"
 #include "safe_file.h"
@@ -93,16 +94,8 @@ int pf_traces_list(const char *dir, char ***names, size_t *n)
 	while ((e = readdir(d))) {
 		if (trace_time(e->d_name) < 0)
 			continue;
-		if (*n == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			char **g = realloc(*names, ncap * sizeof(*g));
-			if (!g) {
-				rc = -ENOMEM;
-				break;
-			}
-			*names = g;
-			cap = ncap;
-		}
+		if ((rc = PF_ARRAY_RESERVE(*names, cap, *n + 1, 16)))
+			break;
 		if (!((*names)[*n] = strdup(e->d_name))) {
 			rc = -ENOMEM;
 			break;

@@ -1,4 +1,5 @@
 #include "pidfile.h"
+#include "clock.h"
 #include "safe_file.h"
 
 #include <errno.h>
@@ -8,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <time.h>
 #include <unistd.h>
 
 static pid_t read_pid(int fd)
@@ -121,17 +121,14 @@ int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid)
 		close(fd);
 		return -e;
 	}
-	struct timespec t0, now;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = pf_monotonic_ns();
 	int rc = -ETIMEDOUT;
 	for (;;) {
 		if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
 			rc = 0;
 			break;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
-		if (ms >= timeout_ms)
+		if ((int64_t)((pf_monotonic_ns() - t0) / 1000000) >= timeout_ms)
 			break;
 		usleep(20000);
 	}

@@ -2,19 +2,13 @@
  * while readers pull the solid-state ones in access order. */
 #include "replay_internal.h"
 
+#include "clock.h"
 #include "config.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 int pf_rctx_should_stop(struct pf_rctx *c)
 {
@@ -25,10 +19,7 @@ int pf_rctx_should_stop(struct pf_rctx *c)
 	if (atomic_load(&c->stopped) || atomic_load(&c->timed_out))
 		return 1;
 	if (c->has_deadline) {
-		struct timespec t;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec > c->deadline.tv_sec ||
-		    (t.tv_sec == c->deadline.tv_sec && t.tv_nsec >= c->deadline.tv_nsec)) {
+		if (pf_monotonic_ns() >= c->deadline_ns) {
 			atomic_store(&c->timed_out, 1);
 			return 1;
 		}
@@ -58,7 +49,7 @@ static int is_swept_ext(const struct pf_rfs *f)
 
 int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct pf_replay_stats *st)
 {
-	double t0 = now_s();
+	double t0 = pf_monotonic_s();
 	memset(st, 0, sizeof(*st));
 	if (!l || l->kind != PF_KIND_LAYOUT)
 		return PF_EKIND;
@@ -67,8 +58,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 	atomic_init(&c.timed_out, 0);
 	atomic_init(&c.stopped, 0);
 	if (o && o->timeout_s > 0) {
-		clock_gettime(CLOCK_MONOTONIC, &c.deadline);
-		c.deadline.tv_sec += o->timeout_s;
+		c.deadline_ns = pf_monotonic_ns() + (uint64_t)o->timeout_s * 1000000000ull;
 		c.has_deadline = 1;
 	}
 	struct pf_ritem *items = NULL, *solid = NULL;
@@ -142,7 +132,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 			if (is_swept_ext(&c.fs[f]))
 				(void)pf_replay_metadata(&c, f, 0, &blocks); /* only a hint: the data sweep goes on */
 		st->metadata_blocks = blocks;
-		st->at_metadata = now_s();
+		st->at_metadata = pf_monotonic_s();
 		rc = pf_replay_sweep(&c, items + nhead, nrot - nhead);
 		st->placed_now = c.map.now;
 		st->placed_layout = c.map.layout;
@@ -166,7 +156,7 @@ out:
 	st->bytes = atomic_load(&c.bytes);
 	st->timed_out = atomic_load(&c.timed_out);
 	st->stopped = atomic_load(&c.stopped);
-	st->at_end = now_s();
+	st->at_end = pf_monotonic_s();
 	st->seconds = st->at_end - t0;
 	free(items);
 	free(solid);

@@ -5,21 +5,15 @@
  * read where the head passes it. */
 #include "replay_internal.h"
 
+#include "array.h"
+#include "fiemap.h"
+
 #include <errno.h>
-#include <linux/fiemap.h>
-#include <linux/fs.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
 
 #define FIEMAP_BATCH 64
 /* More extents than this in the layout's ranges of one file: the rest keep the layout's places. */
 #define FIEMAP_MAX_EXTENTS 65536
-
-/* Extents whose physical address means nothing for ordering reads. */
-#define FIEMAP_NO_PLACE                                                                                     \
-	(FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED | FIEMAP_EXTENT_DATA_INLINE | \
-	 FIEMAP_EXTENT_DATA_TAIL | FIEMAP_EXTENT_NOT_ALIGNED | FIEMAP_EXTENT_DATA_ENCRYPTED)
 
 struct ext {
 	uint64_t logical, length, physical;
@@ -29,48 +23,29 @@ struct ext {
 /* The extents of [start, end): *covered is where the map ends when it was cut short (else end). */
 static int get_extents(int fd, uint64_t start, uint64_t end, struct ext **out, size_t *nout, uint64_t *covered)
 {
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent ext[FIEMAP_BATCH];
-	} q;
+	struct pf_fiemap w;
 	struct ext *v = NULL;
 	size_t n = 0, cap = 0;
 	*covered = end;
-	while (start < end) {
-		memset(&q, 0, sizeof(q)); /* whole: valgrind does not know FIEMAP fills the extents */
-		q.fm.fm_start = start;
-		q.fm.fm_length = end - start;
-		q.fm.fm_extent_count = FIEMAP_BATCH;
-		if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0) {
-			int err = -errno;
-			free(v);
-			return err;
-		}
-		uint32_t k = q.fm.fm_mapped_extents;
-		if (!k)
-			break;
-		if (n + k > FIEMAP_MAX_EXTENTS) {
-			*covered = start;
+	int rc = pf_fiemap_open(&w, fd, start, end - start, FIEMAP_BATCH);
+	while (!rc && (rc = pf_fiemap_next(&w)) > 0) {
+		if (n + w.n > FIEMAP_MAX_EXTENTS) {
+			*covered = w.from;
+			rc = 0;
 			break;
 		}
-		if (n + k > cap) {
-			cap = cap ? cap * 2 : FIEMAP_BATCH;
-			struct ext *w = realloc(v, cap * sizeof(*v));
-			if (!w) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = w;
-		}
-		for (uint32_t j = 0; j < k; j++) {
-			const struct fiemap_extent *fe = &q.ext[j];
+		if ((rc = PF_ARRAY_RESERVE(v, cap, n + w.n, FIEMAP_BATCH)))
+			break;
+		for (uint32_t j = 0; j < w.n; j++) {
+			const struct fiemap_extent *fe = &w.ext[j];
 			v[n++] = (struct ext){ fe->fe_logical, fe->fe_length, fe->fe_physical,
-					       !(fe->fe_flags & FIEMAP_NO_PLACE) };
+					       !(fe->fe_flags & PF_FIEMAP_NO_PLACE) };
 		}
-		const struct fiemap_extent *last = &q.ext[k - 1];
-		if ((last->fe_flags & FIEMAP_EXTENT_LAST) || last->fe_logical + last->fe_length <= start)
-			break;
-		start = last->fe_logical + last->fe_length;
+	}
+	pf_fiemap_close(&w);
+	if (rc) {
+		free(v);
+		return rc;
 	}
 	*out = v;
 	*nout = n;
@@ -79,14 +54,8 @@ static int get_extents(int fd, uint64_t start, uint64_t end, struct ext **out, s
 
 static int push(struct pf_rvec *m, const struct pf_ritem *it)
 {
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct pf_ritem *w = realloc(m->v, cap * sizeof(*w));
-		if (!w)
-			return -ENOMEM;
-		m->v = w;
-		m->cap = cap;
-	}
+	if (PF_ARRAY_RESERVE(m->v, m->cap, m->n + 1, 64))
+		return -ENOMEM;
 	m->v[m->n++] = *it;
 	return 0;
 }

@@ -9,7 +9,6 @@
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <time.h>
 
 /* Largest single readahead(2)/getdents call: readahead may block while it submits I/O (queue full, block
  * mapping), so the stop flag and the deadline are checked at least this often.  readahead(2) and
@@ -41,7 +40,7 @@ struct pf_rctx {
 	struct pf_rfs *fs;               /* [l->nfs] */
 	_Atomic unsigned char *fstate;   /* [l->nfiles] PF_RFILE_* */
 	unsigned char *dir_done;         /* [l->nfiles] blocks already pulled by the metadata pass */
-	struct timespec deadline;
+	uint64_t deadline_ns;            /* CLOCK_MONOTONIC */
 	int has_deadline;
 	atomic_ullong bytes;
 	atomic_int timed_out, stopped;

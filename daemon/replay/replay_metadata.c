@@ -13,15 +13,16 @@
  * alone (and the root directory's blocks), so that opening them reads nothing one seek at a time. */
 #include "replay_internal.h"
 
+#include "array.h"
+#include "fiemap.h"
+
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
 #include <ext2fs/ext3_extents.h>
 #include <fcntl.h>
 #include <linux/fiemap.h>
-#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 /* Bounds: metadata is small next to data; a layout asking for more is strange, not a reason to read a lot. */
@@ -48,14 +49,8 @@ static int push(struct rvec *v, uint64_t start, uint64_t count)
 		return 0;
 	if (v->blocks + count > META_MAX_BLOCKS)
 		return -E2BIG;
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		struct pf_brange *r = realloc(v->r, cap * sizeof(*r));
-		if (!r)
-			return -ENOMEM;
-		v->r = r;
-		v->cap = cap;
-	}
+	if (PF_ARRAY_RESERVE(v->r, v->cap, v->n + 1, 256))
+		return -ENOMEM;
 	v->r[v->n++] = (struct pf_brange){ start, count };
 	v->blocks += count;
 	return 0;
@@ -395,23 +390,17 @@ static int root_dir_blocks(struct meta *m, const char *mnt, struct rvec *v)
 	int fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* only a hint */
-	enum { NEXT = 16 };
-	union {
-		struct fiemap fm;
-		char buf[sizeof(struct fiemap) + NEXT * sizeof(struct fiemap_extent)];
-	} u;
-	memset(&u, 0, sizeof(u));
-	u.fm.fm_length = FIEMAP_MAX_OFFSET;
-	u.fm.fm_extent_count = NEXT;
-	int rc = 0;
-	if (ioctl(fd, FS_IOC_FIEMAP, &u.fm) == 0) {
+	struct pf_fiemap w;
+	int rc = pf_fiemap_open(&w, fd, 0, FIEMAP_MAX_OFFSET, 16); /* the first batch only: a directory has few */
+	if (!rc && pf_fiemap_next(&w) > 0) {
 		uint64_t bs = m->fs->blocksize;
-		for (uint32_t i = 0; i < u.fm.fm_mapped_extents && !rc; i++) {
-			const struct fiemap_extent *e = &u.fm.fm_extents[i];
+		for (uint32_t i = 0; i < w.n && !rc; i++) {
+			const struct fiemap_extent *e = &w.ext[i];
 			if (!(e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
 				rc = push(v, e->fe_physical / bs, (e->fe_length + bs - 1) / bs);
 		}
 	}
+	pf_fiemap_close(&w);
 	close(fd);
 	return rc;
 }

@@ -3,6 +3,8 @@
  * of seeking per file. */
 #include "replay_internal.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,9 +107,7 @@ int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 		n += more.n;
 	}
 	free(more.v);
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	c->map.at = (double)t.tv_sec + t.tv_nsec / 1e9;
+	c->map.at = pf_monotonic_s();
 	pf_rplan_sort_physical(items, n);
 	n = pf_rplan_coalesce(items, n);
 	if (c->o && c->o->plan_dump)

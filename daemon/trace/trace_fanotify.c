@@ -13,6 +13,9 @@
  * max_files (one per entry) and pin nothing the entry's kept fd does not pin already. */
 #include "trace_internal.h"
 
+#include "array.h"
+#include "clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,7 +28,6 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_MAX_FILES 100000u
@@ -34,13 +36,6 @@
 #define EVENT_BUF 16384
 #define MAX_NEW_PARENTS 128 /* directories recorded above one file at most (deeper ones: outermost left out) */
 #define FINAL_READS 64      /* after the stop: bounded catch-up on what is queued */
-
-uint64_t pf_trace_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- the (dev, ino) -> entry table ---- */
 
@@ -74,14 +69,8 @@ static void hash_put(size_t *h, size_t cap, const struct pf_trace_entry *e, size
 
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *src)
 {
-	if (t->nents == t->cap_ents) {
-		size_t ncap = t->cap_ents ? t->cap_ents * 2 : 256;
-		struct pf_trace_entry *p = realloc(t->ents, ncap * sizeof(*p));
-		if (!p)
-			return NULL;
-		t->ents = p;
-		t->cap_ents = ncap;
-	}
+	if (PF_ARRAY_RESERVE(t->ents, t->cap_ents, t->nents + 1, 256))
+		return NULL;
 	if ((t->nents + 1) * 2 > t->hash_cap) {
 		size_t ncap = t->hash_cap ? t->hash_cap * 2 : 1024;
 		size_t *h = calloc(ncap, sizeof(*h));
@@ -240,7 +229,7 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		close(fd); /* another st_dev (e.g. a btrfs subvolume) or a device node, fifo, socket */
 		return;
 	}
-	uint64_t now = pf_trace_now_ns() - t->start_ns;
+	uint64_t now = pf_monotonic_ns() - t->start_ns;
 	char *path = pf_trace_fd_path(fd);
 	if (!path || t->nents >= t->max_files) {
 		t->st.dropped++;
@@ -312,7 +301,7 @@ int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop)
 	while (!(stop && *stop)) {
 		int wait = POLL_MS;
 		if (deadline) {
-			uint64_t now = pf_trace_now_ns();
+			uint64_t now = pf_monotonic_ns();
 			if (now >= deadline)
 				break;
 			uint64_t left_ms = (deadline - now + 999999) / 1000000;
@@ -413,7 +402,7 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	}
 	t->max_files = raise_nofile(o->max_files ? o->max_files : DEFAULT_MAX_FILES);
 	t->ignore_mode = FAN_MARK_IGNORE | FAN_MARK_IGNORED_SURV_MODIFY;
-	t->start_ns = pf_trace_now_ns();
+	t->start_ns = pf_monotonic_ns();
 	*out = t;
 	return 0;
 fail:

@@ -6,6 +6,7 @@
  * PF_FILE_INIT) and put first. */
 #include "trace_internal.h"
 
+#include "array.h"
 #include "format.h"
 
 #include <errno.h>
@@ -74,16 +75,8 @@ int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, siz
 			continue;
 		if (e->flags & PF_FILE_INIT)
 			continue; /* a file maps in several pieces: listed at its first */
-		if (*n == cap) {
-			size_t nc = cap ? cap * 2 : 32;
-			size_t *nv = realloc(v, nc * sizeof(*nv));
-			if (!nv) {
-				rc = -ENOMEM;
-				break;
-			}
-			v = nv;
-			cap = nc;
-		}
+		if ((rc = PF_ARRAY_RESERVE(v, cap, *n + 1, 32)))
+			break;
 		e->flags |= PF_FILE_INIT;
 		e->first_ns = 0; /* needed when the boot began, whenever tracing first saw it */
 		v[(*n)++] = (size_t)(e - t->ents);

@@ -60,7 +60,6 @@ int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_ran
 /* Directory (or any file read whole): [0, size) as mapped on disk. */
 int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
 
-uint64_t pf_trace_now_ns(void);
 /* trace_fanotify.c: the entry of (dev, ino), or NULL. */
 struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino);
 /* Append an entry (takes fd and path).  Returns it, or NULL on ENOMEM (caller keeps ownership then). */

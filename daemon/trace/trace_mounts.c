@@ -1,5 +1,6 @@
 /* Which filesystems to trace: the --mount directories given, or every local block-device filesystem mounted
  * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark. */
+#include "array.h"
 #include "config.h"
 #include "fsid.h"
 #include "medium.h"
@@ -59,16 +60,8 @@ static int read_mountinfo(struct mnt **out, size_t *n)
 		/* id parent major:minor root mountpoint ... */
 		if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min, root, dir) != 4)
 			continue;
-		if (cnt == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct mnt *p = realloc(m, ncap * sizeof(*m));
-			if (!p) {
-				rc = -ENOMEM;
-				break;
-			}
-			m = p;
-			cap = ncap;
-		}
+		if ((rc = PF_ARRAY_RESERVE(m, cap, cnt + 1, 64)))
+			break;
 		unescape(dir);
 		m[cnt].dev = makedev(maj, min);
 		m[cnt].root_is_fs_root = strcmp(root, "/") == 0;

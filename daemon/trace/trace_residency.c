@@ -16,12 +16,12 @@
  */
 #include "trace_internal.h"
 
+#include "array.h"
+#include "fiemap.h"
+
 #include <errno.h>
 #include <linux/fiemap.h>
-#include <linux/fs.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -37,60 +37,25 @@ struct pext {
 /* All extents of the file, in logical order.  Returns count >= 0, or -errno (e.g. -EOPNOTSUPP). */
 static int get_extents(int fd, struct pext **out)
 {
-	size_t sz = sizeof(struct fiemap) + FIEMAP_BATCH * sizeof(struct fiemap_extent);
-	struct fiemap *fm = calloc(1, sz);
+	struct pf_fiemap w;
 	struct pext *v = NULL;
 	size_t n = 0, cap = 0;
-	uint64_t start = 0;
-	int rc = 0;
 	*out = NULL;
-	if (!fm)
-		return -ENOMEM;
-	for (;;) {
-		memset(fm, 0, sz);
-		fm->fm_start = start;
-		fm->fm_length = FIEMAP_MAX_OFFSET - start;
-		fm->fm_extent_count = FIEMAP_BATCH;
-		if (ioctl(fd, FS_IOC_FIEMAP, fm) < 0) {
-			rc = -errno;
+	int rc = pf_fiemap_open(&w, fd, 0, FIEMAP_MAX_OFFSET, FIEMAP_BATCH);
+	while (!rc && n < MAX_FILE_EXTENTS && (rc = pf_fiemap_next(&w)) > 0) {
+		if ((rc = PF_ARRAY_RESERVE(v, cap, n + w.n, 16)))
 			break;
-		}
-		if (fm->fm_mapped_extents == 0)
-			break;
-		int last = 0;
-		for (unsigned i = 0; i < fm->fm_mapped_extents; i++) {
-			const struct fiemap_extent *fe = &fm->fm_extents[i];
-			if (n == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				struct pext *p = realloc(v, ncap * sizeof(*v));
-				if (!p) {
-					rc = -ENOMEM;
-					goto out;
-				}
-				v = p;
-				cap = ncap;
-			}
-			/* Only a plain, aligned extent has a physical position a reader can seek to. */
-			unsigned bad = FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |
-				       FIEMAP_EXTENT_DATA_ENCRYPTED | FIEMAP_EXTENT_NOT_ALIGNED |
-				       FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL;
-			v[n].logical = fe->fe_logical;
-			v[n].length = fe->fe_length;
-			v[n].physical = fe->fe_physical;
-			v[n].phys_known = !(fe->fe_flags & bad);
-			/* FIEMAP_EXTENT_UNWRITTEN is kept: ext4 writes back new data into unwritten extents and
+		for (uint32_t i = 0; i < w.n; i++) {
+			const struct fiemap_extent *fe = &w.ext[i];
+			/* Only a plain, aligned extent has a physical position a reader can seek to.
+			 * FIEMAP_EXTENT_UNWRITTEN is kept: ext4 writes back new data into unwritten extents and
 			 * converts them when the I/O completes, so resident pages there are real data */
-			n++;
-			if (fe->fe_flags & FIEMAP_EXTENT_LAST)
-				last = 1;
+			v[n++] = (struct pext){ .logical = fe->fe_logical, .length = fe->fe_length,
+						.physical = fe->fe_physical,
+						.phys_known = !(fe->fe_flags & PF_FIEMAP_NO_PLACE) };
 		}
-		const struct fiemap_extent *fe = &fm->fm_extents[fm->fm_mapped_extents - 1];
-		if (last || n >= MAX_FILE_EXTENTS || fe->fe_logical + fe->fe_length <= start)
-			break;
-		start = fe->fe_logical + fe->fe_length;
 	}
-out:
-	free(fm);
+	pf_fiemap_close(&w);
 	if (rc) {
 		free(v);
 		return rc;
@@ -112,14 +77,8 @@ static int push(struct rvec *r, uint64_t off, uint64_t len, uint64_t phys, int k
 		r->v[r->n - 1].length += len; /* adjacent, both without position: one range */
 		return 0;
 	}
-	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 16;
-		struct pf_range *p = realloc(r->v, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		r->v = p;
-		r->cap = ncap;
-	}
+	if (PF_ARRAY_RESERVE(r->v, r->cap, r->n + 1, 16))
+		return -ENOMEM;
 	r->v[r->n++] = (struct pf_range){ .offset = off, .length = len, .physical = phys, .phys_known = known };
 	return 0;
 }

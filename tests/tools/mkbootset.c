@@ -19,6 +19,8 @@
  * OUT gets the reads, in boot order: "BYTES<TAB>/PATH" (files untraced at boot start come first).
  * Prints one summary line.
  */
+#include "array.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -87,10 +89,8 @@ static size_t nitems, capitems;
 
 static struct item *add_item(char *path, uint64_t size, const char *host, int isboot)
 {
-	if (nitems == capitems) {
-		capitems = capitems ? capitems * 2 : 1024;
-		items = xrealloc(items, capitems * sizeof(*items));
-	}
+	if (PF_ARRAY_RESERVE(items, capitems, nitems + 1, 1024))
+		die("out of memory", NULL);
 	items[nitems] = (struct item){ .path = path, .size = size, .host = host, .boot = isboot };
 	return &items[nitems++];
 }

@@ -13,6 +13,7 @@
  * --dirs adds the directories on the way to every picked file, --bad-uuid writes a wrong filesystem UUID,
  * --special always picks mkaged's edge cases (sparse, prealloc, hardlink).
  */
+#include "array.h"
 #include "format.h"
 
 #include <ext2fs/ext2fs.h>
@@ -57,14 +58,8 @@ static uint64_t rnd(void)
 
 static int add_cand(struct walk *w, ext2_ino_t ino, int is_dir, const char *path)
 {
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 256;
-		struct cand *c = realloc(w->c, cap * sizeof(*c));
-		if (!c)
-			return -1;
-		w->c = c;
-		w->cap = cap;
-	}
+	if (PF_ARRAY_RESERVE(w->c, w->cap, w->n + 1, 256))
+		return -1;
 	w->c[w->n].ino = ino;
 	w->c[w->n].is_dir = is_dir;
 	w->c[w->n].path = strdup(path);
@@ -131,14 +126,8 @@ static int64_t ts_ns(uint32_t sec, uint32_t extra, int has_extra)
 
 static int push(struct range **rs, size_t *n, size_t *cap, const struct range *r)
 {
-	if (*n == *cap) {
-		size_t nc = *cap ? *cap * 2 : 1024;
-		struct range *p = realloc(*rs, nc * sizeof(*p));
-		if (!p)
-			return -1;
-		*rs = p;
-		*cap = nc;
-	}
+	if (PF_ARRAY_RESERVE(*rs, *cap, *n + 1, 1024))
+		return -1;
 	(*rs)[(*n)++] = *r;
 	return 0;
 }

@@ -12,6 +12,7 @@
  * walking up to where st_dev changes.  Physical blocks come from FIEMAP unless --no-phys (then replay
  * maps them itself).  --init flags every regular file PF_FILE_INIT (mapped by init); --dir-blocks records a
  * directory's blocks (FIEMAP) as the tracer does.  The output is written atomically with mode 0644 (root-owned when run as root). */
+#include "fiemap.h"
 #include "format.h"
 #include "fsid.h"
 #include "medium.h"
@@ -76,20 +77,15 @@ static int fs_index(struct pf_image *img, const char *path, const struct stat *s
 /* fs block holding byte offset of fd, or -1 */
 static int64_t physical_of(int fd, uint64_t offset, uint32_t bs)
 {
-	struct {
-		struct fiemap fm;
-		struct fiemap_extent ext[1];
-	} q;
-	memset(&q, 0, sizeof(q));
-	q.fm.fm_start = offset;
-	q.fm.fm_length = PAGE;
-	q.fm.fm_extent_count = 1;
-	if (ioctl(fd, FS_IOC_FIEMAP, &q.fm) < 0 || q.fm.fm_mapped_extents < 1)
-		return -1;
-	const struct fiemap_extent *e = &q.ext[0];
-	if (e->fe_logical > offset || (e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
-		return -1;
-	return (int64_t)((e->fe_physical + (offset - e->fe_logical)) / bs);
+	struct pf_fiemap w;
+	int64_t p = -1;
+	if (pf_fiemap_open(&w, fd, offset, PAGE, 1) == 0 && pf_fiemap_next(&w) > 0) {
+		const struct fiemap_extent *e = &w.ext[0];
+		if (e->fe_logical <= offset && !(e->fe_flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)))
+			p = (int64_t)((e->fe_physical + (offset - e->fe_logical)) / bs);
+	}
+	pf_fiemap_close(&w);
+	return p;
 }
 
 /* One extent of file fi; place: its physical block from FIEMAP now (files and directories alike). */

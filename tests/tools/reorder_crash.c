@@ -21,6 +21,7 @@
  * A run that finishes before write K exits 0 (or 1 if pf_reorder failed) after printing the counts.
  */
 #include "reorder.h"
+#include "array.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -136,14 +137,8 @@ static void before_write(uint64_t off, size_t len, const void *data, char kind)
 	}
 	if (!st.drop)
 		return;
-	if (st.npend == st.cappend) {
-		size_t cap = st.cappend ? st.cappend * 2 : 256;
-		struct pending *p = realloc(st.pend, cap * sizeof(*p));
-		if (!p)
-			abort();
-		st.pend = p;
-		st.cappend = cap;
-	}
+	if (PF_ARRAY_RESERVE(st.pend, st.cappend, st.npend + 1, 256))
+		abort();
 	struct pending *p = &st.pend[st.npend++];
 	p->off = off;
 	p->len = len;

@@ -1,0 +1,17 @@
+/* Clock readings: the monotonic clock (CLOCK_MONOTONIC: since boot, not set by anyone, stopped in suspend) and the
+ * kernel's uptime. */
+#ifndef PREFETCH_CLOCK_H
+#define PREFETCH_CLOCK_H
+
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC now, in seconds. */
+double pf_monotonic_s(void);
+
+/* CLOCK_MONOTONIC now, in nanoseconds. */
+uint64_t pf_monotonic_ns(void);
+
+/* Seconds since boot (/proc/uptime), or -1. */
+double pf_uptime(void);
+
+#endif
