@@ -8,6 +8,7 @@
 
 #include "array.h"
 #include "fsid.h"
+#include "layout_order.h"
 
 static int add(struct pf_layouts *l, size_t *cap, const struct pf_file *f, uint64_t off, uint64_t len)
 {
@@ -17,40 +18,16 @@ static int add(struct pf_layouts *l, size_t *cap, const struct pf_file *f, uint6
 	return 0;
 }
 
-static int by_first_order(const void *a, const void *b)
-{
-	const struct pf_file *x = *(const struct pf_file *const *)a, *y = *(const struct pf_file *const *)b;
-	return (x->first_order > y->first_order) - (x->first_order < y->first_order);
-}
-
-/* Append img's part for fs index fsi. */
+/* Append img's part for fs index fsi, in the order it is laid out (layout_order.h). */
 static int select_fs(struct pf_layouts *l, size_t *cap, const struct pf_image *img, uint32_t fsi)
 {
-	int rc = 0;
-	unsigned char *has_ext = calloc(img->nfiles ? img->nfiles : 1, 1);
-	const struct pf_file **dirs = malloc((img->nfiles ? img->nfiles : 1) * sizeof(*dirs));
-	if (!has_ext || !dirs) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (uint32_t i = 0; i < img->nextents; i++)
-		has_ext[img->extents[i].file] = 1;
-	size_t ndirs = 0;
-	for (uint32_t i = 0; i < img->nfiles; i++)
-		if (img->files[i].fs == fsi && (img->files[i].flags & PF_FILE_DIR) && !has_ext[i])
-			dirs[ndirs++] = &img->files[i];
-	qsort(dirs, ndirs, sizeof(*dirs), by_first_order);
-	for (size_t i = 0; i < ndirs && !rc; i++)
-		rc = add(l, cap, dirs[i], 0, 0);
-	for (uint32_t i = 0; i < img->nextents && !rc; i++) {
-		const struct pf_extent *e = &img->extents[i];
-		const struct pf_file *f = &img->files[e->file];
-		if (f->fs == fsi && e->length > 0)
-			rc = add(l, cap, f, e->offset, e->length);
-	}
-out:
-	free(has_ext);
-	free(dirs);
+	struct pf_lorder_opts o = { .flags = PF_LORDER_PLACEMENT | PF_LORDER_ONE_FS, .fs = fsi };
+	struct pf_litem *it;
+	size_t n;
+	int rc = pf_layout_order(img, &o, &it, &n);
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = add(l, cap, &img->files[it[i].file], it[i].offset, it[i].length);
+	free(it);
 	return rc;
 }
 

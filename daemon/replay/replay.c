@@ -34,10 +34,10 @@ static int fd_budget(void)
 	return b < 16 ? 16 : b > 1024 ? 1024 : (int)b;
 }
 
-/* Of init's files, in their bin of their own (replay_plan.c). */
-static int is_init(const struct pf_image *l, const struct pf_ritem *it)
+/* Of the head (init's files), in their bin of their own (layout_order.h). */
+static int is_head(const struct pf_image *l, const struct pf_ritem *it)
 {
-	return it->bin == 0 && (l->files[it->file].flags & PF_FILE_INIT);
+	return pf_lorder_is_head(&l->files[it->file]);
 }
 
 /* A filesystem the metadata pass works on: ext2/3/4 on a rotational device. */
@@ -75,7 +75,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		if (is_swept_ext(&c.fs[f]))
 			pf_replay_metadata_open(&c, f);
 
-	struct pf_rplan_opts po = { .max_bytes = o ? o->max_bytes : 0 };
+	struct pf_lorder_opts po = { .max_bytes = o ? o->max_bytes : 0 };
 	rc = pf_rplan_build(l, &po, &items, &n);
 	if (rc)
 		goto out;
@@ -102,17 +102,17 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 			goto out;
 	}
 	if (nrot) {
-		/* init's files (their bin of their own, first: replay_plan.c) before the metadata pass, which takes
+		/* init's files (their bin of their own, first: layout_order.h) before the metadata pass, which takes
 		 * a while: init can start nothing until they are in.  Their inodes and the directories above them
 		 * come first, in one sweep of their own (the head of the metadata pass). */
 		size_t nhead = 0;
 		for (size_t i = 0; i < nrot; i++)
-			nhead += is_init(l, &items[i]);
+			nhead += is_head(l, &items[i]);
 		struct pf_ritem *tmp = nhead && nhead < nrot ? malloc(nrot * sizeof(*tmp)) : NULL;
 		if (tmp) {
 			size_t h = 0, r = nhead; /* stable: heads to the front */
 			for (size_t i = 0; i < nrot; i++)
-				tmp[is_init(l, &items[i]) ? h++ : r++] = items[i];
+				tmp[is_head(l, &items[i]) ? h++ : r++] = items[i];
 			memcpy(items, tmp, nrot * sizeof(*items));
 			free(tmp);
 			unsigned head_blocks = 0;

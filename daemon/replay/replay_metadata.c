@@ -405,24 +405,10 @@ static int root_dir_blocks(struct meta *m, const char *mnt, struct rvec *v)
 	return rc;
 }
 
-/* Is directory d (a layout path) above one of init's files? */
-static int above_init(const struct pf_image *l, const struct pf_file *d)
-{
-	size_t dl = strlen(d->path);
-	while (dl && d->path[dl - 1] == '/')
-		dl--;
-	for (uint32_t i = 0; i < l->nfiles; i++) {
-		const struct pf_file *f = &l->files[i];
-		if ((f->flags & PF_FILE_INIT) && f->fs == d->fs && !strncmp(f->path, d->path, dl) && f->path[dl] == '/')
-			return 1;
-	}
-	return 0;
-}
-
 /* Which files the pass covers: all, or (head) init's files and the directories above them. */
 static int wanted(const struct pf_image *l, uint32_t i, const unsigned char *head_dirs)
 {
-	return !head_dirs || (l->files[i].flags & PF_FILE_INIT) || head_dirs[i];
+	return !head_dirs || pf_lorder_is_head(&l->files[i]) || head_dirs[i];
 }
 
 void pf_replay_metadata_open(struct pf_rctx *c, uint32_t fsi)
@@ -474,7 +460,8 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 		if (!head_dirs)
 			return -ENOMEM;
 		for (uint32_t i = 0; i < l->nfiles; i++)
-			head_dirs[i] = l->files[i].fs == fsi && (l->files[i].flags & PF_FILE_DIR) && above_init(l, &l->files[i]);
+			head_dirs[i] = l->files[i].fs == fsi && (l->files[i].flags & PF_FILE_DIR) &&
+				       pf_lorder_above_head(l, &l->files[i]);
 	}
 	/* 1: inode tables */
 	if (inode_block(m.fs, rf->root_ino, &blk) == 0)

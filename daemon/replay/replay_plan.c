@@ -1,142 +1,33 @@
-/* Replay work list: built in access order, binned, sorted physically, coalesced.  No I/O here. */
+/* Replay work list: the layout's reading order, sorted physically, coalesced.  No I/O here. */
 #include "replay_plan.h"
 
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
-#define PAGE 4096ull
-
-struct touch {
-	uint32_t file;
-	uint32_t rank;
-};
-
-static int touch_cmp(const void *a, const void *b)
-{
-	const struct touch *x = a, *y = b;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->file < y->file ? -1 : x->file > y->file;
-}
-
-static void add_touch(const struct pf_image *l, const struct touch *t, struct pf_ritem *out, size_t *n)
-{
-	const struct pf_file *f = &l->files[t->file];
-	out[*n] = (struct pf_ritem){ .file = t->file, .fs = f->fs,
-				     .kind = (f->flags & PF_FILE_DIR) ? PF_RITEM_DIR : PF_RITEM_META };
-	out[*n].seq = (uint32_t)*n;
-	(*n)++;
-}
-
-int pf_rplan_build(const struct pf_image *l, const struct pf_rplan_opts *o, struct pf_ritem **items, size_t *n)
+int pf_rplan_build(const struct pf_image *l, const struct pf_lorder_opts *o, struct pf_ritem **items, size_t *n)
 {
 	*items = NULL;
 	*n = 0;
-	if (!l->nfiles)
-		return 0;
-	/* Files with data in the layout; the others (directories, inode-only) become touch items. */
-	unsigned char *has_data = calloc(l->nfiles, 1);
-	if (!has_data)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < l->nextents; i++)
-		if (l->extents[i].file < l->nfiles && l->extents[i].length &&
-		    !(l->files[l->extents[i].file].flags & PF_FILE_DIR))
-			has_data[l->extents[i].file] = 1;
-	size_t ntouch = 0;
-	for (uint32_t i = 0; i < l->nfiles; i++)
-		ntouch += !has_data[i];
-	struct touch *touch = ntouch ? malloc(ntouch * sizeof(*touch)) : NULL;
-	struct pf_ritem *out = malloc(((size_t)l->nextents + ntouch) * sizeof(*out));
-	if ((ntouch && !touch) || !out) {
-		free(has_data);
-		free(touch);
-		free(out);
+	struct pf_litem *it;
+	size_t m;
+	int rc = pf_layout_order(l, o, &it, &m);
+	if (rc || !m)
+		return rc;
+	struct pf_ritem *out = malloc(m * sizeof(*out));
+	if (!out) {
+		free(it);
 		return -ENOMEM;
 	}
-	size_t k = 0;
-	for (uint32_t i = 0; i < l->nfiles; i++)
-		if (!has_data[i])
-			touch[k++] = (struct touch){ i, l->files[i].first_order };
-	free(has_data);
-	if (ntouch > 1)
-		qsort(touch, ntouch, sizeof(*touch), touch_cmp);
-
-	/* Walk the extents (access order); a touch item goes before the first extent of a file touched later. */
-	size_t m = 0, t = 0;
-	uint64_t total = 0;
-	uint32_t rank_seen = 0;
-	for (uint32_t i = 0; i < l->nextents; i++) {
-		const struct pf_extent *e = &l->extents[i];
-		if (e->file >= l->nfiles || !e->length || (l->files[e->file].flags & PF_FILE_DIR))
-			continue;
-		uint64_t len = e->length;
-		if (o && o->max_bytes) {
-			if (total >= o->max_bytes)
-				break;
-			if (len > o->max_bytes - total) /* cut, keeping whole pages */
-				len = (o->max_bytes - total + PAGE - 1) / PAGE * PAGE;
-		}
-		const struct pf_file *f = &l->files[e->file];
-		if (f->first_order > rank_seen)
-			rank_seen = f->first_order;
-		while (t < ntouch && touch[t].rank <= rank_seen)
-			add_touch(l, &touch[t++], out, &m);
-		out[m] = (struct pf_ritem){ .file = e->file, .fs = f->fs, .kind = PF_RITEM_DATA,
-					    .phys_known = !!(e->flags & PF_EXT_PHYS_KNOWN), .offset = e->offset,
-					    .length = len };
-		if (out[m].phys_known) {
-			out[m].phys_src = PF_RPHYS_LAYOUT;
-			uint32_t bs = f->fs < l->nfs && l->fs[f->fs].block_size ? l->fs[f->fs].block_size : 4096;
-			out[m].physical = e->physical * bs;
-		}
-		out[m].seq = (uint32_t)m;
-		m++;
-		total += len;
-	}
-	/* Directories and inode-only files are cheap: keep them even past the byte bound. */
-	while (t < ntouch)
-		add_touch(l, &touch[t++], out, &m);
-	free(touch);
-	m = pf_rplan_coalesce(out, m);
 	for (size_t i = 0; i < m; i++)
-		out[i].seq = (uint32_t)i;
-	pf_rplan_assign_bins(out, m, o && o->first_bin_bytes ? o->first_bin_bytes : PF_RPLAN_FIRST_BIN,
-			     o && o->max_bin_bytes ? o->max_bin_bytes : PF_RPLAN_MAX_BIN);
-	/* init's files (PF_FILE_INIT) get a bin of their own before all others: until they are in, init cannot
-	 * start, and in the first bin's sweep they would come whenever their blocks do. */
-	int head = 0;
-	for (size_t i = 0; i < m && !head; i++)
-		head = !!(l->files[out[i].file].flags & PF_FILE_INIT);
-	for (size_t i = 0; head && i < m; i++)
-		out[i].bin = l->files[out[i].file].flags & PF_FILE_INIT ? 0 : out[i].bin + 1;
-	if (!m) {
-		free(out);
-		out = NULL;
-	}
+		out[i] = (struct pf_ritem){ .file = it[i].file, .fs = l->files[it[i].file].fs, .kind = it[i].kind,
+					    .phys_known = it[i].phys_known,
+					    .phys_src = it[i].phys_known ? PF_RPHYS_LAYOUT : PF_RPHYS_NONE,
+					    .bin = it[i].bin, .seq = (uint32_t)i, .offset = it[i].offset,
+					    .length = it[i].length, .physical = it[i].physical };
+	free(it);
 	*items = out;
 	*n = m;
 	return 0;
-}
-
-void pf_rplan_assign_bins(struct pf_ritem *items, size_t n, uint64_t first_bytes, uint64_t max_bytes)
-{
-	if (!first_bytes)
-		first_bytes = 1;
-	if (max_bytes < first_bytes)
-		max_bytes = first_bytes;
-	uint32_t bin = 0;
-	uint64_t size = first_bytes, fill = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (fill >= size) {
-			bin++;
-			fill = 0;
-			size = size > max_bytes / 2 ? max_bytes : size * 2;
-		}
-		items[i].bin = bin;
-		if (items[i].kind == PF_RITEM_DATA)
-			fill += items[i].length;
-	}
 }
 
 static int physical_cmp(const void *a, const void *b)

@@ -1,4 +1,4 @@
-/* Replay planning (work list, bins, physical sort, coalescing, block runs), the identity check, and pf_replay
+/* Replay planning (work list and its bins, physical sort, coalescing, block runs), the identity check, and pf_replay
  * end to end on a temporary file. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -92,7 +92,7 @@ static void test_build_max_bytes(void **state)
 	add_ext(l, 2, 0, 4096, -1);
 	struct pf_ritem *it;
 	size_t n;
-	struct pf_rplan_opts o = { .max_bytes = 12288 };
+	struct pf_lorder_opts o = { .max_bytes = 12288 };
 	assert_int_equal(pf_rplan_build(l, &o, &it, &n), 0);
 	/* file 0 whole, file 1 cut to one page, file 2 dropped; the directory and the inode-only file kept */
 	assert_int_equal(n, 4);
@@ -110,21 +110,6 @@ static void test_build_max_bytes(void **state)
 	assert_int_equal(n, 0);
 	assert_null(it);
 	pf_image_free(l);
-}
-
-static void test_bins(void **state)
-{
-	(void)state;
-	struct pf_ritem it[12];
-	memset(it, 0, sizeof(it));
-	for (int i = 0; i < 12; i++)
-		it[i].length = MiB;
-	it[3].kind = PF_RITEM_DIR; /* counts no bytes */
-	pf_rplan_assign_bins(it, 12, 2 * MiB, 4 * MiB);
-	/* bins of 2, 4, 4, ... MiB of data */
-	static const uint32_t want[12] = { 0, 0, 1, 1, 1, 1, 1, 2, 2, 2, 2, 3 };
-	for (int i = 0; i < 12; i++)
-		assert_int_equal(it[i].bin, want[i]);
 }
 
 /* init's files (PF_FILE_INIT) get bin 0 to themselves, wherever the layout has them; the rest follows from bin 1
@@ -393,7 +378,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_build_order_and_touch_items),
 		cmocka_unit_test(test_build_max_bytes),
-		cmocka_unit_test(test_bins),
 		cmocka_unit_test(test_init_head_bin),
 		cmocka_unit_test(test_sort_physical),
 		cmocka_unit_test(test_coalesce),
