@@ -13,8 +13,10 @@
  * --dirs adds the directories on the way to every picked file, --bad-uuid writes a wrong filesystem UUID,
  * --special always picks mkaged's edge cases (sparse, prealloc, hardlink).
  */
+#include "error.h"
 #include "format.h"
 
+#include <errno.h>
 #include <ext2fs/ext2fs.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -261,7 +263,7 @@ int main(int argc, char **argv)
 	ext2_filsys fs;
 	errcode_t e = ext2fs_open(image, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs);
 	if (e) {
-		fprintf(stderr, "mklayout: %s: %s\n", image, error_message(e));
+		fprintf(stderr, "mklayout: %s: %s\n", image, pf_strerror(pf_err_from_ext2(e)));
 		return 1;
 	}
 	struct walk w = { .fs = fs };
@@ -275,7 +277,7 @@ int main(int argc, char **argv)
 	if (paths) {
 		FILE *f = fopen(paths, "r");
 		if (!f) {
-			perror(paths);
+			fprintf(stderr, "%s: %s\n", paths, pf_strerror(-errno));
 			return 1;
 		}
 		char line[4096];
