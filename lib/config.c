@@ -253,7 +253,7 @@ int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_dia
 	size_t len;
 	int rc = pf_read_file(path, 1 << 20, 0, &buf, &len);
 	if (rc)
-		return rc < 0 && rc > -4096 ? rc : -EINVAL;
+		return rc;
 	char *text = realloc(buf, len + 1);
 	if (!text) {
 		free(buf);

@@ -50,8 +50,9 @@ struct pf_config_diag {
 
 void pf_config_defaults(struct pf_config *cfg);
 
-/* Parse a file over the current values.  Returns 0, or -errno if the file cannot be read (the caller
- * decides whether a missing file matters; cfg keeps its values).  Warnings go to diag (may be NULL). */
+/* Parse a file over the current values.  Returns 0, or a negative pf error (lib/error.h) if the file cannot be
+ * read, e.g. -ENOENT (the caller decides whether a missing file matters; cfg keeps its values).  Warnings go
+ * to diag (may be NULL). */
 int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_diag *diag);
 
 /* For the commands: defaults, then the file at path (NULL = PF_DEFAULT_CONFIG), each parse warning logged

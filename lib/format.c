@@ -15,23 +15,6 @@
 #define EXT_SIZE 32u
 #define CRC_OFFSET 60u
 
-const char *pf_strerror(int err)
-{
-	switch (err) {
-	case PF_OK: return "success";
-	case PF_EBADMAGIC: return "not a prefetch trace or layout (bad magic)";
-	case PF_EVERSION: return "unsupported format version";
-	case PF_ETRUNC: return "file is truncated";
-	case PF_ECSUM: return "checksum mismatch (file is corrupt)";
-	case PF_ETOOBIG: return "file is larger than the format limits";
-	case PF_ECORRUPT: return "file is corrupt (field out of range)";
-	case PF_EKIND: return "wrong kind of file (trace where a layout was expected, or the reverse)";
-	case PF_EOWNER: return "refused: not owned by root or writable by group/others";
-	case PF_ENOTREG: return "not a regular file";
-	default: return err < 0 && err > -4096 ? strerror(-err) : "unknown error";
-	}
-}
-
 /* ---- in-memory building ---- */
 
 struct pf_image *pf_image_new(enum pf_kind kind)

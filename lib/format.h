@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "error.h" /* PF_E* codes returned below */
+
 #define PF_FORMAT_VERSION 1u
 
 enum pf_kind { PF_KIND_TRACE = 1, PF_KIND_LAYOUT = 2 };
@@ -43,23 +45,6 @@ enum pf_medium { PF_MEDIUM_UNKNOWN = 0, PF_MEDIUM_ROTATIONAL = 1, PF_MEDIUM_SOLI
 #define PF_MAX_EXTENTS   (1u << 23)
 #define PF_MAX_STRTAB    (64u << 20)
 #define PF_MAX_PATH      4096u
-
-/* Error codes: negative, disjoint from -errno (which are also returned, for I/O errors). */
-enum pf_error {
-	PF_OK = 0,
-	PF_EBADMAGIC = -1000, /* not a prefetch trace/layout */
-	PF_EVERSION,          /* written by an unknown format version */
-	PF_ETRUNC,            /* shorter than its header says */
-	PF_ECSUM,             /* checksum mismatch */
-	PF_ETOOBIG,           /* counts or size beyond the limits */
-	PF_ECORRUPT,          /* a field is out of range */
-	PF_EKIND,             /* a trace where a layout was wanted, or the reverse */
-	PF_EOWNER,            /* not owned by root, or group/world writable */
-	PF_ENOTREG,           /* not a regular file */
-};
-
-/* Text for a pf_error or a negative errno. */
-const char *pf_strerror(int err);
 
 struct pf_fs {
 	uint8_t uuid[16];          /* filesystem UUID as in the superblock (all zero: unknown) */
@@ -106,7 +91,7 @@ struct pf_image {
 	uint32_t cap_fs, cap_files, cap_extents;
 };
 
-/* Building.  Strings are copied.  Return an index (>= 0) or a negative error. */
+/* Building.  Strings are copied.  Return an index (>= 0) or a negative pf error (lib/error.h). */
 struct pf_image *pf_image_new(enum pf_kind kind);
 void pf_image_free(struct pf_image *img);
 int pf_image_add_fs(struct pf_image *img, const struct pf_fs *fs);
@@ -115,16 +100,18 @@ int pf_image_add_extent(struct pf_image *img, const struct pf_extent *ext);
 /* Index of the fs with this UUID, or -1. */
 int pf_image_find_fs(const struct pf_image *img, const uint8_t uuid[16]);
 
-/* Serialise to / parse from memory.  pf_image_encode returns a malloc'd buffer. */
+/* Serialise to / parse from memory.  pf_image_encode returns a malloc'd buffer.  Both return 0 or a negative
+ * pf error (lib/error.h). */
 int pf_image_encode(const struct pf_image *img, void **buf, size_t *len);
 int pf_image_decode(const void *buf, size_t len, struct pf_image **out);
 
 /* Load options. */
 #define PF_LOAD_REQUIRE_ROOT  0x1u  /* refuse unless owned by root and not group/world writable */
 
-/* Read and validate a file.  want_kind 0 accepts either kind. */
+/* Read and validate a file.  want_kind 0 accepts either kind.  Returns 0 or a negative pf error (lib/error.h). */
 int pf_image_load(const char *path, unsigned opts, uint32_t want_kind, struct pf_image **out);
-/* Write atomically, mode 0644, owned by the caller (root when run as a service). */
+/* Write atomically, mode 0644, owned by the caller (root when run as a service).  Returns 0 or a negative pf
+ * error (lib/error.h). */
 int pf_image_save(const char *path, const struct pf_image *img);
 
 /* Totals for summaries. */

@@ -1,10 +1,11 @@
 #include "safe_file.h"
-#include "format.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

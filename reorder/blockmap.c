@@ -41,7 +41,7 @@ static int block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk6
 	return rs->nomem ? BLOCK_ABORT : 0;
 }
 
-static long extent_runs(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *inode, struct runs *rs)
+static errcode_t extent_runs(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *inode, struct runs *rs)
 {
 	ext2_extent_handle_t h;
 	errcode_t rc = ext2fs_extent_open2(fs, ino, inode, &h);
@@ -68,18 +68,19 @@ static long extent_runs(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *inode
 	return rc;
 }
 
-long pf_blockmap(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *inode, struct pf_bmap_run **runs, size_t *n)
+int pf_blockmap(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode *inode, struct pf_bmap_run **runs, size_t *n)
 {
 	struct runs rs = { 0 };
-	long rc;
+	errcode_t ec;
 	*runs = NULL;
 	*n = 0;
 	if (!ext2fs_inode_has_valid_blocks2(fs, inode))
 		return 0;
 	if (inode->i_flags & EXT4_EXTENTS_FL)
-		rc = extent_runs(fs, ino, inode, &rs);
+		ec = extent_runs(fs, ino, inode, &rs);
 	else
-		rc = ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, block_cb, &rs);
+		ec = ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY | BLOCK_FLAG_DATA_ONLY, NULL, block_cb, &rs);
+	int rc = pf_err_from_ext2(ec);
 	if (!rc && rs.nomem)
 		rc = -ENOMEM;
 	if (rc) {

@@ -189,8 +189,8 @@ static errcode_t grow(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *i
 	return ec ? ec : 1;
 }
 
-errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n, blk64_t spare_leaf,
-			  int *used_spare)
+static errcode_t remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n, blk64_t spare_leaf,
+		       int *used_spare)
 {
 	struct ext2_inode_large in;
 	memset(&in, 0, sizeof(in));
@@ -227,6 +227,12 @@ errcode_t pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap 
 	}
 	free(tmp);
 	return ec;
+}
+
+int pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n, blk64_t spare_leaf,
+		    int *used_spare)
+{
+	return pf_err_from_ext2(remap(fs, ino, m, n, spare_leaf, used_spare));
 }
 
 long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n)
@@ -314,8 +320,7 @@ static errcode_t check_leaves(ext2_filsys fs, const struct ext3_extent_header *n
 	return ec;
 }
 
-errcode_t pf_extent_full_leaves(ext2_filsys fs, ext2_ino_t ino, const struct pf_seg *segs, size_t n,
-				unsigned char *drop)
+static errcode_t full_leaves(ext2_filsys fs, ext2_ino_t ino, const struct pf_seg *segs, size_t n, unsigned char *drop)
 {
 	struct ext2_inode in;
 	errcode_t ec = ext2fs_read_inode(fs, ino, &in);
@@ -328,4 +333,9 @@ errcode_t pf_extent_full_leaves(ext2_filsys fs, ext2_ino_t ino, const struct pf_
 	if (depth == 0)
 		return 0; /* the inode's own slots grow copy-on-write (relocate.c) */
 	return check_leaves(fs, eh, depth, segs, n, drop);
+}
+
+int pf_extent_full_leaves(ext2_filsys fs, ext2_ino_t ino, const struct pf_seg *segs, size_t n, unsigned char *drop)
+{
+	return pf_err_from_ext2(full_leaves(fs, ino, segs, n, drop));
 }

@@ -6,6 +6,7 @@
  *
  * Exit: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time budget (the next run continues). */
 #include "config.h"
+#include "error.h"
 #include "log.h"
 #include "progress.h"
 #include "reorder.h"
@@ -147,7 +148,7 @@ int main(int argc, char **argv)
 	struct pf_config cfg;
 	int rc = pf_config_read(&cfg, config);
 	if (rc) {
-		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, strerror(-rc));
+		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
 		return 1;
 	}
 	char deflayout[300];
@@ -176,7 +177,7 @@ int main(int argc, char **argv)
 	rc = pf_reorder(device, &o, &r, err, sizeof(err));
 	pf_progress_done();
 	if (rc) {
-		pf_err("%s", err[0] ? err : strerror(-rc));
+		pf_err("%s", err[0] ? err : pf_strerror(rc));
 		if (r.fsck_needed)
 			pf_err("%s is left marked for checking: run e2fsck -p on it", device);
 		return 1;

@@ -65,7 +65,7 @@ struct pf_reloc {
 
 /* A second descriptor on the device, only for reading back what F2 wrote: unix_io reads through the page
  * cache, which holds what we wrote, not necessarily what the disk stored. */
-static long verify_open(struct pf_reloc *r)
+static int verify_open(struct pf_reloc *r)
 {
 	const char *dev = r->fs->device_name;
 	r->vfd = open(dev, O_RDONLY | O_DIRECT | O_CLOEXEC);
@@ -75,7 +75,7 @@ static long verify_open(struct pf_reloc *r)
 	return r->vfd >= 0 ? 0 : -errno;
 }
 
-static long pread_all(int fd, char *buf, size_t len, off_t off)
+static int pread_all(int fd, char *buf, size_t len, off_t off)
 {
 	while (len) {
 		ssize_t k = pread(fd, buf, len, off);
@@ -93,12 +93,12 @@ static long pread_all(int fd, char *buf, size_t len, off_t off)
 }
 
 /* Read blocks [blk, blk+n) as the disk has them (after io_channel_flush: nothing dirty remains). */
-static long verify_read(struct pf_reloc *r, uint64_t blk, uint64_t n, char *buf)
+static int verify_read(struct pf_reloc *r, uint64_t blk, uint64_t n, char *buf)
 {
 	off_t off = (off_t)(blk * r->fs->blocksize);
 	size_t len = (size_t)(n * r->fs->blocksize);
 	if (r->vdirect) {
-		long rc = pread_all(r->vfd, buf, len, off);
+		int rc = pread_all(r->vfd, buf, len, off);
 		if (rc != -EINVAL)
 			return rc;
 		/* alignment not accepted: buffered from now on, dropping the range from the cache first */
@@ -170,8 +170,8 @@ static int by_src(const void *a, const void *b)
 
 /* Inodes whose four in-inode extents could overflow get a leaf block now, allocated with the destinations
  * (durable at F1), so that growing their tree later is copy-on-write.  With spare == NULL only counted. */
-static long spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners, size_t *order,
-		   blk64_t *spare, uint64_t *count)
+static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners, size_t *order,
+		  blk64_t *spare, uint64_t *count)
 {
 	*count = 0;
 	for (size_t i = 0; i < p->nmoves; i++)
@@ -181,7 +181,7 @@ static long spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	struct pf_remap *all = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*all));
 	if (!all)
 		return -ENOMEM;
-	long rc = 0;
+	int rc = 0;
 	for (size_t i = 0; i < p->nmoves && !rc;) {
 		uint32_t owner = p->moves[order[i]].owner;
 		size_t j = i, n = 0;
@@ -193,7 +193,8 @@ static long spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 			(*count)++;
 			blk64_t b;
 			if (spare) {
-				rc = ext2fs_new_block2(fs, all[0].dst, fs->block_map, &b); /* the map given: no alloc hook */
+				/* the map given: no alloc hook */
+				rc = pf_err_from_ext2(ext2fs_new_block2(fs, all[0].dst, fs->block_map, &b));
 				if (!rc) {
 					ext2fs_block_alloc_stats2(fs, b, +1);
 					spare[owner] = b;
@@ -206,25 +207,25 @@ static long spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	return rc;
 }
 
-static long reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos)
+static int reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos)
 {
 	uint64_t n;
 	return spares(r->fs, p, inos, r->nowners, r->order, r->spare, &n);
 }
 
-long pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-			    uint64_t *count)
+int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+			   uint64_t *count)
 {
 	size_t *order = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	long rc = spares(fs, p, inos, nowners, order, NULL, count);
+	int rc = spares(fs, p, inos, nowners, order, NULL, count);
 	free(order);
 	return rc;
 }
 
-long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		    struct pf_reloc **out)
+int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+		   struct pf_reloc **out)
 {
 	*out = NULL;
 	uint64_t maxlen = 1, total = 0;
@@ -254,7 +255,7 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *i
 	r->spare = calloc(nowners ? nowners : 1, sizeof(*r->spare));
 	r->nowners = nowners;
 	ext2fs_set_alloc_block_callback(fs, refuse_alloc, &r->old_alloc);
-	long rc = 0;
+	int rc = 0;
 	if (!r->buf || !r->vbuf || !r->ubase || !r->switched || !r->remap || !r->order || !r->spare) {
 		rc = -ENOMEM;
 		goto fail;
@@ -275,7 +276,7 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *i
 	/* F0: not clean until we are done */
 	fs->super->s_state &= (__u16)~EXT2_VALID_FS;
 	ext2fs_mark_super_dirty(fs);
-	rc = ext2fs_flush(fs);
+	rc = pf_err_from_ext2(ext2fs_flush(fs));
 	if (rc)
 		goto fail;
 	/* F1: destinations in use */
@@ -284,7 +285,7 @@ long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *i
 		ext2fs_block_alloc_stats_range(fs, p->units[marked].dst, (blk_t)p->units[marked].len, +1);
 	rc = reserve_spares(r, p, inos);
 	if (!rc)
-		rc = ext2fs_flush(fs);
+		rc = pf_err_from_ext2(ext2fs_flush(fs));
 	if (rc) {
 		/* nothing references them yet: give everything back and, if that can be written, be clean again */
 		for (size_t u = 0; u < marked; u++)
@@ -306,18 +307,18 @@ fail:
 	return rc;
 }
 
-static long mapping_of(ext2_filsys fs, ext2_ino_t ino, uint64_t lblk, blk64_t *cur)
+static int mapping_of(ext2_filsys fs, ext2_ino_t ino, uint64_t lblk, blk64_t *cur)
 {
 	int rf = 0;
 	*cur = 0;
 	errcode_t ec = ext2fs_bmap2(fs, ino, NULL, NULL, 0, lblk, &rf, cur);
 	if (!ec && (rf & BMAP_RET_UNINIT))
 		*cur = 0;
-	return ec;
+	return pf_err_from_ext2(ec);
 }
 
 /* Switch the pointers of one unit's moves, inode by inode. */
-static long switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struct pf_unit *un, const ext2_ino_t *inos)
+static int switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struct pf_unit *un, const ext2_ino_t *inos)
 {
 	ext2_filsys fs = r->fs;
 	for (size_t i = 0; i < un->count; i++)
@@ -333,7 +334,7 @@ static long switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struc
 			r->remap[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
 		}
 		struct ext2_inode in;
-		long rc = ext2fs_read_inode(fs, ino, &in);
+		int rc = pf_err_from_ext2(ext2fs_read_inode(fs, ino, &in));
 		if (rc)
 			return rc;
 		if (in.i_flags & EXT4_EXTENTS_FL) {
@@ -345,7 +346,8 @@ static long switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struc
 			for (size_t k = 0; k < n && !rc; k++)
 				for (uint64_t b = 0; b < r->remap[k].len && !rc; b++) {
 					blk64_t phys = r->remap[k].dst + b;
-					rc = ext2fs_bmap2(fs, ino, NULL, NULL, BMAP_SET, r->remap[k].lblk + b, NULL, &phys);
+					rc = pf_err_from_ext2(ext2fs_bmap2(fs, ino, NULL, NULL, BMAP_SET,
+									   r->remap[k].lblk + b, NULL, &phys));
 				}
 		}
 		if (rc)
@@ -355,12 +357,12 @@ static long switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struc
 	return 0;
 }
 
-long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial)
+int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial)
 {
 	ext2_filsys fs = r->fs;
 	const struct pf_unit *un = &p->units[u];
 	uint64_t bs = fs->blocksize;
-	long rc;
+	int rc;
 	*partial = 0;
 
 	/* the plan must still describe the files: every block maps to its source */
@@ -382,25 +384,26 @@ long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const 
 	qsort(r->order, un->count, sizeof(*r->order), by_src);
 	for (size_t i = 0; i < un->count; i++) {
 		const struct pf_move *m = &p->moves[r->order[i]];
-		rc = io_channel_read_blk64(fs->io, m->src, (int)m->len, r->buf + (m->dst - un->dst) * bs);
+		rc = pf_err_from_ext2(io_channel_read_blk64(fs->io, m->src, (int)m->len,
+							    r->buf + (m->dst - un->dst) * bs));
 		if (rc)
 			return rc;
 	}
-	rc = io_channel_write_blk64(fs->io, un->dst, (int)un->len, r->buf);
+	rc = pf_err_from_ext2(io_channel_write_blk64(fs->io, un->dst, (int)un->len, r->buf));
 	if (!rc)
-		rc = io_channel_flush(fs->io);
+		rc = pf_err_from_ext2(io_channel_flush(fs->io));
 	if (!rc)
 		rc = verify_read(r, un->dst, un->len, r->vbuf);
 	if (rc)
 		return rc;
 	if (memcmp(r->buf, r->vbuf, un->len * bs))
-		return PF_RELOC_EVERIFY;
+		return PF_EVERIFY;
 
 	/* F3: switch, make durable, check each block */
 	*partial = 1;
 	rc = switch_unit(r, p, un, inos);
 	if (!rc)
-		rc = io_channel_flush(fs->io);
+		rc = pf_err_from_ext2(io_channel_flush(fs->io));
 	if (rc)
 		return rc;
 	for (size_t i = un->first; i < un->first + un->count; i++) {
@@ -426,7 +429,7 @@ uint64_t pf_reloc_switched(const struct pf_reloc *r, const struct pf_plan *p, si
 	return n;
 }
 
-long pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int partial_unit, int mark_clean)
+int pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int partial_unit, int mark_clean)
 {
 	ext2_filsys fs = r->fs;
 	/* F4 */
@@ -447,12 +450,12 @@ long pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int 
 	for (size_t o = 0; o < r->nowners; o++)
 		if (r->spare[o] && !(partial_unit && done < p->nunits))
 			ext2fs_block_alloc_stats2(fs, r->spare[o], -1);
-	long rc = ext2fs_flush(fs);
+	int rc = pf_err_from_ext2(ext2fs_flush(fs));
 	/* F5 */
 	if (!rc && mark_clean) {
 		fs->super->s_state |= EXT2_VALID_FS;
 		ext2fs_mark_super_dirty(fs);
-		rc = ext2fs_flush(fs);
+		rc = pf_err_from_ext2(ext2fs_flush(fs));
 	}
 	reloc_free(r);
 	return rc;

@@ -4,36 +4,36 @@
 
 #include "plan.h"
 
-#include <errno.h>
+#include "error.h"
+
 #include <ext2fs/ext2fs.h>
 
 struct pf_reloc;
 
 /* Mark the filesystem "not clean" (durably), then allocate every unit's destination (durably), and a spare
  * extent leaf for each inode that may outgrow its in-inode extents.  inos[owner] gives each move's inode.
- * Returns 0 or a negative error / errcode_t. */
-long pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		    struct pf_reloc **out);
+ * Returns 0 or a negative pf error (lib/error.h). */
+int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+		   struct pf_reloc **out);
 
 /* How many spare extent leaves pf_reloc_begin would allocate for plan p (they come out of the free space the
- * plan did not use: the planner must leave at least that many).  Returns 0 or -ENOMEM. */
-long pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-			    uint64_t *count);
-
-/* pf_reloc_unit: the copy read back from the disk differs from what was written (nothing switched). */
-#define PF_RELOC_EVERIFY (-EILSEQ)
+ * plan did not use: the planner must leave at least that many).  Returns 0 or a negative pf error
+ * (lib/error.h). */
+int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+			   uint64_t *count);
 
 /* Copy unit u, switch its files' block pointers to the copy, verify.  inos[owner] gives each move's inode.
  * On failure *partial says whether some pointers may already have been switched (the filesystem then stays
- * marked for fsck). */
-long pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
+ * marked for fsck).  Returns 0 or a negative pf error (lib/error.h): PF_EVERIFY when the copy read back from
+ * the disk differs from what was written (nothing switched). */
+int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
 
 /* Blocks of unit u (after pf_reloc_unit) whose pointers now name the new copy. */
 uint64_t pf_reloc_switched(const struct pf_reloc *r, const struct pf_plan *p, size_t u);
 
 /* Units [0, done) are complete: free the old copy of each switched block and the new copy of each other one;
  * release the destinations of the other units (except those of a partially switched unit); write everything; when mark_clean, mark the filesystem clean again.
- * Frees r.  Returns 0 or an error. */
-long pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int partial_unit, int mark_clean);
+ * Frees r.  Returns 0 or a negative pf error (lib/error.h). */
+int pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int partial_unit, int mark_clean);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "clock.h"
 #include "collect.h"
+#include "error.h"
 #include "freespace.h"
 #include "layout_load.h"
 #include "plan.h"
@@ -67,7 +68,7 @@ static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const 
 		rc = pf_plan_make(col->segs, col->nsegs, free_runs, nfree, prm, plan);
 		uint64_t need = 0;
 		if (!rc)
-			rc = (int)pf_reloc_spares_needed(fs, plan, inos, col->nfiles, &need);
+			rc = pf_reloc_spares_needed(fs, plan, inos, col->nfiles, &need);
 		if (rc || plan->free_blocks - plan->blocks_to_move >= need)
 			break;
 		prm->reserve_blocks += need;
@@ -77,9 +78,9 @@ static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const 
 	return rc;
 }
 
-static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
-			const struct pf_collect *col, double t0, struct pf_reorder_result *res, char *err,
-			size_t errlen)
+static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
+		       const struct pf_collect *col, double t0, struct pf_reorder_result *res, char *err,
+		       size_t errlen)
 {
 	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
 	if (!inos)
@@ -88,10 +89,9 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 		inos[i] = col->files[i].ino;
 
 	struct pf_reloc *r = NULL;
-	long rc = pf_reloc_begin(fs, plan, inos, col->nfiles, &r);
+	int rc = pf_reloc_begin(fs, plan, inos, col->nfiles, &r);
 	if (rc) {
-		snprintf(err, errlen, "cannot start the reorder: %s",
-			 rc < 0 ? strerror((int)-rc) : error_message((errcode_t)rc));
+		snprintf(err, errlen, "cannot start the reorder: %s", pf_strerror(rc));
 		res->fsck_needed = !(fs->super->s_state & EXT2_VALID_FS);
 		free(inos);
 		return rc;
@@ -107,7 +107,7 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 			break;
 		}
 		rc = pf_reloc_unit(r, plan, done, inos, &partial);
-		if (rc == PF_RELOC_EVERIFY) {
+		if (rc == PF_EVERIFY) {
 			/* a disk that stores other bytes than it was given: stop, touch nothing more */
 			snprintf(err, errlen, "moving %llu blocks to %llu: the copy read back from the disk differs from "
 				 "what was written; that unit was abandoned (files untouched), stopping",
@@ -118,7 +118,7 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 		if (rc) {
 			snprintf(err, errlen, "moving %llu blocks to %llu failed: %s",
 				 (unsigned long long)plan->units[done].len, (unsigned long long)plan->units[done].dst,
-				 rc < 0 ? strerror((int)-rc) : error_message((errcode_t)rc));
+				 pf_strerror(rc));
 			res->complete = 0;
 			break;
 		}
@@ -133,13 +133,12 @@ static long do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const s
 		note(o, "%llu blocks stayed where they were (their extent leaf had no room for the split)",
 		     (unsigned long long)kept);
 	res->moved_blocks = moved;
-	long rc2 = pf_reloc_end(r, plan, done, partial, !partial);
+	int rc2 = pf_reloc_end(r, plan, done, partial, !partial);
 	if (partial || rc2)
 		res->fsck_needed = 1;
 	if (!rc && rc2) {
 		rc = rc2;
-		snprintf(err, errlen, "writing the final bitmaps failed: %s",
-			 rc < 0 ? strerror((int)-rc) : error_message((errcode_t)rc));
+		snprintf(err, errlen, "writing the final bitmaps failed: %s", pf_strerror(rc));
 	}
 	free(inos);
 	return rc;
@@ -149,7 +148,6 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	       size_t errlen)
 {
 	double t0 = pf_monotonic_s();
-	initialize_ext2_error_table(); /* error_message() names libext2fs codes */
 	char dummy[8];
 	if (!err || !errlen) {
 		err = dummy;
@@ -183,7 +181,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	if (!rc)
 		rc = pf_freespace(fs, &free_runs, &nfree);
 	if (rc) {
-		snprintf(err, errlen, "%s", strerror(-rc));
+		snprintf(err, errlen, "%s", pf_strerror(rc));
 		goto out;
 	}
 	summarize_skips(o, &col, res);
@@ -203,7 +201,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	if (!rc)
 		rc = pf_plan_result(&plan, &after, &nafter);
 	if (rc) {
-		snprintf(err, errlen, "planning failed: %s", strerror(-rc));
+		snprintf(err, errlen, "planning failed: %s", pf_strerror(rc));
 		goto out;
 	}
 	pf_figures(col.segs, col.nsegs, fs->blocksize, nblocks, &res->before);
@@ -244,10 +242,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	}
 
 	if (write && plan.nunits > 0)
-	{
-		long lrc = do_relocate(fs, o, &plan, &col, t0, res, err, errlen);
-		rc = lrc > 0 ? -EIO : (int)lrc; /* errcode_t: the message already says which */
-	}
+		rc = do_relocate(fs, o, &plan, &col, t0, res, err, errlen);
 out:
 	free(after);
 	free(free_runs);
@@ -257,9 +252,9 @@ out:
 	if (fs) {
 		errcode_t ec = ext2fs_close_free(&fs);
 		if (ec && !rc) {
-			snprintf(err, errlen, "closing %s: %s", device, error_message(ec));
+			rc = pf_err_from_ext2(ec);
+			snprintf(err, errlen, "closing %s: %s", device, pf_strerror(rc));
 			res->fsck_needed = write;
-			rc = -EIO;
 		}
 	}
 	res->seconds = pf_monotonic_s() - t0;

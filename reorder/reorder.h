@@ -77,9 +77,9 @@ struct pf_reorder_result {
 	int compacted;               /* the set had spread: all of it planned into one run (plan.h) */
 };
 
-/* Return codes of pf_reorder besides 0 and -errno (reorder_open.h): PF_REORDER_EMOUNTED, _EUNCLEAN,
- * _EFEATURE, _EOPEN; -ENOENT "layout is for another filesystem"; PF_E* from format.h for bad layouts. */
-/* Returns 0 (res->complete says whether everything planned was done) or a negative error; message in err. */
+/* Returns 0 (res->complete says whether everything planned was done) or a negative pf error (lib/error.h) with
+ * the message in err: the refusals of reorder_open.h (PF_EMOUNTED, PF_EUNCLEAN, PF_EFEATURE, PF_EOPEN), -ENOENT
+ * "layout is for another filesystem", a file error of format.h for a bad layout, PF_EVERIFY, or another. */
 int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_reorder_result *res, char *err,
 	       size_t errlen);
 

@@ -39,17 +39,17 @@ int pf_reorder_open(const char *device, const struct pf_open_opts *o, ext2_filsy
 	char mtpt[256] = "";
 	errcode_t ec = ext2fs_check_mount_point(device, &mflags, mtpt, sizeof(mtpt));
 	if (ec)
-		return refuse(err, errlen, PF_REORDER_EOPEN, "%s: cannot tell whether it is mounted: %s", device,
-			      error_message(ec));
+		return refuse(err, errlen, PF_EOPEN, "%s: cannot tell whether it is mounted: %s", device,
+			      pf_strerror(pf_err_from_ext2(ec)));
 	if (mflags & EXT2_MF_SWAP)
-		return refuse(err, errlen, PF_REORDER_EMOUNTED, "%s is in use as swap%s", device, "");
+		return refuse(err, errlen, PF_EMOUNTED, "%s is in use as swap%s", device, "");
 	if (o->write && (mflags & EXT2_MF_MOUNTED)) {
 		if (!(mflags & EXT2_MF_READONLY))
-			return refuse(err, errlen, PF_REORDER_EMOUNTED,
+			return refuse(err, errlen, PF_EMOUNTED,
 				      "%s is mounted read-write on %s: unmount it first (a reorder needs the "
 				      "filesystem unmounted, or read-only at the final shutdown step)", device, mtpt);
 		if (!o->allow_ro_mount)
-			return refuse(err, errlen, PF_REORDER_EMOUNTED,
+			return refuse(err, errlen, PF_EMOUNTED,
 				      "%s is mounted read-only on %s: writing under a mount is only safe at the final "
 				      "shutdown step (--final-shutdown); unmount it otherwise", device, mtpt);
 	}
@@ -66,10 +66,10 @@ int pf_reorder_open(const char *device, const struct pf_open_opts *o, ext2_filsy
 	ec = ext2fs_open2(device, NULL, flags, 0, 0, o->io ? o->io : unix_io_manager, &fs);
 	if (ec) {
 		if (ec == EXT2_ET_UNSUPP_FEATURE || ec == EXT2_ET_RO_UNSUPP_FEATURE)
-			return refuse(err, errlen, PF_REORDER_EFEATURE,
-				      "%s: %s (a feature this libext2fs does not know)", device, error_message(ec));
-		return refuse(err, errlen, PF_REORDER_EOPEN, "%s: cannot open as ext2/3/4: %s", device,
-			      error_message(ec));
+			return refuse(err, errlen, PF_EFEATURE, "%s: %s (a feature this libext2fs does not know)",
+				      device, pf_strerror(pf_err_from_ext2(ec)));
+		return refuse(err, errlen, PF_EOPEN, "%s: cannot open as ext2/3/4: %s", device,
+			      pf_strerror(pf_err_from_ext2(ec)));
 	}
 	/* only the primary superblock and descriptors are rewritten, like the kernel does */
 	fs->flags |= EXT2_FLAG_MASTER_SB_ONLY;
@@ -82,7 +82,7 @@ int pf_reorder_open(const char *device, const struct pf_open_opts *o, ext2_filsy
 	const char *feat = unsupported_feature(fs);
 	int rc = 0;
 	if (feat) {
-		rc = refuse(err, errlen, PF_REORDER_EFEATURE, "%s: unsupported feature %s", device, feat);
+		rc = refuse(err, errlen, PF_EFEATURE, "%s: unsupported feature %s", device, feat);
 		goto fail;
 	}
 	if (o->write) {
@@ -96,14 +96,14 @@ int pf_reorder_open(const char *device, const struct pf_open_opts *o, ext2_filsy
 		else if (fs->super->s_last_orphan || ext2fs_has_feature_orphan_present(fs->super))
 			why = "has orphan inodes to clean up";
 		if (why) {
-			rc = refuse(err, errlen, PF_REORDER_EUNCLEAN, "%s %s: run fsck first", device, why);
+			rc = refuse(err, errlen, PF_EUNCLEAN, "%s %s: run fsck first", device, why);
 			goto fail;
 		}
 	}
 	ec = ext2fs_read_bitmaps(fs);
 	if (ec) {
-		rc = refuse(err, errlen, PF_REORDER_EOPEN, "%s: cannot read the bitmaps: %s", device,
-			    error_message(ec));
+		rc = refuse(err, errlen, PF_EOPEN, "%s: cannot read the bitmaps: %s", device,
+			    pf_strerror(pf_err_from_ext2(ec)));
 		goto fail;
 	}
 	*out = fs;

@@ -57,8 +57,8 @@ struct pf_aggregate_report {
 };
 
 /* traces[0] is the oldest, traces[n-1] the newest; all must be PF_KIND_TRACE (else PF_EKIND).  n == 0 gives an
- * empty layout.  o may be NULL (no bounds, no checks), rep may be NULL.  Returns 0 or a negative error
- * (-E2BIG for more than PF_AGGREGATE_MAX_TRACES, -ENOMEM). */
+ * empty layout.  o may be NULL (no bounds, no checks), rep may be NULL.  Returns 0 or a negative pf error
+ * (lib/error.h: -E2BIG for more than PF_AGGREGATE_MAX_TRACES, -ENOMEM). */
 int pf_aggregate(struct pf_image *const *traces, size_t n, const struct pf_aggregate_opts *o, struct pf_image **layout,
 		 struct pf_aggregate_report *rep);
 

@@ -141,7 +141,7 @@ static int move_file(const char *from, const char *to)
 	size_t len;
 	int rc = pf_read_file(from, 1u << 30, 0, &buf, &len);
 	if (rc)
-		return rc < 0 && rc > -4096 ? rc : -EIO;
+		return rc;
 	rc = pf_write_atomic(to, buf, len, 0644);
 	free(buf);
 	if (rc == 0)

@@ -45,7 +45,8 @@ void pf_trace_names_free(char **names, size_t n);
 int pf_traces_rotate(const char *dir, size_t keep);
 
 /* Move buffered traces and boot records from the runtime dir into the state dir (which must be writable).
- * Returns how many items were moved, or -errno of the first failure (what could not move stays). */
+ * Returns how many items were moved, or the negative pf error (lib/error.h) of the first failure (what could not
+ * move stays). */
 int pf_boot_flush_pending(const struct pf_boot_paths *p);
 
 #endif

@@ -8,6 +8,7 @@
  *   2  bad command line. */
 #include "commands.h"
 #include "config.h"
+#include "error.h"
 #include "format.h"
 #include "log.h"
 #include "replay.h"
@@ -167,7 +168,7 @@ int cmd_replay(int argc, char **argv)
 	if (dump) {
 		o.plan_dump = fopen(dump, "we");
 		if (!o.plan_dump) {
-			pf_err("--dump-plan %s: %s", dump, strerror(errno));
+			pf_err("--dump-plan %s: %s", dump, pf_strerror(-errno));
 			pf_image_free(layout);
 			return PF_EXIT_FAILURE;
 		}
@@ -176,7 +177,7 @@ int cmd_replay(int argc, char **argv)
 	rc = pf_replay(layout, &o, &st);
 	alarm(0);
 	if (o.plan_dump && fclose(o.plan_dump) && !rc)
-		pf_warn("--dump-plan %s: %s", dump, strerror(errno));
+		pf_warn("--dump-plan %s: %s", dump, pf_strerror(-errno));
 	unsigned nfiles = layout->nfiles;
 	pf_image_free(layout);
 	if (rc) {

@@ -3,6 +3,7 @@
 #include "boot_log.h"
 #include "commands.h"
 #include "config.h"
+#include "error.h"
 #include "format.h"
 #include "log.h"
 #include "report_stats.h"
@@ -90,7 +91,7 @@ int cmd_report(int argc, char **argv)
 	rc = pf_report_rows(recs, n, rows);
 	if (rc) {
 		free(recs);
-		pf_err("%s", strerror(-rc));
+		pf_err("%s", pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
 	int systemd_end = 0, other_end = 0;
@@ -116,7 +117,7 @@ int cmd_report(int argc, char **argv)
 		rc = pf_write_atomic(svg, doc, strlen(doc), 0644);
 		free(doc);
 		if (rc) {
-			pf_err("cannot write %s: %s", svg, strerror(-rc));
+			pf_err("cannot write %s: %s", svg, pf_strerror(rc));
 			return PF_EXIT_FAILURE;
 		}
 		printf("chart: %s\n", svg);

@@ -1,5 +1,6 @@
 /* prefetchd stop: tell the running tracer to finish (it writes its trace) and wait until it has. */
 #include "commands.h"
+#include "error.h"
 #include "log.h"
 #include "pidfile.h"
 
@@ -70,7 +71,7 @@ int cmd_stop(int argc, char **argv)
 		return PF_EXIT_FAILURE;
 	}
 	if (rc) {
-		pf_err("cannot stop the tracer (%s): %s", pidpath, strerror(-rc));
+		pf_err("cannot stop the tracer (%s): %s", pidpath, pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
 	printf("tracer (pid %ld) finished\n", (long)pid);

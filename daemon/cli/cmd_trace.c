@@ -1,6 +1,7 @@
 /* prefetchd trace: record which files (and page ranges) are used until told to stop, then write the trace. */
 #include "commands.h"
 #include "config.h"
+#include "error.h"
 #include "format.h"
 #include "log.h"
 #include "pidfile.h"
@@ -139,7 +140,7 @@ int cmd_trace(int argc, char **argv)
 	struct pf_config cfg;
 	int rc = pf_config_read(&cfg, config_default ? NULL : config);
 	if (rc)
-		pf_warn("%s: %s (using defaults)", config, strerror(-rc));
+		pf_warn("%s: %s (using defaults)", config, pf_strerror(rc));
 	if (nmounts == 0)
 		for (int i = 0; i < cfg.nmounts && i < MAX_MOUNT_ARGS; i++)
 			mounts[nmounts++] = cfg.mounts[i];
@@ -157,7 +158,7 @@ int cmd_trace(int argc, char **argv)
 	struct pf_tracer *t;
 	rc = pf_tracer_open(&o, &t);
 	if (rc) {
-		pf_err("cannot start tracing: %s", err[0] ? err : strerror(-rc));
+		pf_err("cannot start tracing: %s", err[0] ? err : pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
 	struct pf_pidfile pid = { .fd = -1 };
@@ -168,20 +169,20 @@ int cmd_trace(int argc, char **argv)
 			pf_err("another tracer is running (pid %ld, %s); stop it with 'prefetchd stop'", (long)holder,
 			       pidpath);
 		else
-			pf_err("pid file %s: %s", pidpath, strerror(-rc));
+			pf_err("pid file %s: %s", pidpath, pf_strerror(rc));
 		pf_tracer_close(t);
 		return PF_EXIT_FAILURE;
 	}
 	static const cap_value_t keep[] = PF_TRACER_CAPS;
 	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
-		pf_warn("could not drop capabilities: %s", strerror(-rc));
+		pf_warn("could not drop capabilities: %s", pf_strerror(rc));
 	pf_notify_ready();
 	pf_notify_status("tracing");
 
 	int failed = 0;
 	rc = pf_tracer_run(t, &stop_requested);
 	if (rc) {
-		pf_err("tracing stopped early: %s", strerror(-rc));
+		pf_err("tracing stopped early: %s", pf_strerror(rc));
 		failed = 1;
 	}
 	pf_notify_stopping();

@@ -44,10 +44,10 @@ struct pf_replay_stats {
 				    * the placing (FIEMAP) and the replay ended, so that a boot's log can be lined up with them */
 };
 
-/* Returns 0 (also when some files were skipped, or when stopped or timed out: see st) or a negative error
- * (PF_EKIND for a trace, -ENOMEM).  Logs nothing; thread-safe with respect to other threads of the process
- * (it starts up to opts->threads readers of its own and joins them before returning).  Memory is bounded by
- * the layout's size; a changed or missing file is skipped, never read. */
+/* Returns 0 (also when some files were skipped, or when stopped or timed out: see st) or a negative pf error
+ * (lib/error.h: PF_EKIND for a trace, -ENOMEM).  Logs nothing; thread-safe with respect to other threads of the
+ * process (it starts up to opts->threads readers of its own and joins them before returning).  Memory is bounded
+ * by the layout's size; a changed or missing file is skipped, never read. */
 int pf_replay(const struct pf_image *layout, const struct pf_replay_opts *o, struct pf_replay_stats *st);
 
 /* An absolute path as seen from the root's directory (relative_paths): leading slashes dropped, "/" is ".". */

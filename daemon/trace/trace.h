@@ -42,7 +42,7 @@ struct pf_tracer;
 int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out);
 /* Collect events until *stop is set (checked at least every 100 ms) or the timeout passes.  Returns 0 or -errno. */
 int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop);
-/* Residency pass and image build.  Returns 0 or a negative error.  st may be NULL. */
+/* Residency pass and image build.  Returns 0 or a negative pf error (lib/error.h).  st may be NULL. */
 int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_trace_stats *st);
 void pf_tracer_close(struct pf_tracer *t);
 

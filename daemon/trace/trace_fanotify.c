@@ -11,6 +11,7 @@
  * of the events and of the tracer's CPU time.  A recorded file that is not yet known to be executed keeps
  * FAN_OPEN_EXEC un-ignored so that its first exec still arrives and flags it.  The marks are bounded by
  * max_files (one per entry) and pin nothing the entry's kept fd does not pin already. */
+#include "error.h"
 #include "trace_internal.h"
 
 #include "array.h"
@@ -387,7 +388,7 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	/* fanotify first: without the privilege nothing else matters, and that is the clearest message */
 	int rc = fan_init(o->bounded_queue);
 	if (rc < 0) {
-		snprintf(err, errlen, "fanotify_init: %s%s", strerror(-rc),
+		snprintf(err, errlen, "fanotify_init: %s%s", pf_strerror(rc),
 			 rc == -EPERM ? " (tracing needs root: CAP_SYS_ADMIN)" : "");
 		goto fail;
 	}
@@ -396,7 +397,7 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 		goto fail;
 	for (int i = 0; i < t->nfs; i++) {
 		if ((rc = fan_mark(t->fan_fd, t->fs[i].mountpoint)) < 0) {
-			snprintf(err, errlen, "cannot watch %s: %s", t->fs[i].mountpoint, strerror(-rc));
+			snprintf(err, errlen, "cannot watch %s: %s", t->fs[i].mountpoint, pf_strerror(rc));
 			goto fail;
 		}
 	}

@@ -2,6 +2,7 @@
  * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark. */
 #include "array.h"
 #include "config.h"
+#include "error.h"
 #include "fsid.h"
 #include "medium.h"
 #include "trace_internal.h"
@@ -124,13 +125,13 @@ static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir,
 		if (!explicit)
 			return 0;
 		snprintf(err, errlen, "%s: not on a block-device filesystem with a UUID (%s)", dir,
-			 major(dev) == 0 ? "virtual filesystem" : strerror(-rc));
+			 major(dev) == 0 ? "virtual filesystem" : pf_strerror(rc));
 		return rc == -ENODATA ? -ENODEV : rc;
 	}
 	struct statvfs sv;
 	if (statvfs(dir, &sv) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		snprintf(err, errlen, "%s: %s", dir, pf_strerror(-errno));
 		return explicit ? rc : 0;
 	}
 	struct pf_trace_fs *p = realloc(*fs, (size_t)(*nfs + 1) * sizeof(**fs));
@@ -166,7 +167,7 @@ int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out
 	*n = 0;
 	int rc = read_mountinfo(&m, &nm);
 	if (rc) {
-		snprintf(err, errlen, "cannot read /proc/self/mountinfo: %s", strerror(-rc));
+		snprintf(err, errlen, "cannot read /proc/self/mountinfo: %s", pf_strerror(rc));
 		return rc;
 	}
 	if (o->nmounts > 0) {
@@ -176,7 +177,7 @@ int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out
 			struct stat st;
 			if (!realpath(dir, real) || stat(real, &st) < 0) {
 				rc = -errno;
-				snprintf(err, errlen, "--mount %s: %s", dir, strerror(errno));
+				snprintf(err, errlen, "--mount %s: %s", dir, pf_strerror(-errno));
 				break;
 			}
 			if (!S_ISDIR(st.st_mode)) {

@@ -9,6 +9,7 @@
  * go backwards, S the summed distance of the jumps, M the ranges whose inode is gone or changed.  This is
  * the test suite's own yardstick, independent of prefetch-reorder --check.
  */
+#include "error.h"
 #include "format.h"
 
 #include <ext2fs/ext2fs.h>
@@ -32,7 +33,7 @@ int main(int argc, char **argv)
 	ext2_filsys fs;
 	errcode_t e = ext2fs_open(argv[2], EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs);
 	if (e) {
-		fprintf(stderr, "layout_gaps: %s: %s\n", argv[2], error_message(e));
+		fprintf(stderr, "layout_gaps: %s: %s\n", argv[2], pf_strerror(pf_err_from_ext2(e)));
 		return 1;
 	}
 	uint64_t bs = fs->blocksize, blocks = 0, gaps = 0, back = 0, seek = 0, missing = 0;

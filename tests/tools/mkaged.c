@@ -10,6 +10,8 @@
  * and slow symlinks, nested and large directories.  Content is pseudo-random from the seed (zeros would
  * hide misplaced blocks), so the same seed always yields the same files.  Prints a one-line summary.
  */
+#include "error.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -92,7 +94,7 @@ static int write_chunk(struct file *f, uint64_t len)
 			enospc = 1;
 			return 0;
 		}
-		perror(f->path);
+		fprintf(stderr, "%s: %s\n", f->path, pf_strerror(-errno));
 		return -1;
 	}
 	f->size += (uint64_t)n;
@@ -112,7 +114,7 @@ static int new_file(const char *dir, uint64_t target)
 		if (errno == ENOSPC)
 			enospc = 1;
 		else
-			perror(f->path);
+			fprintf(stderr, "%s: %s\n", f->path, pf_strerror(-errno));
 		return -1;
 	}
 	f->size = 0;
@@ -185,7 +187,7 @@ static void special_files(const char *top, const char dirs[][64])
 		if (files[i].path[0] && files[i].size > 8192) {
 			snprintf(q, sizeof(q), "%s/hardlink", dirs[3]);
 			if (link(files[i].path, q) < 0)
-				perror(q);
+				fprintf(stderr, "%s: %s\n", q, pf_strerror(-errno));
 			break;
 		}
 	}
@@ -196,13 +198,13 @@ static void special_files(const char *top, const char dirs[][64])
 		close(fd);
 	snprintf(p, sizeof(p), "%s/fastlink", top);
 	if (symlink("d00/f00000", p) < 0)
-		perror(p);
+		fprintf(stderr, "%s: %s\n", p, pf_strerror(-errno));
 	char longt[200];
 	memset(longt, 'x', sizeof(longt) - 1);
 	longt[sizeof(longt) - 1] = 0;
 	snprintf(p, sizeof(p), "%s/slowlink", top);
 	if (symlink(longt, p) < 0)
-		perror(p);
+		fprintf(stderr, "%s: %s\n", p, pf_strerror(-errno));
 	/* a directory with enough entries to need several blocks (and an htree on ext3/4) */
 	snprintf(p, sizeof(p), "%s/bigdir", top);
 	if (mkdir(p, 0755) == 0) {
@@ -257,7 +259,7 @@ int main(int argc, char **argv)
 
 	struct statvfs sv;
 	if (statvfs(top, &sv) < 0) {
-		perror(top);
+		fprintf(stderr, "%s: %s\n", top, pf_strerror(-errno));
 		return 1;
 	}
 	uint64_t free_bytes = (uint64_t)sv.f_bfree * sv.f_frsize;
@@ -273,7 +275,7 @@ int main(int argc, char **argv)
 		else /* nested */
 			snprintf(dirs[i], sizeof(dirs[i]), "%s/d%02d/s%02d", top, i - 8, i);
 		if (mkdir(dirs[i], 0755) < 0 && errno != EEXIST) {
-			perror(dirs[i]);
+			fprintf(stderr, "%s: %s\n", dirs[i], pf_strerror(-errno));
 			return 1;
 		}
 	}
@@ -340,7 +342,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nfiles; i++)
 		live += files[i].path[0] != 0;
 	if (statvfs(top, &sv) < 0) {
-		perror(top);
+		fprintf(stderr, "%s: %s\n", top, pf_strerror(-errno));
 		return 1;
 	}
 	printf("mkaged: %d files (%d created, %lu deleted, %lu appends), %.1f MiB data, %.0f%% of blocks used%s\n",

@@ -20,6 +20,7 @@
  * Prints one summary line.
  */
 #include "array.h"
+#include "error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -99,7 +100,7 @@ static void load_tsv(const char *tsv)
 {
 	FILE *f = fopen(tsv, "re");
 	if (!f)
-		die(strerror(errno), tsv);
+		die(pf_strerror(-errno), tsv);
 	char *line = NULL;
 	size_t cap = 0;
 	while (getline(&line, &cap, f) > 0) {
@@ -147,7 +148,7 @@ static void mkparents(char *path)
 	for (char *p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
 		*p = 0;
 		if (mkdir(path, 0755) && errno != EEXIST)
-			die(strerror(errno), path);
+			die(pf_strerror(-errno), path);
 		*p = '/';
 	}
 }
@@ -181,7 +182,7 @@ static void write_item(const struct item *it, int upgrade, unsigned char *buf, s
 	int fd = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int src = it->host ? open(it->host, O_RDONLY | O_CLOEXEC) : -1;
 	if (fd < 0)
-		die(strerror(errno), dst);
+		die(pf_strerror(-errno), dst);
 	uint64_t seed = hash(it->path) ^ content_seed, done = 0;
 	while (done < it->size) {
 		size_t n = it->size - done < bufsz ? (size_t)(it->size - done) : bufsz;
@@ -192,15 +193,15 @@ static void write_item(const struct item *it, int upgrade, unsigned char *buf, s
 			src = -1;
 		}
 		if (write(fd, buf, n) != (ssize_t)n)
-			die(strerror(errno ? errno : ENOSPC), dst);
+			die(pf_strerror(errno ? -errno : -ENOSPC), dst);
 		done += n;
 	}
 	if (sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE) || close(fd))
-		die(strerror(errno), dst);
+		die(pf_strerror(-errno), dst);
 	if (src >= 0)
 		close(src);
 	if (tmp && rename(tmp, it->path))
-		die(strerror(errno), it->path);
+		die(pf_strerror(-errno), it->path);
 	free(tmp);
 }
 
@@ -240,7 +241,7 @@ int main(int argc, char **argv)
 	rng = content_seed = seed;
 	load_tsv(tsv);
 	if (chdir(argv[optind]))
-		die(strerror(errno), argv[optind]);
+		die(pf_strerror(-errno), argv[optind]);
 	/* One CPU: ext4's per-CPU preallocation then follows the creation order alone. */
 	cpu_set_t cpus;
 	CPU_ZERO(&cpus);
@@ -315,7 +316,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nitems; i++)
 		if (!items[i].boot && rnd() % 4 == 0) {
 			if (unlink(items[i].path))
-				die(strerror(errno), items[i].path);
+				die(pf_strerror(-errno), items[i].path);
 			items[i].deleted = 1;
 			freed += items[i].size;
 		}
@@ -345,7 +346,7 @@ int main(int argc, char **argv)
 	qsort(boot, nboot, sizeof(*boot), by_access);
 	FILE *wl = fopen(wlpath, "we");
 	if (!wl)
-		die(strerror(errno), wlpath);
+		die(pf_strerror(-errno), wlpath);
 	uint64_t readbytes = 0;
 	for (size_t i = 0; i < nboot; i++) {
 		uint64_t pages = (boot[i].size + 4095) / 4096 * 4096;
@@ -359,7 +360,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (fclose(wl))
-		die(strerror(errno), wlpath);
+		die(pf_strerror(-errno), wlpath);
 	printf("mkbootset: %zu boot files (%u from the host, %u upgraded), %.1f MiB; %zu other files, %.1f MiB "
 	       "(%.1f MiB deleted); workload %zu reads, %.1f MiB\n",
 	       nboot * (size_t)scale, hostfiles * (unsigned)scale, upgraded, bootbytes / 1048576.0,

@@ -14,8 +14,10 @@
  * --special always picks mkaged's edge cases (sparse, prealloc, hardlink).
  */
 #include "array.h"
+#include "error.h"
 #include "format.h"
 
+#include <errno.h>
 #include <ext2fs/ext2fs.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -250,7 +252,7 @@ int main(int argc, char **argv)
 	ext2_filsys fs;
 	errcode_t e = ext2fs_open(image, EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &fs);
 	if (e) {
-		fprintf(stderr, "mklayout: %s: %s\n", image, error_message(e));
+		fprintf(stderr, "mklayout: %s: %s\n", image, pf_strerror(pf_err_from_ext2(e)));
 		return 1;
 	}
 	struct walk w = { .fs = fs };
@@ -264,7 +266,7 @@ int main(int argc, char **argv)
 	if (paths) {
 		FILE *f = fopen(paths, "r");
 		if (!f) {
-			perror(paths);
+			fprintf(stderr, "%s: %s\n", paths, pf_strerror(-errno));
 			return 1;
 		}
 		char line[4096];

@@ -5,6 +5,8 @@
  * Works on block devices too (size from BLKGETSIZE64), which fincore(1) does not: the replay tests use it to
  * see inode-table and directory blocks the metadata pass pulled into the device's page cache.  Mapping a file
  * does not read it; mincore only looks. */
+#include "error.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -28,7 +30,7 @@ int main(int argc, char **argv)
 	int fd = open(argv[1], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
-		fprintf(stderr, "pf_mincore: %s: %s\n", argv[1], strerror(errno));
+		fprintf(stderr, "pf_mincore: %s: %s\n", argv[1], pf_strerror(-errno));
 		return 1;
 	}
 	uint64_t size = (uint64_t)st.st_size;
@@ -43,7 +45,7 @@ int main(int argc, char **argv)
 		void *map = mmap(NULL, pages * PAGE, PROT_READ, MAP_SHARED, fd, (off_t)off);
 		unsigned char *vec = malloc(pages);
 		if (map == MAP_FAILED || !vec || mincore(map, pages * PAGE, vec) < 0) {
-			fprintf(stderr, "pf_mincore: %s: %s\n", argv[1], strerror(errno));
+			fprintf(stderr, "pf_mincore: %s: %s\n", argv[1], pf_strerror(-errno));
 			return 1;
 		}
 		for (uint64_t i = 0; i < pages; i++)

@@ -12,6 +12,7 @@
  * walking up to where st_dev changes.  Physical blocks come from FIEMAP unless --no-phys (then replay
  * maps them itself).  --init flags every regular file PF_FILE_INIT (mapped by init); --dir-blocks records a
  * directory's blocks (FIEMAP) as the tracer does.  The output is written atomically with mode 0644 (root-owned when run as root). */
+#include "error.h"
 #include "fiemap.h"
 #include "format.h"
 #include "fsid.h"
@@ -116,7 +117,7 @@ static int add_line(struct pf_image *img, char *line, unsigned lineno)
 	}
 	struct stat st;
 	if (stat(path, &st) < 0) {
-		fprintf(stderr, "pf_mklayout: line %u: %s: %s\n", lineno, path, strerror(errno));
+		fprintf(stderr, "pf_mklayout: line %u: %s: %s\n", lineno, path, pf_strerror(-errno));
 		return -1;
 	}
 	int fi = -1;
@@ -199,7 +200,7 @@ int main(int argc, char **argv)
 	const char *output = argv[optind];
 	FILE *in = optind + 1 < argc ? fopen(argv[optind + 1], "re") : stdin;
 	if (!in) {
-		fprintf(stderr, "pf_mklayout: %s: %s\n", argv[optind + 1], strerror(errno));
+		fprintf(stderr, "pf_mklayout: %s: %s\n", argv[optind + 1], pf_strerror(-errno));
 		return 1;
 	}
 	struct pf_image *img = pf_image_new(kind);

@@ -1,6 +1,7 @@
 /* Test driver: trace a mount while this very process (a second thread, as replay does in 'prefetchd boot')
  * reads one file and a child process reads others.  The trace must hold the child's files only.
  * Usage: trace_inproc MOUNT OUTPUT OWN_FILE OTHER_FILE... */
+#include "error.h"
 #include "format.h"
 #include "trace.h"
 
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
 	struct pf_tracer *t;
 	int rc = pf_tracer_open(&o, &t);
 	if (rc) {
-		fprintf(stderr, "pf_tracer_open: %s\n", err[0] ? err : strerror(-rc));
+		fprintf(stderr, "pf_tracer_open: %s\n", err[0] ? err : pf_strerror(rc));
 		return 1;
 	}
 	pthread_t th;
