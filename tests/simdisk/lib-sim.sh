@@ -1,6 +1,8 @@
-# Simulated spinning disk for benchmarks (one per script): source it (after or without tests/lib.sh), then
+# Simulated spinning disk for tests and benchmarks (one per script): source it (after or without tests/lib.sh;
+# tests call pf_require_simdisk), then
 #
-#   sim_available                            true if /dev/fuse exists and simdisk is built
+#   sim_available                            true if /dev/fuse exists and simdisk is built (make -C tests/simdisk:
+#                                            $SIM_BIN, and the workload runner $WLRUN, in build/simdisk/)
 #   dir=$(sim_tmpfs_dir [MB])                a tmpfs directory with MB MiB free (the image must live there; a
 #                                            tmpfs of its own when /dev/shm is too small), removed at exit
 #   sim_start IMAGE [count|sleep]            simdisk on IMAGE + loop device (direct I/O, rotational=1,
@@ -30,9 +32,10 @@
 # walk every mounted file system then cannot read it mid-run (results/bench-prefetch.sh does).
 if ! declare -F pf_cleanup_add >/dev/null; then
 	# shellcheck source=tests/lib.sh
-	source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/lib.sh"
+	source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/lib.sh"
 fi
-SIM_BIN=${SIM_BIN:-$TOP/build/results/simdisk}
+SIM_BIN=${SIM_BIN:-$TOP/build/simdisk/simdisk}
+WLRUN=${WLRUN:-$TOP/build/simdisk/wlrun}
 SIM_SCHED=${SIM_SCHED:-none}
 SIM_RA_KB=${SIM_RA_KB:-128}  # a SATA disk's default readahead (the loop device would inherit 2560 here)
 SIM_PID='' SIM_FUSE='' SIM_DEV='' SIM_FS='' SIM_CTL='' SIM_SPIN=() SIM_QUEUE_SAVED=''
@@ -60,7 +63,7 @@ sim_tmpfs_dir() {
 
 sim_start() {
 	local img=$1 mode=${2:-count} i
-	[ -x "$SIM_BIN" ] || pf_fail "simdisk not built ($SIM_BIN): make -C results progs"
+	[ -x "$SIM_BIN" ] || pf_fail "simdisk not built ($SIM_BIN): make -C tests/simdisk"
 	[ "$(stat -f -c %T "$img")" = tmpfs ] || pf_fail "$img must be on tmpfs (drop_caches would evict it)"
 	SIM_FUSE=$(mktemp -d "${TMPDIR:-/tmp}/simdisk-mnt.XXXXXX")
 	pf_cleanup_add sim_stop
