@@ -67,7 +67,7 @@ make_set() {
 	local name=$1 scale=$2 ratio=$3 m=$fs
 	"$TOP/tests/mkbootset.sh" --scale "$scale" --ratio "$ratio" --seed "$SEED" "$tmp/$name.img" | sed 's/^/   /' ||
 		pf_fail "mkbootset $name"
-	sim_workload_layout "$tmp/$name.img" "$m" "$tmp/$name.layout" || pf_fail "layout of $name"
+	sim_workload_layout "$tmp/$name.img" "$m" "$tmp/$name.layout" "$work/$name.lines" || pf_fail "layout of $name"
 }
 
 # One cold case on the mounted image; prints "seconds replay_seconds requests seeks"

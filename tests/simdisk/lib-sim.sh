@@ -21,9 +21,11 @@
 #   sim_trace_workload FS WL TRACE WORKDIR   drop caches, run the workload WL (wlrun, $WLRUN) on the mounted FS
 #                                            under `prefetchd trace --mount FS`, write TRACE (summary in
 #                                            WORKDIR/trace.out)
-#   sim_workload_layout IMAGE MNT LAYOUT     a layout of IMAGE.workload (mkbootset's boot reads) made with
+#   sim_workload_layout IMAGE MNT LAYOUT [LINES]  a layout of IMAGE.workload (mkbootset's boot reads) made with
 #                                            IMAGE mounted read-only at MNT: the directories on the paths
-#                                            first (the boot looks them up), then every read in boot order
+#                                            first (the boot looks them up), then every read in boot order;
+#                                            the pf_mklayout input is kept in LINES when given (to map the same
+#                                            reads again later)
 #
 # Facts behind it (notes/measuring): the image stays on tmpfs so drop_caches cannot evict it; the loop
 # device claims rotational=0 unless told; the daemon runs single-threaded at real-time priority; in sleep mode
@@ -164,9 +166,9 @@ sim_stop() {
 }
 
 sim_workload_layout() {
-	local img=$1 m=$2 layout=$3 lines
-	lines=$(mktemp) || return 1
-	mkdir -p "$m" && mount -o loop,ro "$img" "$m" || { rm -f "$lines"; return 1; }
+	local img=$1 m=$2 layout=$3 lines=${4:-}
+	[ -n "$lines" ] || { lines=$(mktemp) && pf_cleanup_add "rm -f '$lines'"; } || return 1
+	mkdir -p "$m" && mount -o loop,ro "$img" "$m" || return 1
 	awk -F'\t' -v m="$m" '{ p = $2; n = split(p, c, "/"); d = ""
 		for (i = 2; i < n; i++) { d = d "/" c[i]; if (!(d in seen)) { seen[d] = 1; print m d } } }' \
 		"$img.workload" >"$lines"
@@ -174,7 +176,6 @@ sim_workload_layout() {
 	"$TOOLS/pf_mklayout" "$layout" "$lines" >/dev/null
 	local rc=$?
 	umount "$m" || rc=1
-	rm -f "$lines"
 	return $rc
 }
 
