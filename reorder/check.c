@@ -1,30 +1,16 @@
 /* Seek-model figures of a block sequence. */
 #include "check.h"
 
+#include "disk_model.h"
+
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define RATE_BPS 100e6
-#define SEEK_FIXED_S 0.001
-#define SEEK_FULL_S 0.014
-#define ROTATION_S 0.00417
-
 double pf_seek_time(uint64_t from, uint64_t to, uint32_t bsize, uint64_t span, int *is_seek)
 {
-	*is_seek = 0;
-	if (from == to)
-		return 0;
-	uint64_t dist = to > from ? to - from : from - to;
-	double seek = SEEK_FIXED_S + SEEK_FULL_S * sqrt((double)dist / (double)(span ? span : 1)) + ROTATION_S;
-	if (to > from) {
-		double through = (double)dist * bsize / RATE_BPS;
-		if (through < seek)
-			return through;
-	}
-	*is_seek = 1;
-	return seek;
+	struct pf_disk_model d = pf_disk_7200rpm(span, bsize);
+	return pf_disk_move_s(&d, from, to, is_seek);
 }
 
 static int cmp_pblk(const void *a, const void *b)
@@ -40,16 +26,16 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* Time and seeks to read segs in the given order, head starting at block 0. */
-static double read_time(const struct pf_seg *s, size_t n, uint32_t bsize, uint64_t span, uint64_t *seeks)
+static double read_time(const struct pf_seg *s, size_t n, const struct pf_disk_model *d, uint64_t *seeks)
 {
 	double t = 0;
 	uint64_t head = 0;
 	*seeks = 0;
 	for (size_t i = 0; i < n; i++) {
 		int is_seek;
-		t += pf_seek_time(head, s[i].pblk, bsize, span, &is_seek);
+		t += pf_disk_move_s(d, head, s[i].pblk, &is_seek);
 		*seeks += is_seek;
-		t += (double)s[i].len * bsize / RATE_BPS;
+		t += pf_disk_transfer_s(d, s[i].len);
 		head = s[i].pblk + s[i].len;
 	}
 	return t;
@@ -58,6 +44,7 @@ static double read_time(const struct pf_seg *s, size_t n, uint32_t bsize, uint64
 void pf_figures(const struct pf_seg *segs, size_t n, uint32_t bsize, uint64_t span, struct pf_layout_figures *f)
 {
 	memset(f, 0, sizeof(*f));
+	struct pf_disk_model d = pf_disk_7200rpm(span, bsize);
 	uint64_t end = 0;
 	for (size_t i = 0; i < n; i++) {
 		f->blocks += segs[i].len;
@@ -66,14 +53,14 @@ void pf_figures(const struct pf_seg *segs, size_t n, uint32_t bsize, uint64_t sp
 		end = segs[i].pblk + segs[i].len;
 	}
 	f->discontinuities = f->extents ? f->extents - 1 : 0;
-	f->read_s = read_time(segs, n, bsize, span, &f->seeks);
+	f->read_s = read_time(segs, n, &d, &f->seeks);
 
 	struct pf_seg *sorted = malloc((n ? n : 1) * sizeof(*sorted));
 	uint32_t *owners = malloc((n ? n : 1) * sizeof(*owners));
 	if (sorted && owners) {
 		memcpy(sorted, segs, n * sizeof(*sorted));
 		qsort(sorted, n, sizeof(*sorted), cmp_pblk);
-		f->sweep_s = read_time(sorted, n, bsize, span, &f->sweep_seeks);
+		f->sweep_s = read_time(sorted, n, &d, &f->sweep_seeks);
 		for (size_t i = 0; i < n; i++)
 			owners[i] = segs[i].owner;
 		qsort(owners, n, sizeof(*owners), cmp_u32);

@@ -1,6 +1,6 @@
 /* --check figures: how a sequence of blocks lies on disk and what reading it would cost on a 7200 rpm disk
- * (seek model: 1 ms + 14 ms * sqrt(distance / span) + 4.17 ms rotation, 100 MB/s; a short forward gap is
- * read through when that is cheaper than a seek).  Pure functions. */
+ * (lib/disk_model.h, in blocks over the filesystem's span: the simulated disk charges the same).  Pure
+ * functions. */
 #ifndef PREFETCH_REORDER_CHECK_H
 #define PREFETCH_REORDER_CHECK_H
 
@@ -26,7 +26,7 @@ void pf_figures(const struct pf_seg *segs, size_t n, uint32_t bsize, uint64_t sp
 /* The segments as they would lie after the plan: moved chunks at their destinations.  *out is malloc'd. */
 int pf_plan_result(const struct pf_plan *p, struct pf_seg **out, size_t *n);
 
-/* Model time in seconds of moving the head from block a to block b (a gap forward may be read through). */
+/* Model time in seconds of moving the head from block `from` to block `to` (pf_disk_move_s in blocks). */
 double pf_seek_time(uint64_t from, uint64_t to, uint32_t bsize, uint64_t span, int *is_seek);
 
 #endif

@@ -6,6 +6,7 @@
  *
  * Exit: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time budget (the next run continues). */
 #include "config.h"
+#include "disk_model.h"
 #include "error.h"
 #include "log.h"
 #include "progress.h"
@@ -78,7 +79,8 @@ static void print_figures(const struct pf_reorder_result *r, int planned_label)
 	printf("%-26s %14llu %14llu\n", "seeks (sorted sweep)", (unsigned long long)a->sweep_seeks,
 	       (unsigned long long)b->sweep_seeks);
 	printf("%-26s %13.3fs %13.3fs\n", "read time (sorted sweep)", a->sweep_s, b->sweep_s);
-	printf("model: rotational disk, 1 ms + 14 ms*sqrt(distance/span) + 4.17 ms per seek, 100 MB/s\n");
+	printf("model: rotational disk, %g ms + %g ms*sqrt(distance/span) + %g ms per seek, %g MB/s\n",
+	       PF_DISK_SETTLE_S * 1e3, PF_DISK_FULL_STROKE_S * 1e3, PF_DISK_HALF_TURN_S * 1e3, PF_DISK_RATE_BPS / 1e6);
 	printf("a reorder would move %llu of %llu blocks in %llu chunks (%llu split, %llu do not fit), "
 	       "%llu blocks already in place (%llu of them near enough)\n",
 	       (unsigned long long)r->planned_blocks, (unsigned long long)r->layout_blocks,

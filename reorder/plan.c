@@ -1,6 +1,7 @@
 /* Chunking and fitting (see plan.h for the rules). */
 #include "plan.h"
 #include "check.h"
+#include "disk_model.h"
 
 #include "array.h"
 
@@ -251,13 +252,11 @@ static int place_chunk(struct builder *b, struct areas *ar, size_t ci, uint64_t 
 }
 
 /* The "near enough" rule (plan.h, pf_plan_params.block_size): --check's seek model. */
-#define RATE_BPS 100e6 /* as check.c */
 
 enum kind { K_MOVE = 0, K_KEEP, K_NEAR, K_ALONE }; /* moved whole, in place, near enough, moved alone */
 
 struct model {
-	uint32_t bsize;
-	uint64_t span;
+	struct pf_disk_model disk; /* in blocks; unit 0: no seek model (block_size unset) */
 	double short_seek;     /* a seek of one block backwards: the cheapest seek there is */
 	/* The set as prefetchd's rotational replay reads it — sorted by block, one sweep — per segment: */
 	double *waste;         /* read time lost before it (seek, or a gap read through) from the previous segment
@@ -269,12 +268,12 @@ struct model {
 
 static double gap(const struct model *m, uint64_t from, uint64_t to, int *is_seek)
 {
-	return pf_seek_time(from, to, m->bsize, m->span, is_seek);
+	return pf_disk_move_s(&m->disk, from, to, is_seek);
 }
 
 static double transfer(const struct model *m, uint64_t blocks)
 {
-	return (double)blocks * m->bsize / RATE_BPS;
+	return pf_disk_transfer_s(&m->disk, blocks);
 }
 
 /* The time a move must save — at least one seek, and a third of the chunk's read time (copying it costs twice
@@ -288,14 +287,14 @@ static double allowance(const struct model *m, uint64_t blocks)
 /* The seek model for a set: the filesystem's span, else up to the set's last block. */
 static struct model model_for(const struct pf_plan_params *prm, const struct pf_seg *segs, size_t n)
 {
-	struct model m = { .bsize = prm->block_size, .span = prm->span };
-	if (!m.bsize)
+	struct model m = { .disk = pf_disk_7200rpm(prm->span, prm->block_size) };
+	if (!m.disk.unit)
 		return m;
 	for (size_t i = 0; !prm->span && i < n; i++)
-		if (segs[i].pblk + segs[i].len > m.span)
-			m.span = segs[i].pblk + segs[i].len;
+		if (segs[i].pblk + segs[i].len > m.disk.span)
+			m.disk.span = segs[i].pblk + segs[i].len;
 	int seek;
-	m.short_seek = pf_seek_time(1, 0, m.bsize, m.span, &seek);
+	m.short_seek = gap(&m, 1, 0, &seek);
 	return m;
 }
 
@@ -548,7 +547,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 
 	/* What stays: in place by the contiguity rule, or (block_size set) near enough by the seek model. */
 	m = model_for(prm, segs, nsegs);
-	if (m.bsize && !compact && (rc = sweep_view(out, &m, prm->chunk_blocks)))
+	if (m.disk.unit && !compact && (rc = sweep_view(out, &m, prm->chunk_blocks)))
 		goto fail;
 	kinds = malloc(out->nchunks ? out->nchunks : 1);
 	alone = calloc(out->nsegs ? out->nsegs : 1, 1);
@@ -561,7 +560,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 		const struct pf_chunk *c = &out->chunks[ci];
 		kinds[ci] = compact		     ? K_MOVE
 			    : in_place(out, c, min_piece) ? K_KEEP
-			    : m.bsize			 ? (unsigned char)classify(out, c, &m, alone)
+			    : m.disk.unit		 ? (unsigned char)classify(out, c, &m, alone)
 						 : K_MOVE;
 		for (size_t i = c->first_seg; i < c->first_seg + c->nsegs && kinds[ci] == K_NEAR; i++)
 			any_alone |= alone[i];
@@ -586,7 +585,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 			kept += out->chunks[ci].blocks;
 	}
 	/* Incremental (seek model on, most of the set stays): what moves goes next to its neighbours instead. */
-	int near = m.bsize && kept > to_move;
+	int near = m.disk.unit && kept > to_move;
 	uint64_t used = 0, cursor = prm->start, home = UINT64_MAX;
 	for (size_t i = 0; i < ar.n && to_move && !near; i++)
 		if (ar.a[i].len >= to_move && ar.a[i].start + ar.a[i].len > prm->start) {
@@ -674,7 +673,7 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	 * the set can still spread (holes where files left, pieces placed apart).  When moving the whole set
 	 * into one run would read faster by more than a move must save (allowance), do that instead. */
 	struct model m = model_for(prm, segs, nsegs);
-	double now = sweep_after(out, m.bsize, m.span);
+	double now = sweep_after(out, m.disk.unit, m.disk.span);
 	if (now < 0) {
 		pf_plan_free(out);
 		return -ENOMEM;
@@ -694,7 +693,7 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 		pf_plan_free(out);
 		return rc;
 	}
-	double whole = sweep_after(&c, m.bsize, m.span);
+	double whole = sweep_after(&c, m.disk.unit, m.disk.span);
 	if (whole < 0) {
 		pf_plan_free(&c);
 		pf_plan_free(out);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prefetch benchmark on the simulated spinning disk (results/simdisk): the cold read of a real boot's file set
+# Prefetch benchmark on the simulated spinning disk (tests/simdisk): the cold read of a real boot's file set
 # (tests/mkbootset.sh: Debian 12 boot, scattered on an aged ext4 image) with
 #   none      no prefetch: the workload alone, cold
 #   access    prefetchd replay in access (first-touch) order, one reader, then the workload
@@ -12,7 +12,7 @@
 # Environment: RUNS (5) count-mode runs per case; SLEEP_RUNS (2) sleep-mode runs per case (0 = none);
 # SCALE (1) boot set copies; RATIO (8) other data per boot data; SEED (1); TRACES (3) traces aggregated;
 # SIM_SCHED (none); KEEP_LOG=FILE keeps the per-run figures (bench-prefetch.sh --table FILE prints their
-# table again).  Needs root, /dev/fuse, the default build, tools and build/results (make -C results progs).
+# table again).  Needs root, /dev/fuse, the default build, tools and build/simdisk (make -C tests/simdisk).
 set -u -o pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 # table LOG: the markdown table of a log of runs ("mode run case seconds replay_seconds requests seeks").
@@ -53,12 +53,11 @@ if [ -z "${BENCH_PRIVATE_NS:-}" ] && command -v unshare >/dev/null; then
 	BENCH_PRIVATE_NS=1 exec unshare --mount --propagation private "$0" "$@"
 fi
 source "$TOP/tests/lib.sh"
-source "$TOP/results/lib-sim.sh"
+source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
 RUNS=${RUNS:-5} SLEEP_RUNS=${SLEEP_RUNS:-2} SCALE=${SCALE:-1} RATIO=${RATIO:-8} SEED=${SEED:-1} TRACES=${TRACES:-3}
-WLRUN=$TOP/build/results/wlrun
-sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C results progs)"
-for b in "$PREFETCHD" "$WLRUN" "$TOOLS/mkbootset"; do [ -x "$b" ] || pf_fail "$b missing (make all tools; make -C results progs)"; done
+sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"
+for b in "$PREFETCHD" "$WLRUN" "$TOOLS/mkbootset"; do [ -x "$b" ] || pf_fail "$b missing (make all tools; make -C tests/simdisk)"; done
 
 # Which replay orders this prefetchd can do (the replay command may not exist yet).
 cases=(none)

@@ -17,7 +17,7 @@ if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
 	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
 fi
 source "$TOP/tests/lib.sh"
-source "$TOP/results/lib-sim.sh"
+source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
 BOOTS=${BOOTS:-12} RATIO=${RATIO:-8} SEED=${SEED:-1} JITTER=${JITTER:-30} DROP=${DROP:-3}
 [ -d /dev/shm ] && export TMPDIR=${TMPDIR:-/dev/shm}

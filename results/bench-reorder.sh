@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reorder benchmark on the simulated spinning disk (results/simdisk, results/lib-sim.sh).
+# Reorder benchmark on the simulated spinning disk (tests/simdisk, tests/simdisk/lib-sim.sh).
 #
 # Image: tests/mkbootset.sh (a real Debian 12 boot's file set scattered among RATIO times as much other data on
 # an aged ext4).  Layout: exactly the workload's reads (pf_mklayout, paths in boot order, preceded by the
@@ -25,14 +25,13 @@ fi
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 source "$TOP/tests/lib.sh"
-source "$TOP/results/lib-sim.sh"
+source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
 RUNS=${RUNS:-5} SCALE=${SCALE:-1} RATIO=${RATIO:-8} SEED=${SEED:-1}
 BIG_SCALE=${BIG_SCALE:-5} BIG_RATIO=${BIG_RATIO:-2} BIG_RUNS=${BIG_RUNS:-1} BUDGET=${BUDGET:-20}
-WLRUN=$TOP/build/results/wlrun
-sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C results progs)"
+sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"
 for b in "$PREFETCHD" "$REORDER" "$WLRUN" "$TOOLS/mkbootset" "$TOOLS/pf_mklayout"; do
-	[ -x "$b" ] || pf_fail "$b missing (make all tools; make -C results progs)"
+	[ -x "$b" ] || pf_fail "$b missing (make all tools; make -C tests/simdisk)"
 done
 "$REORDER" --help >/dev/null 2>&1 || pf_fail "prefetch-reorder --help fails: not implemented yet"
 have_replay=1
@@ -68,7 +67,7 @@ make_set() {
 	local name=$1 scale=$2 ratio=$3 m=$fs
 	"$TOP/tests/mkbootset.sh" --scale "$scale" --ratio "$ratio" --seed "$SEED" "$tmp/$name.img" | sed 's/^/   /' ||
 		pf_fail "mkbootset $name"
-	sim_workload_layout "$tmp/$name.img" "$m" "$tmp/$name.layout" || pf_fail "layout of $name"
+	sim_workload_layout "$tmp/$name.img" "$m" "$tmp/$name.layout" "$work/$name.lines" || pf_fail "layout of $name"
 }
 
 # One cold case on the mounted image; prints "seconds replay_seconds requests seeks"

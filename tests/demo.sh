@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make demo: the whole pipeline on a realistic file set, in about a minute, touching nothing outside temp dirs.
 #   1. an aged ext4 image holding the files a real Debian 12 boot reads (tests/mkbootset.sh), on a simulated
-#      7200 rpm disk (results/simdisk, count mode: the disk's time is added up exactly, so the figures mean
+#      7200 rpm disk (tests/simdisk, count mode: the disk's time is added up exactly, so the figures mean
 #      something even on a fast virtual disk; without FUSE, a plain loop device on the real disk instead)
 #   2. prefetchd trace while a scripted "boot" reads those files cold, prefetchd aggregate -> layout
 #   3. drop caches, cold boot read without prefetch; drop caches, prefetchd replay, the same boot read again
@@ -12,13 +12,12 @@ source "$TOP/tests/lib.sh"
 [ -x "$PREFETCHD" ] || { echo "no $PREFETCHD: run make first" >&2; exit 1; }
 say() { printf '%s\n' "$*"; }
 
-say "==> building the helpers (tests/tools, results/simdisk)"
+say "==> building the helpers (tests/tools, tests/simdisk)"
 make -s -C "$TOP" tools >/dev/null || pf_fail "make tools"
-make -s -C "$TOP/results" wlrun >/dev/null || pf_fail "make -C results wlrun"
+make -s -C "$TOP/tests/simdisk" wlrun >/dev/null || pf_fail "make -C tests/simdisk wlrun"
 sim=1
-make -s -C "$TOP/results" simdisk >/dev/null 2>&1 || sim=0
-source "$TOP/results/lib-sim.sh"
-WLRUN=$TOP/build/results/wlrun
+make -s -C "$TOP/tests/simdisk" simdisk >/dev/null 2>&1 || sim=0
+source "$TOP/tests/simdisk/lib-sim.sh"
 [ -e /dev/fuse ] || sim=0
 [ -z "${DEMO_NO_SIM:-}" ] || sim=0  # to try the fallback
 

@@ -33,14 +33,14 @@ pf_skip() { echo "skipped: $*"; exit 77; }
 pf_note() { echo "-- $*"; }
 pf_require_root() { [ "$(id -u)" -eq 0 ] || pf_skip "needs root (loop devices, mount, fanotify)"; }
 
-# pf_require_simdisk: root, FUSE and the simulated disk (results/simdisk) built, or the test is skipped; then
-# the sim_* helpers (results/lib-sim.sh) are loaded.
+# pf_require_simdisk: root, FUSE and the simulated disk (tests/simdisk) built, or the test is skipped; then
+# the sim_* helpers (tests/simdisk/lib-sim.sh) are loaded.
 pf_require_simdisk() {
 	pf_require_root
 	[ -e /dev/fuse ] || pf_skip "no /dev/fuse"
 	pkg-config --exists fuse3 2>/dev/null || pf_skip "fuse3 development files missing (libfuse3-dev)"
-	make -s -C "$TOP/results" simdisk >/dev/null 2>&1 || pf_skip "results/simdisk does not build here"
-	source "$TOP/results/lib-sim.sh"
+	make -s -C "$TOP/tests/simdisk" simdisk >/dev/null 2>&1 || pf_skip "tests/simdisk does not build here"
+	source "$TOP/tests/simdisk/lib-sim.sh"
 }
 
 # pf_tmpdir: a fresh directory removed at exit (set PF_KEEP=1 to keep it for debugging).

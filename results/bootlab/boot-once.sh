@@ -1,7 +1,7 @@
 #!/bin/bash
 # bootlab: boot the guest once and keep what it reported.
 #   boot-once.sh DISK IMAGE OUTDIR
-# DISK: sim  = IMAGE (on tmpfs) behind the simulated 7200 rpm disk (results/simdisk, sleep mode), qemu cache=none
+# DISK: sim  = IMAGE (on tmpfs) behind the simulated 7200 rpm disk (tests/simdisk, sleep mode), qemu cache=none
 #       warm = IMAGE (on tmpfs) opened directly: an instant device, the lower bound
 # OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
@@ -12,8 +12,8 @@ disk_kind=$1 img=$2 out=$3
 [ -f "$img" ] || die "no image $img"
 mkdir -p "$out"
 rm -f "$out/console.log" "$out/report.log" "$out/host.env" "$out/sim-timeline.tsv" "$out/sim-requests.log" "$out/sim-stop.watchdog"
-# shellcheck source=../lib-sim.sh
-source "$TOP/results/lib-sim.sh"   # also tests/lib.sh: cleanup on every exit path
+# shellcheck source=../../tests/simdisk/lib-sim.sh
+source "$TOP/tests/simdisk/lib-sim.sh"   # also tests/lib.sh: cleanup on every exit path
 QEMU_PID=''
 kill_qemu() { [ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null; [ -n "$QEMU_PID" ] && wait "$QEMU_PID" 2>/dev/null; QEMU_PID=''; }
 pf_cleanup_add kill_qemu
@@ -50,7 +50,7 @@ stop_sim() {
 sync; echo 3 >/proc/sys/vm/drop_caches
 case "$disk_kind" in
 sim)
-	sim_available || die "simdisk not built: make -C $TOP/results progs"
+	sim_available || die "simdisk not built: make -C $TOP/tests/simdisk"
 	sim_start "$img" sleep
 	pf_cleanup_add stop_sim
 	sim_log "$out/sim-requests.log"   # "R|W offset length cost_us start_ms" per request, in arrival order

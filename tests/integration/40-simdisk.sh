@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The simulated disk (results/simdisk) in count mode: the seek model charges exactly what it says, cold reads
+# The simulated disk (tests/simdisk) in count mode: the seek model charges exactly what it says, cold reads
 # through loop + ext4 are charged the same way every run, writes reach the image, the control file works; a
 # short sleep-mode sample really waits the model time; wlrun reads a workload; tracing reads nothing at the
 # disk's far end.
@@ -7,8 +7,8 @@ source "$TOP/tests/lib.sh"
 pf_require_root
 [ -e /dev/fuse ] || pf_skip "no /dev/fuse"
 pkg-config --exists fuse3 2>/dev/null || pf_skip "fuse3 development files missing (libfuse3-dev)"
-make -s -C "$TOP/results" progs >/dev/null || pf_fail "make -C results progs"
-source "$TOP/results/lib-sim.sh"
+make -s -C "$TOP/tests/simdisk" >/dev/null || pf_fail "make -C tests/simdisk"
+source "$TOP/tests/simdisk/lib-sim.sh"
 SIM_SKIP_UNSUPPORTED=1
 
 dir=$(sim_tmpfs_dir)
@@ -66,13 +66,12 @@ run() { # measured again if somebody else dropped caches meanwhile (other tests 
 		pf_drop_caches
 		d0=$(drops)
 		sim_reset
-		"$SIM_RUN" -C "$mnt/fs" "$dir/workload" >"$dir/out" || pf_fail "wlrun"
+		"$WLRUN" -C "$mnt/fs" "$dir/workload" >"$dir/out" || pf_fail "wlrun"
 		cat "$mnt/fs/big" >/dev/null
 		[ "$(drops)" = "$d0" ] && break
 	done
 	sim_stat model_ns
 }
-SIM_RUN=$TOP/build/results/wlrun
 a=$(run) b=$(run)
 grep -q '^files 40 missing 0 bytes 820000 ' "$dir/out" || pf_fail "wlrun: $(cat "$dir/out")"
 [ "$a" = "$b" ] || pf_fail "count mode not exact: $a vs $b ns"
@@ -82,10 +81,10 @@ awk -v ns="$a" 'BEGIN { exit !(ns > 84e6 + 40 * 5e6 && ns < 2e9) }' || pf_fail "
 pf_note "cold read: $(awk -v ns="$a" 'BEGIN { print ns / 1e6 }') ms model time, $(sim_stat seeks) seeks"
 # Warm: nothing reaches the disk.
 for try in 1 2 3 4 5; do
-	"$SIM_RUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
+	"$WLRUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
 	d0=$(drops)
 	sim_reset
-	"$SIM_RUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
+	"$WLRUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
 	[ "$(drops)" = "$d0" ] && break
 done
 [ "$(sim_stat reads)" = 0 ] || pf_fail "warm run reached the disk"
@@ -109,7 +108,7 @@ sim_mode sleep
 pf_drop_caches
 sim_reset
 t0=$(date +%s%N)
-"$SIM_RUN" -C "$mnt/fs" "$dir/workload" >/dev/null
+"$WLRUN" -C "$mnt/fs" "$dir/workload" >/dev/null
 t1=$(date +%s%N)
 m=$(sim_stat model_ns) w=$(sim_stat wall_ns)
 sim_mode count

@@ -1,6 +1,8 @@
-# Simulated spinning disk for benchmarks (one per script): source it (after or without tests/lib.sh), then
+# Simulated spinning disk for tests and benchmarks (one per script): source it (after or without tests/lib.sh;
+# tests call pf_require_simdisk), then
 #
-#   sim_available                            true if /dev/fuse exists and simdisk is built
+#   sim_available                            true if /dev/fuse exists and simdisk is built (make -C tests/simdisk:
+#                                            $SIM_BIN, and the workload runner $WLRUN, in build/simdisk/)
 #   dir=$(sim_tmpfs_dir [MB])                a tmpfs directory with MB MiB free (the image must live there; a
 #                                            tmpfs of its own when /dev/shm is too small), removed at exit
 #   sim_start IMAGE [count|sleep]            simdisk on IMAGE + loop device (direct I/O, rotational=1,
@@ -19,9 +21,11 @@
 #   sim_trace_workload FS WL TRACE WORKDIR   drop caches, run the workload WL (wlrun, $WLRUN) on the mounted FS
 #                                            under `prefetchd trace --mount FS`, write TRACE (summary in
 #                                            WORKDIR/trace.out)
-#   sim_workload_layout IMAGE MNT LAYOUT     a layout of IMAGE.workload (mkbootset's boot reads) made with
+#   sim_workload_layout IMAGE MNT LAYOUT [LINES]  a layout of IMAGE.workload (mkbootset's boot reads) made with
 #                                            IMAGE mounted read-only at MNT: the directories on the paths
-#                                            first (the boot looks them up), then every read in boot order
+#                                            first (the boot looks them up), then every read in boot order;
+#                                            the pf_mklayout input is kept in LINES when given (to map the same
+#                                            reads again later)
 #
 # Facts behind it (notes/measuring): the image stays on tmpfs so drop_caches cannot evict it; the loop
 # device claims rotational=0 unless told; the daemon runs single-threaded at real-time priority; in sleep mode
@@ -30,9 +34,10 @@
 # walk every mounted file system then cannot read it mid-run (results/bench-prefetch.sh does).
 if ! declare -F pf_cleanup_add >/dev/null; then
 	# shellcheck source=tests/lib.sh
-	source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/lib.sh"
+	source "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/lib.sh"
 fi
-SIM_BIN=${SIM_BIN:-$TOP/build/results/simdisk}
+SIM_BIN=${SIM_BIN:-$TOP/build/simdisk/simdisk}
+WLRUN=${WLRUN:-$TOP/build/simdisk/wlrun}
 SIM_SCHED=${SIM_SCHED:-none}
 SIM_RA_KB=${SIM_RA_KB:-128}  # a SATA disk's default readahead (the loop device would inherit 2560 here)
 SIM_PID='' SIM_FUSE='' SIM_DEV='' SIM_FS='' SIM_CTL='' SIM_SPIN=() SIM_QUEUE_SAVED=''
@@ -60,7 +65,7 @@ sim_tmpfs_dir() {
 
 sim_start() {
 	local img=$1 mode=${2:-count} i
-	[ -x "$SIM_BIN" ] || pf_fail "simdisk not built ($SIM_BIN): make -C results progs"
+	[ -x "$SIM_BIN" ] || pf_fail "simdisk not built ($SIM_BIN): make -C tests/simdisk"
 	[ "$(stat -f -c %T "$img")" = tmpfs ] || pf_fail "$img must be on tmpfs (drop_caches would evict it)"
 	SIM_FUSE=$(mktemp -d "${TMPDIR:-/tmp}/simdisk-mnt.XXXXXX")
 	pf_cleanup_add sim_stop
@@ -161,9 +166,9 @@ sim_stop() {
 }
 
 sim_workload_layout() {
-	local img=$1 m=$2 layout=$3 lines
-	lines=$(mktemp) || return 1
-	mkdir -p "$m" && mount -o loop,ro "$img" "$m" || { rm -f "$lines"; return 1; }
+	local img=$1 m=$2 layout=$3 lines=${4:-}
+	[ -n "$lines" ] || { lines=$(mktemp) && pf_cleanup_add "rm -f '$lines'"; } || return 1
+	mkdir -p "$m" && mount -o loop,ro "$img" "$m" || return 1
 	awk -F'\t' -v m="$m" '{ p = $2; n = split(p, c, "/"); d = ""
 		for (i = 2; i < n; i++) { d = d "/" c[i]; if (!(d in seen)) { seen[d] = 1; print m d } } }' \
 		"$img.workload" >"$lines"
@@ -171,7 +176,6 @@ sim_workload_layout() {
 	"$TOOLS/pf_mklayout" "$layout" "$lines" >/dev/null
 	local rc=$?
 	umount "$m" || rc=1
-	rm -f "$lines"
 	return $rc
 }
 

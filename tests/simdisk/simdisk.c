@@ -11,22 +11,20 @@
  *   log FILE | log off  start/stop the request log ("R|W offset length cost_us start_ms" per request; start_ms
  *                      since the log was opened)
  *
- * Seek model (what first probes found plausible for 7200 rpm; see results/PREFETCH-BENCH.md):
- *   request starting where the last one ended   -> transfer only (length / rate)
- *   short forward gap                           -> the head reads past it: gap / rate, as long as
- *                                                  that is cheaper than a seek
- *   otherwise                                   -> 1 ms + 14 ms * sqrt(distance / span) + 4.17 ms
- *                                                  (settle + seek + half a rotation), then transfer
- * One request is served at a time, in arrival order (no NCQ), like a disk without a command queue.
+ * Each request is charged by the 7200 rpm model of lib/disk_model.h (the one prefetch-reorder --check uses), in
+ * bytes over the image's size, at --rate MB/s (default the model's 100): transfer only where the last request
+ * ended, a short forward gap read through, otherwise a seek, then the transfer.  One request is served at a time,
+ * in arrival order (no NCQ), like a disk without a command queue.
  * Flushes and discards cost nothing.
  */
 #define FUSE_USE_VERSION 35
 #include <fuse.h>
 
+#include "disk_model.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +40,7 @@ enum mode { MODE_COUNT, MODE_SLEEP };
 
 static struct {
 	int fd;                 /* the image */
-	uint64_t span;          /* its size: the full stroke of the seek model */
-	double rate;            /* bytes per second */
+	struct pf_disk_model model; /* in bytes; its span is the image's size */
 	enum mode mode;
 	uint64_t head;          /* byte offset where the last request ended */
 	FILE *log;
@@ -52,7 +49,7 @@ static struct {
 	uint64_t reads, writes, read_bytes, write_bytes, seeks, flushes;
 	uint64_t model_ns;      /* sum of the model's service times */
 	uint64_t wall_ns;       /* measured time spent serving disk requests (sleep mode: about model_ns) */
-} sd = { .fd = -1, .rate = 100e6 };
+} sd = { .fd = -1, .model = { .unit = 1, .rate = PF_DISK_RATE_BPS } };
 
 static uint64_t now_ns(void)
 {
@@ -61,32 +58,11 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static double seek_s(uint64_t distance)
-{
-	return 0.001 + 0.014 * sqrt((double)distance / (double)sd.span) + 0.00417;
-}
-
-/* Service time of a request at [off, off + len) given the head position. */
-static uint64_t model_ns(uint64_t off, uint64_t len, int *seeked)
-{
-	double t = (double)len / sd.rate;
-	*seeked = 0;
-	if (off > sd.head) {
-		double pass = (double)(off - sd.head) / sd.rate, seek = seek_s(off - sd.head);
-		*seeked = seek < pass;
-		t += *seeked ? seek : pass;
-	} else if (off < sd.head) {
-		*seeked = 1;
-		t += seek_s(sd.head - off);
-	}
-	return (uint64_t)(t * 1e9 + 0.5);
-}
-
 /* Charge one request: count it, log it and, in sleep mode, wait until the modelled end. */
 static void charge(int write, uint64_t off, uint64_t len, uint64_t start)
 {
 	int seeked;
-	uint64_t cost = model_ns(off, len, &seeked);
+	uint64_t cost = pf_disk_request_ns(&sd.model, sd.head, off, len, &seeked);
 	if (sd.log)
 		fprintf(sd.log, "%c %" PRIu64 " %" PRIu64 " %.1f %.3f\n", write ? 'W' : 'R', off, len, cost / 1e3,
 			(double)(start - sd.log_t0) / 1e6);
@@ -119,7 +95,7 @@ static char *stats_text(void)
 		     "\nwrite_bytes %" PRIu64 "\nseeks %" PRIu64 "\nflushes %" PRIu64 "\nmodel_ns %" PRIu64
 		     "\nwall_ns %" PRIu64 "\nhead %" PRIu64 "\nspan %" PRIu64 "\nrate %.0f\n",
 		     sd.mode == MODE_SLEEP ? "sleep" : "count", sd.reads + sd.writes, sd.reads, sd.writes, sd.read_bytes,
-		     sd.write_bytes, sd.seeks, sd.flushes, sd.model_ns, sd.wall_ns, sd.head, sd.span, sd.rate) < 0)
+		     sd.write_bytes, sd.seeks, sd.flushes, sd.model_ns, sd.wall_ns, sd.head, sd.model.span, sd.model.rate) < 0)
 		return NULL;
 	return s;
 }
@@ -168,8 +144,8 @@ static int sd_getattr(const char *path, struct stat *st, struct fuse_file_info *
 	} else if (!strcmp(path, DISK_PATH)) {
 		st->st_mode = S_IFREG | 0644;
 		st->st_nlink = 1;
-		st->st_size = (off_t)sd.span;
-		st->st_blocks = (blkcnt_t)(sd.span / 512);
+		st->st_size = (off_t)sd.model.span;
+		st->st_blocks = (blkcnt_t)(sd.model.span / 512);
 	} else if (!strcmp(path, STATS_PATH)) {
 		st->st_mode = S_IFREG | 0644;
 		st->st_nlink = 1;
@@ -252,7 +228,7 @@ static int sd_write(const char *path, const char *buf, size_t size, off_t off, s
 		int r = command(cmd);
 		return r < 0 ? r : (int)size;
 	}
-	if ((uint64_t)off + size > sd.span)
+	if ((uint64_t)off + size > sd.model.span)
 		return -ENOSPC; /* a disk does not grow */
 	uint64_t start = now_ns();
 	ssize_t n = pwrite(sd.fd, buf, size, off);
@@ -268,7 +244,7 @@ static int sd_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	(void)fi;
 	if (!strcmp(path, STATS_PATH))
 		return 0; /* "echo cmd > stats" truncates first */
-	return (uint64_t)size == sd.span ? 0 : -EPERM;
+	return (uint64_t)size == sd.model.span ? 0 : -EPERM;
 }
 
 static int sd_fsync(const char *path, int datasync, struct fuse_file_info *fi)
@@ -328,8 +304,8 @@ int main(int argc, char **argv)
 			else
 				break;
 		} else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
-			sd.rate = atof(argv[++i]) * 1e6;
-			if (!(sd.rate > 0))
+			sd.model.rate = atof(argv[++i]) * 1e6;
+			if (!(sd.model.rate > 0))
 				break;
 		} else if (!strcmp(argv[i], "--log") && i + 1 < argc) {
 			log = argv[++i];
@@ -348,7 +324,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simdisk: cannot use image %s: %s\n", image, sd.fd < 0 ? strerror(errno) : "empty");
 		return 1;
 	}
-	sd.span = (uint64_t)st.st_size;
+	sd.model.span = (uint64_t)st.st_size;
 	if (log && set_log(log)) {
 		fprintf(stderr, "simdisk: cannot open log %s: %s\n", log, strerror(errno));
 		return 1;
