@@ -1,4 +1,4 @@
-/* Planning a reorder: pure functions, no I/O (unit-tested in tests/unit/test_plan.c).
+/* Planning a reorder: pure functions, no I/O (unit-tested in tests/unit/reorder/test_plan.c).
  *
  * Input: the layout's blocks as segments in layout order (each a logical run of one file that is physically
  * contiguous now), and the free extents of the filesystem.  The block sequence is cut into chunks of
