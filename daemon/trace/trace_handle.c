@@ -1,6 +1,7 @@
 /* Files by handle: the tracer records a file handle (name_to_handle_at) at the first open and closes the file at
  * once; the residency pass opens it again by that handle (open_by_handle_at, CAP_DAC_READ_SEARCH).  Holding an
- * fd per file instead would keep every traced filesystem busy (umount: EBUSY) for the whole of tracing.
+ * fd per file instead would keep every traced filesystem busy (umount: EBUSY) for the whole of tracing.  (An
+ * event still queued holds its file's mount until the tracer reads it, which it does as soon as poll reports it.)
  *
  * A handle names the inode and its generation: a file deleted since (and its inode reused) gives ESTALE, not
  * another file.  Where a filesystem has no handles (no export operations), the recorded path is opened and
