@@ -204,6 +204,8 @@ int pf_image_encode(const struct pf_image *img, void **bufp, size_t *lenp)
 		put32(p + 24, f->block_size);
 		put32(p + 28, f->medium);
 		ADD_STR(f->mountpoint, p + 32, p + 36);
+		put32(p + 40, f->flags);
+		/* 44..47 reserved */
 	}
 	for (uint32_t i = 0; i < img->nfiles; i++, p += FILE_SIZE) {
 		const struct pf_file *f = &img->files[i];
@@ -298,6 +300,7 @@ int pf_image_decode(const void *data, size_t len, struct pf_image **out)
 		f->dev = get64(p + 16);
 		f->block_size = get32(p + 24);
 		f->medium = get32(p + 28);
+		f->flags = get32(p + 40); /* zero in files written before it existed */
 		img->nfs = i + 1; /* so that free() sees the string below */
 		if ((rc = get_str(strbase, strtab, p + 32, &f->mountpoint)))
 			goto fail;

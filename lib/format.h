@@ -3,7 +3,7 @@
  * One versioned, little-endian, fixed-width format serves both kinds of file:
  *
  *   header (64 bytes)      magic "PREFETCH", version, kind, counts, flags, created, crc32c
- *   fs records (48 each)   filesystem UUID, st_dev, block size, medium, mount point
+ *   fs records (48 each)   filesystem UUID, st_dev, block size, medium, mount point, flags
  *   file records (80 each) identity (fs, inode, generation, size, mtime, ctime), path, first touch
  *   extent records (32)    file index, byte offset, byte length, physical block — in access order
  *   string table           NUL-terminated paths and mount points
@@ -27,8 +27,19 @@ enum pf_kind { PF_KIND_TRACE = 1, PF_KIND_LAYOUT = 2 };
 
 enum pf_medium { PF_MEDIUM_UNKNOWN = 0, PF_MEDIUM_ROTATIONAL = 1, PF_MEDIUM_SOLID = 2 };
 
-/* Header flags. */
-#define PF_IMG_INCOMPLETE  0x1u  /* events were lost (fanotify queue overflow) or tracing was cut short */
+/* Header flags.  PF_IMG_INCOMPLETE is set whenever the trace misses something; the bits after it say why.
+ * Files written before the reason bits existed (same version 1: they were reserved as zero) carry the
+ * summary bit alone, meaning "events lost or cut short"; readers ignore bits they do not know, so adding a
+ * reason needs no version change. */
+#define PF_IMG_INCOMPLETE  0x1u  /* the trace is missing files the boot opened (any of the reasons below) */
+#define PF_IMG_EVENTS_LOST 0x2u  /* fanotify events lost (queue overflow, an event the kernel could not open) */
+#define PF_IMG_FILE_CAP    0x4u  /* the file cap (max_files, the format's bounds) was reached: later files left out */
+#define PF_IMG_FS_GONE     0x8u  /* a traced filesystem went away during tracing (PF_FS_GONE on its record) */
+#define PF_IMG_TIMED_OUT   0x10u /* tracing was cut by its time-out (TRACE_TIMEOUT), not ended by 'stop' */
+#define PF_IMG_REASONS     (PF_IMG_EVENTS_LOST | PF_IMG_FILE_CAP | PF_IMG_FS_GONE | PF_IMG_TIMED_OUT)
+
+/* Filesystem flags. */
+#define PF_FS_GONE         0x1u  /* unmounted during tracing: this trace's view of it ends there (trace only) */
 
 /* File flags. */
 #define PF_FILE_DIR        0x1u  /* a directory the boot looked up (replay reads it, reorder may move it) */
@@ -52,6 +63,7 @@ struct pf_fs {
 	uint32_t block_size;
 	uint32_t medium;           /* enum pf_medium */
 	char *mountpoint;          /* where it was mounted when traced, e.g. "/" */
+	uint32_t flags;            /* PF_FS_* */
 };
 
 struct pf_file {
@@ -82,7 +94,7 @@ struct pf_image {
 	uint32_t flags;            /* PF_IMG_* */
 	uint64_t created;          /* unix seconds */
 	uint32_t boots;            /* traces merged (trace: 1) */
-	uint32_t lost_events;      /* fanotify overflows seen while tracing */
+	uint32_t lost_events;      /* fanotify events lost while tracing (overflows, unreadable events) */
 	uint32_t nfs, nfiles, nextents;
 	struct pf_fs *fs;
 	struct pf_file *files;
@@ -116,5 +128,10 @@ int pf_image_save(const char *path, const struct pf_image *img);
 
 /* Totals for summaries. */
 uint64_t pf_image_bytes(const struct pf_image *img);
+
+/* The header flags in words, for dumps and log lines: "none", or "incomplete (" the reasons ")", e.g.
+ * "incomplete (12 events lost, file cap reached, filesystem /boot gone, timed out)".  An old file's bare
+ * PF_IMG_INCOMPLETE reads "N events lost" or "cut short".  Always NUL-terminated (cut to len). */
+void pf_image_flags_text(const struct pf_image *img, char *buf, size_t len);
 
 #endif

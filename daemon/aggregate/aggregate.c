@@ -32,9 +32,15 @@ static int union_fs(struct agg *a)
 			return -ENOMEM;
 		for (uint32_t j = 0; j < tr->nfs; j++) {
 			int k = find_fs(a->layout, &tr->fs[j]);
-			if (k < 0 && (k = pf_image_add_fs(a->layout, &tr->fs[j])) < 0)
-				return k;
+			if (k < 0) {
+				struct pf_fs fs = tr->fs[j];
+				fs.flags = 0; /* gone is what one trace saw, not a property of the layout */
+				if ((k = pf_image_add_fs(a->layout, &fs)) < 0)
+					return k;
+			}
 			a->fsmap[t][j] = (uint32_t)k;
+			if (tr->fs[j].flags & PF_FS_GONE)
+				a->gone[k] |= 1ull << t;
 		}
 	}
 	return 0;
@@ -78,15 +84,16 @@ static int select_files(struct agg *a, const struct pf_aggregate_opts *o, struct
 	size_t nroots = 0;
 	if (a->ngroups && !roots)
 		return -ENOMEM;
-	uint64_t newest_bit = a->n ? 1ull << (a->n - 1) : 0;
 	for (size_t i = 0; i < a->ngroups; i++) {
 		struct agg_group *g = &a->groups[i];
 		if (g->fate == AGG_SUPERSEDED) {
 			r->files_changed++;
 			continue;
 		}
-		unsigned count = (unsigned)__builtin_popcountll(g->seen);
-		if (!agg_vote(count, (unsigned)a->n, !!(g->seen & newest_bit))) {
+		uint64_t voters = agg_voters(a, g);
+		uint64_t newest_bit = voters ? 1ull << (63 - __builtin_clzll(voters)) : 0;
+		unsigned count = (unsigned)__builtin_popcountll(g->seen & voters);
+		if (!agg_vote(count, (unsigned)__builtin_popcountll(voters), !!(g->seen & newest_bit))) {
 			g->fate = AGG_UNSTABLE;
 			r->files_unstable++;
 			continue;
@@ -105,12 +112,16 @@ static int select_files(struct agg *a, const struct pf_aggregate_opts *o, struct
 	return 0;
 }
 
-/* The group's own records (not its predecessors': other inode, other blocks), one per trace, oldest first. */
+/* The group's own records (not its predecessors': other inode, other blocks), one per trace, oldest first;
+ * none from a trace where its filesystem went away (its pages there say nothing). */
 static size_t sources(const struct agg *a, const struct agg_group *g, struct agg_src *src)
 {
 	size_t m = 0;
+	uint64_t gone = a->gone[agg_newest(a, g)->fs];
 	for (uint32_t k = g->count; k-- > 0;) {
 		const struct agg_ref *r = &a->refs[g->first + k];
+		if (gone & (1ull << r->t))
+			continue;
 		/* records are newest trace first, earliest touch first: walking backwards, a second record of one
 		 * trace (the tracer should not write one) replaces the later-touched one */
 		if (m && k + 1 < g->count && a->refs[g->first + k + 1].t == r->t)
@@ -213,6 +224,9 @@ int pf_aggregate(struct pf_image *const *traces, size_t n, const struct pf_aggre
 			return PF_EKIND;
 
 	struct agg a = { .tr = traces, .n = n };
+	for (size_t t = 0; t < n; t++)
+		if (traces[t]->flags & (PF_IMG_INCOMPLETE | PF_IMG_REASONS))
+			a.incomplete |= 1ull << t;
 	uint32_t *roots = NULL;
 	size_t nroots = 0;
 	int rc = -ENOMEM;
@@ -231,8 +245,8 @@ int pf_aggregate(struct pf_image *const *traces, size_t n, const struct pf_aggre
 	a.layout->boots = (uint32_t)n;
 	a.layout->created = (uint64_t)time(NULL);
 	for (size_t t = 0; t < n; t++) {
-		/* an incomplete trace still votes (an overflow loses some events, not the boot), but says so */
-		a.layout->flags |= traces[t]->flags & PF_IMG_INCOMPLETE;
+		/* an incomplete trace votes for what it has (agg_voters); the layout says it was built from one, and why */
+		a.layout->flags |= traces[t]->flags & (PF_IMG_INCOMPLETE | PF_IMG_REASONS);
 		uint32_t lost = traces[t]->lost_events;
 		a.layout->lost_events = a.layout->lost_events > UINT32_MAX - lost ? UINT32_MAX : a.layout->lost_events + lost;
 	}

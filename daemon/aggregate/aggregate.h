@@ -12,8 +12,13 @@
  *  - Vote: with n traces a file is stable when it is in more than n/2 of them, or in exactly n/2 including the
  *    newest (n=1: that trace; n=2: whatever the newest has; n=3: 2 of 3).  So a file enters once it is in a
  *    majority and leaves once it is gone from the newer half.  A page of a stable file is kept by the same vote
- *    among the m traces holding that identity.  Incomplete traces (PF_IMG_INCOMPLETE) vote like the others; the
- *    layout carries the flag and the sum of lost_events so that the doubt is visible.
+ *    among the m traces holding that identity.
+ *  - Incomplete traces: an incomplete trace cannot make a file vanish.  A trace flagged PF_IMG_INCOMPLETE (events
+ *    lost, file cap, a filesystem gone, timed out) votes for the files it has and is left out of the vote on
+ *    the files it lacks (n and "the newest" are taken over the traces that vote on that file).  A trace in
+ *    which a filesystem went away (PF_FS_GONE) votes nothing for that filesystem: neither on its files nor on
+ *    their pages.  Complete traces vote as above, so a file still leaves once the complete traces drop it.  The
+ *    layout carries the union of the traces' PF_IMG_INCOMPLETE and reason bits and the sum of lost_events.
  *  - Order: mean over the traces holding the file of its normalised rank first_order/nfiles (robust to boots of
  *    different speed), ties by mean first_ns; a directory never comes after a file below it.  In the layout
  *    first_order is the merged rank (1-based), first_ns the mean, boots the traces the file was counted in.

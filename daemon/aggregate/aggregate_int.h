@@ -48,12 +48,22 @@ struct agg {
 	struct agg_group *groups;
 	size_t ngroups;
 	struct pf_image *layout;
+	uint64_t incomplete;       /* bit t: trace t is flagged PF_IMG_INCOMPLETE */
+	uint64_t gone[PF_MAX_FS];  /* per layout fs: bit t: that filesystem went away during trace t (PF_FS_GONE) */
 };
 
 /* The record of a group's newest appearance. */
 static inline const struct agg_ref *agg_newest(const struct agg *a, const struct agg_group *g)
 {
 	return &a->refs[g->first];
+}
+
+/* The traces that vote on root g (the weighing of incomplete traces, aggregate.h): all of them, except those
+ * where g's filesystem went away, and the incomplete ones that do not have g (their silence is no vote). */
+static inline uint64_t agg_voters(const struct agg *a, const struct agg_group *g)
+{
+	uint64_t all = a->n >= 64 ? ~0ull : (1ull << a->n) - 1;
+	return all & ~a->gone[agg_newest(a, g)->fs] & ~(a->incomplete & ~g->seen);
 }
 
 /* The stability vote: count of n traces, with or without the newest.  Also used for pages. */

@@ -43,11 +43,14 @@ static void usage(FILE *out)
 		"  --timeout SEC     stop after SEC seconds (default: no limit)\n"
 		"  --pid-file FILE   default %s; a second tracer on the same pid file is refused\n"
 		"  --config FILE     configuration (default %s; only PREFETCH_MEDIUM and TRACE_MOUNTS are used)\n"
-		"  --max-files N     files and directories recorded at most (default 100000; each holds an fd)\n"
+		"  --max-files N     files and directories recorded at most (default 100000); past it tracing stops\n"
+		"                    watching and the trace is flagged incomplete (file cap reached)\n"
 		"  --bounded-queue   do not ask for an unlimited event queue (for testing overflow handling)\n"
 		"\n"
-		"Prints a one-line summary (files, dirs, bytes, events, overflows) on exit.  A trace that lost events\n"
-		"(queue overflow) is written but flagged incomplete.  Exit status: 0, 1 on failure, 2 on usage errors.\n",
+		"Prints a one-line summary (files, dirs, bytes, events, overflows) on exit.  A trace that misses files\n"
+		"(events lost, file cap reached, a traced filesystem unmounted meanwhile) is written, flagged\n"
+		"incomplete with the reasons, and a warning says so.  No file is held open while tracing: a traced\n"
+		"filesystem can be unmounted.  Exit status: 0, 1 on failure, 2 on usage errors.\n",
 		PF_DEFAULT_PIDFILE, PF_DEFAULT_CONFIG);
 }
 
@@ -152,7 +155,8 @@ int cmd_trace(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 
 	char err[512] = "";
-	struct pf_trace_opts o = { .mounts = mounts, .nmounts = nmounts, .timeout_s = (int)timeout,
+	/* --timeout is the length asked for, not a cut (unlike prefetchd boot's TRACE_TIMEOUT) */
+	struct pf_trace_opts o = { .mounts = mounts, .nmounts = nmounts, .timeout_s = (int)timeout, .timeout_planned = 1,
 				   .medium_override = cfg.medium, .max_files = (unsigned)max_files,
 				   .bounded_queue = bounded, .err = err, .errlen = sizeof(err) };
 	struct pf_tracer *t;
@@ -210,6 +214,11 @@ int cmd_trace(int argc, char **argv)
 				printf(", %lu not recorded", st.dropped);
 			printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);
 			fflush(stdout);
+			if (img->flags & PF_IMG_INCOMPLETE) {
+				char why[512];
+				pf_image_flags_text(img, why, sizeof(why));
+				pf_warn("trace %s is %s", output, why);
+			}
 		}
 	}
 	pf_image_free(img);

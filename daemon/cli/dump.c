@@ -104,17 +104,16 @@ void pf_dump_summary(FILE *out, const struct pf_image *img)
 	fprintf(out, "# kind: %s\n", img->kind == PF_KIND_TRACE ? "trace" : "layout");
 	fprintf(out, "# created: %s (%" PRIu64 ")\n", when, img->created);
 	fprintf(out, "# boots: %" PRIu32 "\n", img->boots);
-	if (img->flags & PF_IMG_INCOMPLETE)
-		fprintf(out, "# flags: incomplete (%" PRIu32 " events lost)\n", img->lost_events);
-	else
-		fprintf(out, "# flags: none\n");
+	char flags[512];
+	pf_image_flags_text(img, flags, sizeof(flags));
+	fprintf(out, "# flags: %s\n", flags);
 	for (uint32_t i = 0; i < img->nfs; i++) {
 		char uuid[37];
 		pf_uuid_format(img->fs[i].uuid, uuid);
 		fprintf(out, "# filesystem %" PRIu32 ": uuid %s, mountpoint ", i, uuid);
 		put_path(out, img->fs[i].mountpoint);
-		fprintf(out, ", medium %s, block size %" PRIu32 "\n", medium_name(img->fs[i].medium),
-			img->fs[i].block_size);
+		fprintf(out, ", medium %s, block size %" PRIu32 "%s\n", medium_name(img->fs[i].medium),
+			img->fs[i].block_size, img->fs[i].flags & PF_FS_GONE ? ", gone (unmounted during tracing)" : "");
 	}
 	uint32_t files = 0, dirs = 0, meta = 0, exec = 0, known = 0;
 	for (uint32_t i = 0; i < img->nfiles; i++) {

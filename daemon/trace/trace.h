@@ -4,6 +4,12 @@
  * Events caused by this process (any thread: replay runs in the same process during 'prefetchd boot') are
  * ignored, so the trace records what the boot used, not what the prefetcher pulled in.
  *
+ * No file stays open while tracing: a file is identified by its file handle (name_to_handle_at, or its path
+ * where the filesystem has no handles) and opened again by it for the residency pass, so a traced filesystem
+ * can be unmounted at any time; the trace then marks it gone (PF_FS_GONE).  What the trace misses is said in
+ * its flags (format.h: PF_IMG_INCOMPLETE and the reason bits: events lost, file cap, filesystem gone,
+ * timed out).
+ *
  * Order of use: pf_tracer_open (needs CAP_SYS_ADMIN; afterwards only CAP_DAC_READ_SEARCH and CAP_FOWNER are
  * needed, see privileges.h), pf_tracer_run, pf_tracer_finish, pf_tracer_close. */
 #ifndef PREFETCH_TRACE_H
@@ -18,9 +24,12 @@ struct pf_trace_opts {
 	const char *const *mounts; /* mount points to trace; NULL/0 = every local block-device filesystem */
 	int nmounts;
 	int timeout_s;             /* stop after this long (0 = only on *stop) */
+	int timeout_planned;       /* the time-out is the intended end (prefetchd trace --timeout); else reaching
+				    * it means tracing was cut (TRACE_TIMEOUT: PF_IMG_TIMED_OUT) */
 	int medium_override;       /* enum pf_medium_override, recorded per filesystem */
 	/* Optional refinements (zero = default). */
-	unsigned max_files;        /* files and directories kept (each holds an fd); 0 = 100000 */
+	unsigned max_files;        /* files and directories recorded; 0 = 100000.  Past it: PF_IMG_FILE_CAP, and
+				    * the marks are removed (later opens cost nothing) */
 	int bounded_queue;         /* tests: do not ask for FAN_UNLIMITED_QUEUE (lets the queue overflow) */
 	char *err;                 /* if set: a one-line reason when pf_tracer_open fails */
 	size_t errlen;
@@ -33,7 +42,8 @@ struct pf_trace_stats {
 	unsigned files, dirs;      /* recorded */
 	unsigned long long bytes;  /* resident bytes recorded */
 	unsigned long lost;        /* events that could not be read (fd creation failed; trace marked incomplete) */
-	unsigned long dropped;     /* files not recorded: over max_files, out of fds, deleted, path too long */
+	unsigned long dropped;     /* files not recorded: over max_files, deleted, on a filesystem gone, path too long */
+	unsigned gone;             /* traced filesystems unmounted during tracing */
 };
 
 struct pf_tracer;
@@ -42,7 +52,8 @@ struct pf_tracer;
 int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out);
 /* Collect events until *stop is set (checked at least every 100 ms) or the timeout passes.  Returns 0 or -errno. */
 int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop);
-/* Residency pass and image build.  Returns 0 or a negative pf error (lib/error.h).  st may be NULL. */
+/* Residency pass (each file opened again, one at a time) and image build; the flags say what is missing.
+ * Returns 0 or a negative pf error (lib/error.h).  st may be NULL. */
 int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_trace_stats *st);
 void pf_tracer_close(struct pf_tracer *t);
 

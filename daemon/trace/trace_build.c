@@ -4,11 +4,16 @@
  * now, when the ranges are measured, so that both describe the same content.  A file with no resident page
  * (opened or mapped but not read, or evicted since) is kept as PF_FILE_METADATA without extents: its lookup and
  * inode were still needed, and it keeps its place in the order.  A file deleted since it was opened is left
- * out. */
+ * out, and so are the files of a filesystem no longer mounted (it is marked PF_FS_GONE).
+ *
+ * Each file is opened again here, one at a time, by the handle recorded at its first open (trace_handle.c).
+ * Its path is the one it has now (as the kernel names the reopened file) when that still leads to it, else the
+ * one it was opened by when that does; a file reachable by neither is left out (renamed away, or deleted). */
 #include "trace_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -17,6 +22,19 @@
 static int64_t ts_ns(struct timespec ts)
 {
 	return (int64_t)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* A path that leads to e's inode now (malloc'd), or NULL. */
+static char *current_path(int fd, const struct pf_trace_entry *e)
+{
+	char *p = pf_trace_fd_path(fd);
+	struct stat st;
+	if (p && stat(p, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
+		return p;
+	free(p);
+	if (stat(e->path, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
+		return strdup(e->path);
+	return NULL;
 }
 
 /* The format bounds the string table and the extent count: past them, entries are left out rather than the
@@ -30,22 +48,29 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 		     struct budget *b)
 {
 	struct stat st;
-	if (e->fd < 0 || fstat(e->fd, &st) < 0) {
-		t->st.dropped++;
+	int fd = pf_trace_reopen(t, e);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		if (fd >= 0)
+			close(fd);
+		t->st.dropped++; /* deleted since (nothing to prefetch next boot), or its filesystem is gone */
 		return 0;
 	}
-	char *path = pf_trace_fd_path(e->fd);
+	char *path = current_path(fd, e);
 	if (!path || b->strtab + strlen(path) + 1 > PF_MAX_STRTAB) {
+		if (path)
+			t->capped = 1; /* the format's bound on names */
 		free(path);
-		t->st.dropped++; /* deleted since (nothing to prefetch next boot), or no room */
+		close(fd);
+		t->st.dropped++;
 		return 0;
 	}
 	b->strtab += strlen(path) + 1;
 	const struct pf_trace_fs *fs = &t->fs[e->fs];
 	struct pf_range *r = NULL;
 	size_t nr = 0;
-	int rc = S_ISDIR(st.st_mode) ? pf_mapped_ranges(e->fd, (uint64_t)st.st_size, fs->block_size, &r, &nr)
-				     : pf_resident_ranges(e->fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);
+	int rc = S_ISDIR(st.st_mode) ? pf_mapped_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr)
+				     : pf_resident_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);
+	close(fd);
 	if (rc == -ENOMEM) {
 		free(path);
 		return rc;
@@ -78,6 +103,7 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 				       .offset = r[i].offset, .length = r[i].length, .physical = r[i].physical };
 		if ((rc = pf_image_add_extent(img, &x)) == PF_ETOOBIG) {
 			b->extents_full = 1;
+			t->capped = 1;
 			t->st.dropped++;
 			break;
 		}
@@ -103,6 +129,13 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		return -ENOMEM;
 	img->created = (uint64_t)time(NULL);
 	img->boots = 1;
+	/* tracing is over: no more events (the reopens below would queue ours), and which filesystems are left */
+	if (t->fan_fd >= 0) {
+		close(t->fan_fd);
+		t->fan_fd = -1;
+	}
+	pf_trace_read_unmounts(t);
+	pf_trace_open_mounts(t);
 	t->st.files = t->st.dirs = 0;
 	t->st.bytes = 0;
 	int rc = 0;
@@ -112,6 +145,10 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		struct pf_fs fs = { .dev = (uint64_t)t->fs[i].dev, .block_size = t->fs[i].block_size,
 				    .medium = (uint32_t)t->fs[i].medium, .mountpoint = t->fs[i].mountpoint };
 		memcpy(fs.uuid, t->fs[i].uuid, 16);
+		if (t->fs[i].gone) {
+			fs.flags = PF_FS_GONE;
+			img->flags |= PF_IMG_INCOMPLETE | PF_IMG_FS_GONE;
+		}
 		rc = pf_image_add_fs(img, &fs);
 	}
 	/* init's files first (trace_init.c), then everything else in first-touch order */
@@ -125,15 +162,20 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		if (!(t->ents[i].flags & PF_FILE_INIT))
 			rc = add_entry(img, t, &t->ents[i], &rank, &b);
 	free(first);
+	pf_trace_close_mounts(t);
 	if (rc < 0) {
 		pf_image_free(img);
 		return rc;
 	}
 	unsigned long lost = t->st.overflows + t->st.lost;
 	if (lost) {
-		img->flags |= PF_IMG_INCOMPLETE;
+		img->flags |= PF_IMG_INCOMPLETE | PF_IMG_EVENTS_LOST;
 		img->lost_events = lost > UINT32_MAX ? UINT32_MAX : (uint32_t)lost;
 	}
+	if (t->capped)
+		img->flags |= PF_IMG_INCOMPLETE | PF_IMG_FILE_CAP;
+	if (t->timed_out)
+		img->flags |= PF_IMG_INCOMPLETE | PF_IMG_TIMED_OUT;
 	if (st)
 		*st = t->st;
 	*trace = img;

@@ -10,7 +10,12 @@
  * its later opens: during a boot libc and friends are opened by every process, and those repeats were most
  * of the events and of the tracer's CPU time.  A recorded file that is not yet known to be executed keeps
  * FAN_OPEN_EXEC un-ignored so that its first exec still arrives and flags it.  The marks are bounded by
- * max_files (one per entry) and pin nothing the entry's kept fd does not pin already. */
+ * max_files (one per entry) and do not keep a filesystem mounted.
+ *
+ * No fd outlives its event: a file is recorded by its handle (trace_handle.c) and the event's fd closed.  When
+ * max_files is reached the fanotify group is closed (its marks go with it): nothing more can be recorded, so nothing more should
+ * cost an event (every open of every file past the cap would otherwise be one), and the trace says it was capped.
+ * Each read() makes the kernel open one fd per event it returns: the read size is bounded by the fd limit. */
 #include "error.h"
 #include "trace_internal.h"
 
@@ -32,7 +37,7 @@
 #include <unistd.h>
 
 #define DEFAULT_MAX_FILES 100000u
-#define FD_HEADROOM 4096u   /* fds beyond the kept ones: one read() can return a few hundred event fds */
+#define WANT_NOFILE 4096u   /* fd limit asked for: one read() can return a few hundred event fds */
 #define POLL_MS 100         /* *stop is checked at least this often */
 #define EVENT_BUF 16384
 #define MAX_NEW_PARENTS 128 /* directories recorded above one file at most (deeper ones: outermost left out) */
@@ -123,10 +128,22 @@ uint32_t pf_trace_generation(int fd)
 #define FAN_MARK_IGNORE 0x00000400
 #endif
 
+void pf_trace_cap_reached(struct pf_tracer *t)
+{
+	if (t->capped)
+		return;
+	t->capped = 1;
+	/* Closing the group removes all its marks at once (removing filesystem marks one by one would need the
+	 * CAP_SYS_ADMIN we dropped); what is still queued goes with it: it could add no file, only exec flags. */
+	if (t->fan_fd >= 0)
+		close(t->fan_fd);
+	t->fan_fd = -1;
+}
+
 /* Stop the kernel from reporting further opens of fd's inode (those that would tell us nothing new). */
 static void ignore_inode(struct pf_tracer *t, int fd, uint32_t flags)
 {
-	if (!t->ignore_mode)
+	if (!t->ignore_mode || t->fan_fd < 0)
 		return;
 	uint64_t mask = FAN_OPEN;
 	if (flags & PF_FILE_EXEC)
@@ -153,8 +170,9 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 	/* walk up until a known directory or the filesystem boundary; remember the new ones */
 	struct {
 		char *path;
-		int fd;
+		struct file_handle *fh;
 		ino_t ino;
+		uint32_t generation;
 	} fresh[MAX_NEW_PARENTS];
 	int nf = 0;
 	for (;;) {
@@ -173,9 +191,11 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 		    pf_trace_lookup(t, st.st_dev, st.st_ino))
 			break;
 		if (t->nents + (size_t)nf >= t->max_files) {
+			pf_trace_cap_reached(t);
 			t->st.dropped++;
 			break;
 		}
+		/* opened briefly: generation, handle and ignore mark need an fd; closed right after */
 		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
 		if (fd < 0)
 			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
@@ -187,23 +207,23 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 			break;
 		}
 		fresh[nf].path = p;
-		fresh[nf].fd = fd;
+		fresh[nf].fh = pf_trace_handle_of(fd);
 		fresh[nf].ino = st.st_ino;
+		fresh[nf].generation = pf_trace_generation(fd);
+		ignore_inode(t, fd, PF_FILE_DIR);
+		close(fd);
 		nf++;
 		if (strcmp(dir, "/") == 0 || nf == (int)(sizeof(fresh) / sizeof(fresh[0])))
 			break;
 	}
 	for (int i = nf - 1; i >= 0; i--) {
-		struct pf_trace_entry e = { .dev = dev, .ino = fresh[i].ino, .fd = fresh[i].fd,
+		struct pf_trace_entry e = { .dev = dev, .ino = fresh[i].ino, .fh = fresh[i].fh,
 					    .fs = (uint32_t)fsi, .flags = PF_FILE_DIR,
-					    .generation = pf_trace_generation(fresh[i].fd), .first_ns = now,
-					    .path = fresh[i].path };
+					    .generation = fresh[i].generation, .first_ns = now, .path = fresh[i].path };
 		if (!pf_trace_append(t, &e)) {
-			close(e.fd);
+			free(e.fh);
 			free(e.path);
 			t->st.dropped++;
-		} else {
-			ignore_inode(t, e.fd, e.flags);
 		}
 	}
 }
@@ -230,35 +250,48 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		close(fd); /* another st_dev (e.g. a btrfs subvolume) or a device node, fifo, socket */
 		return;
 	}
+	if (t->nents >= t->max_files) {
+		pf_trace_cap_reached(t);
+		t->st.dropped++;
+		close(fd);
+		return;
+	}
 	uint64_t now = pf_monotonic_ns() - t->start_ns;
 	char *path = pf_trace_fd_path(fd);
-	if (!path || t->nents >= t->max_files) {
+	if (!path) {
 		t->st.dropped++;
-		free(path);
 		close(fd);
 		return;
 	}
 	add_parents(t, path, st.st_dev, fsi, now);
+	if (t->nents >= t->max_files) { /* the parents took the last places */
+		t->st.dropped++;
+		free(path);
+		close(fd);
+		return;
+	}
 	uint32_t flags = S_ISDIR(st.st_mode) ? PF_FILE_DIR : 0;
 	if (ev->mask & FAN_OPEN_EXEC)
 		flags |= PF_FILE_EXEC;
-	struct pf_trace_entry e = { .dev = st.st_dev, .ino = st.st_ino, .fd = fd, .fs = (uint32_t)fsi,
-				    .flags = flags, .generation = pf_trace_generation(fd), .first_ns = now, .path = path };
+	struct pf_trace_entry e = { .dev = st.st_dev, .ino = st.st_ino, .fh = pf_trace_handle_of(fd),
+				    .fs = (uint32_t)fsi, .flags = flags, .generation = pf_trace_generation(fd),
+				    .first_ns = now, .path = path };
 	if (!pf_trace_append(t, &e)) {
-		close(fd);
+		free(e.fh);
 		free(path);
 		t->st.dropped++;
-		return;
+	} else {
+		ignore_inode(t, fd, flags);
 	}
-	ignore_inode(t, fd, flags);
+	close(fd);
 }
 
 /* Read what is queued.  Returns 0 when the queue is empty (EAGAIN), or -errno on a fatal error. */
 static int drain(struct pf_tracer *t, volatile sig_atomic_t *stop, int max_reads)
 {
 	struct fanotify_event_metadata buf[EVENT_BUF / sizeof(struct fanotify_event_metadata)]; /* aligned */
-	for (int reads = 0; !(stop && *stop) && (max_reads <= 0 || reads < max_reads); reads++) {
-		ssize_t len = read(t->fan_fd, buf, sizeof(buf));
+	for (int reads = 0; t->fan_fd >= 0 && !(stop && *stop) && (max_reads <= 0 || reads < max_reads); reads++) {
+		ssize_t len = read(t->fan_fd, buf, t->read_len);
 		if (len < 0) {
 			if (errno == EAGAIN)
 				return 0;
@@ -309,38 +342,48 @@ int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop)
 			if (left_ms < (uint64_t)wait)
 				wait = (int)left_ms;
 		}
-		struct pollfd p = { .fd = t->fan_fd, .events = POLLIN };
-		int n = poll(&p, 1, wait);
+		struct pollfd p[2] = { { .fd = t->fan_fd, .events = POLLIN }, { .fd = t->ino_fd, .events = POLLIN } };
+		int n = poll(p, t->ino_fd >= 0 ? 2 : 1, wait);
 		if (n < 0 && errno != EINTR)
 			return -errno;
-		if (n > 0) {
+		if (n > 0 && (p[0].revents & POLLIN)) {
 			int rc = drain(t, stop, 0);
 			if (rc)
 				return rc;
 		}
+		if (n > 0 && t->ino_fd >= 0 && (p[1].revents & POLLIN))
+			pf_trace_read_unmounts(t);
 	}
+	if (deadline && !(stop && *stop) && !t->timeout_planned)
+		t->timed_out = 1;
 	/* what is queued already happened before the stop: take it in too */
-	return drain(t, NULL, FINAL_READS);
+	int rc = drain(t, NULL, FINAL_READS);
+	pf_trace_read_unmounts(t);
+	return rc;
 }
 
-/* Room for the kept fds.  Raising the hard limit needs CAP_SYS_RESOURCE; without it keep what we get. */
-static unsigned raise_nofile(unsigned want_files)
+/* Bytes per read: every event read comes with an fd the kernel opens for it, and one that cannot be opened
+ * (out of fds) is lost.  The limit is raised where allowed (CAP_SYS_RESOURCE for the hard one); a read then takes
+ * at most half of what is left, so the other fds of the process (replay threads) still fit. */
+static size_t read_len_for_nofile(void)
 {
 	struct rlimit rl;
+	size_t max = EVENT_BUF / sizeof(struct fanotify_event_metadata);
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return want_files;
-	rlim_t want = (rlim_t)want_files + FD_HEADROOM;
-	if (rl.rlim_cur >= want)
-		return want_files;
-	struct rlimit nrl = { .rlim_cur = want, .rlim_max = rl.rlim_max > want ? rl.rlim_max : want };
-	if (setrlimit(RLIMIT_NOFILE, &nrl) == 0)
-		return want_files;
-	nrl.rlim_cur = nrl.rlim_max = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &nrl) < 0)
-		nrl.rlim_cur = rl.rlim_cur;
-	if (nrl.rlim_cur <= FD_HEADROOM * 2)
-		return (unsigned)(nrl.rlim_cur / 2);
-	return (unsigned)(nrl.rlim_cur - FD_HEADROOM);
+		return 64 * sizeof(struct fanotify_event_metadata);
+	if (rl.rlim_cur < WANT_NOFILE) {
+		struct rlimit nrl = { .rlim_cur = WANT_NOFILE, .rlim_max = rl.rlim_max > WANT_NOFILE ? rl.rlim_max : WANT_NOFILE };
+		if (setrlimit(RLIMIT_NOFILE, &nrl) < 0) {
+			nrl.rlim_cur = nrl.rlim_max = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &nrl) < 0)
+				nrl.rlim_cur = rl.rlim_cur;
+		}
+		rl.rlim_cur = nrl.rlim_cur;
+	}
+	size_t n = rl.rlim_cur / 4;
+	if (n < 8)
+		n = 8;
+	return (n < max ? n : max) * sizeof(struct fanotify_event_metadata);
 }
 
 static int fan_init(int bounded)
@@ -382,9 +425,10 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	struct pf_tracer *t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->fan_fd = -1;
+	t->fan_fd = t->ino_fd = -1;
 	t->self = getpid();
 	t->timeout_s = o->timeout_s;
+	t->timeout_planned = o->timeout_planned;
 	/* fanotify first: without the privilege nothing else matters, and that is the clearest message */
 	int rc = fan_init(o->bounded_queue);
 	if (rc < 0) {
@@ -401,7 +445,9 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 			goto fail;
 		}
 	}
-	t->max_files = raise_nofile(o->max_files ? o->max_files : DEFAULT_MAX_FILES);
+	pf_trace_watch_unmounts(t);
+	t->max_files = o->max_files ? o->max_files : DEFAULT_MAX_FILES;
+	t->read_len = read_len_for_nofile();
 	t->ignore_mode = FAN_MARK_IGNORE | FAN_MARK_IGNORED_SURV_MODIFY;
 	t->start_ns = pf_monotonic_ns();
 	*out = t;
@@ -417,9 +463,11 @@ void pf_tracer_close(struct pf_tracer *t)
 		return;
 	if (t->fan_fd >= 0)
 		close(t->fan_fd);
+	if (t->ino_fd >= 0)
+		close(t->ino_fd);
+	pf_trace_close_mounts(t);
 	for (size_t i = 0; i < t->nents; i++) {
-		if (t->ents[i].fd >= 0)
-			close(t->ents[i].fd);
+		free(t->ents[i].fh);
 		free(t->ents[i].path);
 	}
 	free(t->ents);

@@ -21,8 +21,11 @@
 /* A mapped file tracing never saw: open it by the path maps gives (ours: same root), check it is that inode. */
 static struct pf_trace_entry *record(struct pf_tracer *t, const char *path, dev_t dev, ino_t ino, int fsi)
 {
-	if (t->nents >= t->max_files)
+	if (t->nents >= t->max_files) {
+		pf_trace_cap_reached(t);
+		t->st.dropped++;
 		return NULL;
+	}
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
 	if (fd < 0 && errno == EPERM)
 		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -35,11 +38,12 @@ static struct pf_trace_entry *record(struct pf_tracer *t, const char *path, dev_
 		close(fd);
 		return NULL;
 	}
-	struct pf_trace_entry e = { .dev = dev, .ino = ino, .fd = fd, .fs = (uint32_t)fsi,
+	struct pf_trace_entry e = { .dev = dev, .ino = ino, .fh = pf_trace_handle_of(fd), .fs = (uint32_t)fsi,
 				    .generation = pf_trace_generation(fd), .path = p };
+	close(fd); /* opened again with the others for the residency pass */
 	struct pf_trace_entry *r = pf_trace_append(t, &e);
 	if (!r) {
-		close(fd);
+		free(e.fh);
 		free(p);
 	}
 	return r;

@@ -1,9 +1,11 @@
-/* Internals shared by the tracer's files (trace_fanotify.c, trace_mounts.c, trace_residency.c, trace_build.c). */
+/* Internals shared by the tracer's files (trace_fanotify.c, trace_mounts.c, trace_handle.c, trace_unmount.c,
+ * trace_residency.c, trace_init.c, trace_build.c). */
 #ifndef PREFETCH_TRACE_INTERNAL_H
 #define PREFETCH_TRACE_INTERNAL_H
 
 #include "trace.h"
 
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -15,13 +17,16 @@ struct pf_trace_fs {
 	uint32_t block_size;
 	int medium;                /* enum pf_medium */
 	char *mountpoint;
+	int gone;                  /* unmounted during tracing (trace_unmount.c) or not found at the end */
+	int wd;                    /* inotify watch on its root (IN_UNMOUNT), -1 = none */
+	int mount_fd;              /* a directory of it, opened only for the residency pass; -1 otherwise */
 };
 
 /* One file or directory, in first-touch order. */
 struct pf_trace_entry {
 	dev_t dev;
 	ino_t ino;
-	int fd;                    /* kept open until pf_tracer_close: residency works even after a rename */
+	struct file_handle *fh;    /* reopened by handle at the end (no fd is held while tracing); NULL: by path */
 	uint32_t fs;               /* index into pf_tracer.fs */
 	uint32_t flags;            /* PF_FILE_* */
 	uint32_t generation;
@@ -31,6 +36,7 @@ struct pf_trace_entry {
 
 struct pf_tracer {
 	int fan_fd;
+	int ino_fd;                /* inotify: IN_UNMOUNT of the traced filesystems (trace_unmount.c), -1 = none */
 	pid_t self;
 	struct pf_trace_fs *fs;
 	int nfs;
@@ -40,7 +46,11 @@ struct pf_tracer {
 	size_t hash_cap;
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
 	int timeout_s;
+	int timeout_planned;       /* reaching timeout_s is the intended end, not a cut */
+	int timed_out;             /* pf_tracer_run ended at the time-out */
 	unsigned max_files;
+	int capped;                /* the file cap was reached: marks removed, later files left out */
+	size_t read_len;           /* bytes per read of fan_fd: bounds the event fds one read creates */
 	int ignore_mode;           /* fanotify_mark flags for ignore marks (trace_fanotify.c); 0 = none possible */
 	struct pf_trace_stats st;
 };
@@ -48,6 +58,23 @@ struct pf_tracer {
 /* trace_mounts.c: the filesystems to trace.  Returns 0 or -errno with a reason in err. */
 int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, char *err, size_t errlen);
 void pf_trace_free_mounts(struct pf_trace_fs *fs, int n);
+
+/* trace_mounts.c, at the end of tracing: open a directory of each filesystem still mounted (mount_fd, for
+ * open_by_handle_at), and mark gone the ones that are not (or are another filesystem now). */
+void pf_trace_open_mounts(struct pf_tracer *t);
+void pf_trace_close_mounts(struct pf_tracer *t);
+
+/* trace_unmount.c: watch the traced filesystems' roots for IN_UNMOUNT (an inotify watch does not keep a
+ * filesystem mounted).  Both are best effort: without a watch, an unmount is noticed at the end. */
+void pf_trace_watch_unmounts(struct pf_tracer *t);
+/* Read what the watch reported; marks gone filesystems. */
+void pf_trace_read_unmounts(struct pf_tracer *t);
+
+/* trace_handle.c: the file handle of an open file (malloc'd), NULL where the filesystem has none. */
+struct file_handle *pf_trace_handle_of(int fd);
+/* Open a recorded entry again for reading (by handle, else by path), checked to be the same inode.
+ * Returns the fd or a negative errno (-ENODEV: its filesystem is gone; -ESTALE: deleted or replaced). */
+int pf_trace_reopen(const struct pf_tracer *t, const struct pf_trace_entry *e);
 
 /* trace_residency.c: byte ranges of a file, each within one physical extent. */
 struct pf_range {
@@ -61,8 +88,10 @@ int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_ran
 int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
 
 /* trace_fanotify.c: the entry of (dev, ino), or NULL. */
+/* The file cap is reached: stop watching (no event for anything from now on), flag the trace. */
+void pf_trace_cap_reached(struct pf_tracer *t);
 struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino);
-/* Append an entry (takes fd and path).  Returns it, or NULL on ENOMEM (caller keeps ownership then). */
+/* Append an entry (takes fh and path).  Returns it, or NULL on ENOMEM (caller keeps ownership then). */
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *e);
 /* Index of the traced filesystem with this st_dev, or -1. */
 int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev);

@@ -1,5 +1,6 @@
 /* Which filesystems to trace: the --mount directories given, or every local block-device filesystem mounted
- * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark. */
+ * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark.  At the end
+ * of tracing: where each one is mounted now, if anywhere (the residency pass opens files by handle through it). */
 #include "array.h"
 #include "config.h"
 #include "error.h"
@@ -8,6 +9,7 @@
 #include "trace_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 struct mnt {
 	dev_t dev;
@@ -140,6 +143,7 @@ static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir,
 	*fs = p;
 	struct pf_trace_fs *e = &p[*nfs];
 	memset(e, 0, sizeof(*e));
+	e->wd = e->mount_fd = -1;
 	e->dev = dev;
 	memcpy(e->uuid, id.uuid, 16);
 	e->block_size = (uint32_t)sv.f_bsize;
@@ -208,4 +212,54 @@ int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out
 	*out = fs;
 	*n = nfs;
 	return 0;
+}
+
+/* A directory of filesystem fs: its recorded mount point if that still shows it, else any mount of its st_dev;
+ * the same filesystem (UUID), not another one given the same device number since. */
+static int open_mount(const struct pf_trace_fs *fs, const struct mnt *m, size_t nm)
+{
+	for (size_t i = 0; i <= nm; i++) {
+		const char *dir = i == 0 ? fs->mountpoint : m[i - 1].dir;
+		if (i > 0 && m[i - 1].dev != fs->dev)
+			continue;
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == fs->dev)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
+void pf_trace_open_mounts(struct pf_tracer *t)
+{
+	struct mnt *m = NULL;
+	size_t nm = 0;
+	if (read_mountinfo(&m, &nm))
+		nm = 0; /* the recorded mount points are still tried */
+	for (int i = 0; i < t->nfs; i++) {
+		struct pf_trace_fs *fs = &t->fs[i];
+		fs->mount_fd = open_mount(fs, m, nm);
+		struct pf_fsid id;
+		if (fs->mount_fd >= 0 && fs->gone &&
+		    (pf_fsid_from_devno(fs->dev, &id) || memcmp(id.uuid, fs->uuid, 16))) {
+			close(fs->mount_fd); /* unmounted, and another filesystem has its device number now */
+			fs->mount_fd = -1;
+		}
+		if (fs->mount_fd < 0 && !fs->gone) {
+			fs->gone = 1; /* unmounted without our watch noticing (no inotify) */
+			t->st.gone++;
+		}
+	}
+	free_mnts(m, nm);
+}
+
+void pf_trace_close_mounts(struct pf_tracer *t)
+{
+	for (int i = 0; i < t->nfs; i++) {
+		if (t->fs[i].mount_fd >= 0)
+			close(t->fs[i].mount_fd);
+		t->fs[i].mount_fd = -1;
+	}
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fanotify queue overflow: with a bounded queue (--bounded-queue) and the tracer stopped (SIGSTOP) while more
 # files are opened than the queue holds, the tracer survives, counts the overflow, keeps what it got and writes
-# a trace flagged incomplete.  Also exercises many kept fds (one per recorded file).
+# a trace flagged incomplete.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 

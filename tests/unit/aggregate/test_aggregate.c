@@ -614,6 +614,71 @@ static void test_physical_from_newest(void **state)
 	free_all(t, 2, l);
 }
 
+/* An incomplete trace votes for the files it has, never against the ones it lacks; complete traces still do. */
+static void test_incomplete_traces(void **state)
+{
+	(void)state;
+	struct pf_image *t[3];
+	for (int i = 0; i < 3; i++)
+		t[i] = trace_new(1, 0x800);
+	t[2]->flags = PF_IMG_INCOMPLETE | PF_IMG_FILE_CAP;
+	for (int i = 0; i < 3; i++)
+		add_file(t[i], 10, "/all");
+	add_file(t[0], 20, "/oldest-two");      /* lacking from the incomplete newest only: 2 of 2 voters */
+	add_file(t[1], 20, "/oldest-two");
+	add_file(t[1], 30, "/middle");          /* 1 of 2 voters, and the newer voter: kept */
+	add_file(t[0], 40, "/oldest");          /* 1 of 2 voters, the complete t[1] lacks it: dropped */
+	add_file(t[2], 50, "/only-incomplete"); /* 1 of 3 (it votes where it has the file): dropped */
+	struct pf_aggregate_report rep;
+	struct pf_image *l = run(t, 3, NULL, &rep);
+	assert_true(find(l, "/all") >= 0);
+	assert_true(find(l, "/oldest-two") >= 0);
+	assert_true(find(l, "/middle") >= 0);
+	assert_int_equal(find(l, "/oldest"), -1);
+	assert_int_equal(find(l, "/only-incomplete"), -1);
+	assert_int_equal(rep.files_unstable, 2);
+	assert_int_equal(l->flags, PF_IMG_INCOMPLETE | PF_IMG_FILE_CAP);
+	pf_image_free(l);
+
+	/* two traces, the newest incomplete: what it lacks stays (before, the newest alone decided) */
+	l = run(t + 1, 2, NULL, &rep);
+	assert_true(find(l, "/middle") >= 0);
+	assert_true(find(l, "/oldest-two") >= 0);
+	assert_true(find(l, "/only-incomplete") >= 0);
+	free_all(t, 3, l);
+}
+
+/* A filesystem gone during a trace: that trace votes neither for nor against its files, nor on their pages. */
+static void test_gone_filesystem(void **state)
+{
+	(void)state;
+	struct pf_image *t[2];
+	for (int i = 0; i < 2; i++) {
+		t[i] = trace_new(1, 0x800);
+		add_fs(t[i], 2, "/boot", 0x810);
+		add_file(t[i], 10, "/a");
+	}
+	t[1]->flags = PF_IMG_INCOMPLETE | PF_IMG_FS_GONE;
+	t[1]->fs[1].flags = PF_FS_GONE;
+	int k0 = add_file_fs(t[0], 1, 20, "/boot/kernel", KB(64), 0);
+	add_ext(t[0], k0, 0, KB(64));
+	/* unmounted, then mounted again before the end: the file was reopened, its pages evicted */
+	add_file_fs(t[1], 1, 20, "/boot/kernel", KB(64), PF_FILE_METADATA);
+	add_file_fs(t[1], 1, 30, "/boot/only-gone", KB(64), 0);
+	add_file(t[1], 40, "/newest-root-file"); /* the root filesystem was not gone: t[1] votes there */
+	struct pf_aggregate_report rep;
+	struct pf_image *l = run(t, 2, NULL, &rep);
+	int k = find(l, "/boot/kernel");
+	assert_true(k >= 0);
+	assert_string_equal(extents_of(l, k), "0+64"); /* t[1]'s empty record voted no page away */
+	assert_int_equal(find(l, "/boot/only-gone"), -1);
+	assert_true(find(l, "/a") >= 0);
+	assert_true(find(l, "/newest-root-file") >= 0);
+	assert_int_equal(l->flags, PF_IMG_INCOMPLETE | PF_IMG_FS_GONE);
+	assert_int_equal(l->fs[1].flags, 0); /* gone in one trace is not a property of the layout's filesystem */
+	free_all(t, 2, l);
+}
+
 static void test_empty_and_errors(void **state)
 {
 	(void)state;
@@ -833,6 +898,8 @@ int main(void)
 		cmocka_unit_test(test_different_filesystems),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_physical_from_newest),
+		cmocka_unit_test(test_incomplete_traces),
+		cmocka_unit_test(test_gone_filesystem),
 		cmocka_unit_test(test_empty_and_errors),
 		cmocka_unit_test(test_real_boots),
 		cmocka_unit_test(test_cmd_aggregate),

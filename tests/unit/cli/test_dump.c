@@ -95,6 +95,21 @@ static void test_summary(void **state)
 	pf_image_free(img);
 }
 
+/* The reasons of an incomplete trace, and the filesystem that went away. */
+static void test_summary_incomplete(void **state)
+{
+	(void)state;
+	struct pf_image *img = sample();
+	img->flags = PF_IMG_INCOMPLETE | PF_IMG_FILE_CAP | PF_IMG_FS_GONE;
+	img->fs[0].flags = PF_FS_GONE;
+	char *s = capture(pf_dump_summary, img);
+	assert_non_null(strstr(s, "# flags: incomplete (file cap reached, filesystem / gone)\n"));
+	assert_non_null(strstr(s, "# filesystem 0: uuid b4e86b98-0000-0000-0000-000000000000, mountpoint /, "
+				  "medium solid-state, block size 4096, gone (unmounted during tracing)\n"));
+	free(s);
+	pf_image_free(img);
+}
+
 static void test_seeks(void **state)
 {
 	(void)state;
@@ -131,7 +146,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_extent_lines),
 		cmocka_unit_test(test_file_lines),
-		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_summary), cmocka_unit_test(test_summary_incomplete),
 		cmocka_unit_test(test_seeks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

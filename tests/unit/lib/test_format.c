@@ -86,6 +86,45 @@ static void test_round_trip(void **state)
 	pf_image_free(b);
 }
 
+/* The reasons a trace is incomplete: header bits and the per-filesystem flag survive a round trip, in words. */
+static void test_incomplete_reasons(void **state)
+{
+	(void)state;
+	struct pf_image *a = sample(), *b = NULL;
+	unsigned char *buf;
+	size_t len;
+	char text[256];
+	/* a file without the new bits (version 1 as written before them): the fs record's bytes 40..47 are zero */
+	encode(a, &buf, &len);
+	static const unsigned char zero[8];
+	assert_memory_equal(buf + 64 + 40, zero, 8);
+	free(buf);
+	pf_image_flags_text(a, text, sizeof(text));
+	assert_string_equal(text, "incomplete (7 events lost)"); /* the bare old bit with a count */
+	a->lost_events = 0;
+	pf_image_flags_text(a, text, sizeof(text));
+	assert_string_equal(text, "incomplete (cut short)");
+	a->flags = 0;
+	pf_image_flags_text(a, text, sizeof(text));
+	assert_string_equal(text, "none");
+
+	a->flags = PF_IMG_INCOMPLETE | PF_IMG_EVENTS_LOST | PF_IMG_FILE_CAP | PF_IMG_FS_GONE | PF_IMG_TIMED_OUT;
+	a->lost_events = 5;
+	a->fs[0].flags = PF_FS_GONE;
+	encode(a, &buf, &len);
+	assert_int_equal(pf_image_decode(buf, len, &b), 0);
+	assert_int_equal(b->flags, a->flags);
+	assert_int_equal(b->fs[0].flags, PF_FS_GONE);
+	pf_image_flags_text(b, text, sizeof(text));
+	assert_string_equal(text, "incomplete (5 events lost, file cap reached, filesystem / gone, timed out)");
+	/* cut to the buffer, still terminated */
+	pf_image_flags_text(b, text, 20);
+	assert_int_equal(strlen(text), 19);
+	free(buf);
+	pf_image_free(a);
+	pf_image_free(b);
+}
+
 static void test_truncated(void **state)
 {
 	(void)state;
@@ -200,7 +239,7 @@ static void test_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip), cmocka_unit_test(test_truncated), cmocka_unit_test(test_corrupt),
+		cmocka_unit_test(test_round_trip), cmocka_unit_test(test_incomplete_reasons), cmocka_unit_test(test_truncated), cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_oversized),  cmocka_unit_test(test_bad_references), cmocka_unit_test(test_files),
 	};
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
