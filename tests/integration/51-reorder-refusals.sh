@@ -10,8 +10,7 @@
 # before and after), and it returned at once.  A copy of the same image and layout, in none of those states,
 # is reordered (the refusals are due to the state alone).
 set -u
-# Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
-# benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
+# Mounts in a private mount namespace, as 61-reorder-fstypes.sh does (and says why).
 if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
 	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
 fi
@@ -46,7 +45,7 @@ refuse() {
 	lines=$(printf '%s\n' "$out" | wc -l)
 	[ $rc -eq 1 ] || bad "$name: exit $rc, want 1: $out"
 	[ "$lines" -eq 1 ] && [[ $out == "prefetch-reorder: error: "* ]] ||
-		bad "$name: want one 'prefetch-reorder: error:' line, got $lines: $out"
+		bad "$name: want exactly one line, 'prefetch-reorder: error: ...'; got $lines: $out"
 	# shellcheck disable=SC2053 # pat is a glob on purpose
 	[[ $out == $pat ]] || bad "$name: message does not say $pat: $out"
 	[ "$before" = "$after" ] || bad "$name: the refused run changed $target"
