@@ -1,4 +1,5 @@
-/* pf_reorder: open, plan, relocate unit by unit within the time budget, close. */
+/* pf_reorder: open read-only and refuse or plan; reopen read-write and relocate unit by unit within the time
+ * budget; close. */
 #include "reorder.h"
 
 #include "clock.h"
@@ -241,8 +242,13 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		     (unsigned long long)plan.blocks_failed, res->not_fit);
 	}
 
-	if (write && plan.nunits > 0)
-		rc = do_relocate(fs, o, &plan, &col, t0, res, err, errlen);
+	/* Only now, with something to write, read-write: every refusal was decided on the read-only handle, so a
+	 * refused run, a dry run and a run with nothing to move never open the filesystem for writing. */
+	if (write && plan.nunits > 0) {
+		rc = pf_reorder_reopen_rw(device, &oo, &fs, err, errlen);
+		if (!rc)
+			rc = do_relocate(fs, o, &plan, &col, t0, res, err, errlen);
+	}
 out:
 	free(after);
 	free(free_runs);

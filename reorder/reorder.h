@@ -16,6 +16,10 @@
  *  - After an interrupted run the filesystem is marked not clean (s_state without EXT2_VALID_FS):
  *    `e2fsck -p` repairs it without questions (leaked blocks, free counts) and no file data is lost;
  *    pf_reorder() refuses it ("run fsck first") until then.
+ *  - A refusal writes nothing: every one (mount state, features, MMP, not clean, layout ownership or UUID) is
+ *    decided on a read-only open (reorder_open.h), and the filesystem is opened read-write only once the plan
+ *    has something to move.  A refused run, --check, --dry-run and a run with nothing to move leave the image
+ *    byte-identical and never wait for the MMP protocol.
  *  - After a completed run `e2fsck -fn` is clean, and a second run with the same layout moves 0 blocks and
  *    writes nothing at all (the image is byte-identical).
  *  - The time budget is checked between units (after at least one): res->complete = 0, return 0, the
@@ -78,8 +82,9 @@ struct pf_reorder_result {
 };
 
 /* Returns 0 (res->complete says whether everything planned was done) or a negative pf error (lib/error.h) with
- * the message in err: the refusals of reorder_open.h (PF_EMOUNTED, PF_EUNCLEAN, PF_EFEATURE, PF_EOPEN), -ENOENT
- * "layout is for another filesystem", a file error of format.h for a bad layout, PF_EVERIFY, or another. */
+ * the message in err: the refusals of reorder_open.h (PF_EMOUNTED, PF_EUNCLEAN, PF_EFEATURE, PF_EOPEN, -EAGAIN
+ * "changed since it was checked"), -ENOENT "layout is for another filesystem", a file error of format.h for a
+ * bad layout, PF_EVERIFY, or another. */
 int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_reorder_result *res, char *err,
 	       size_t errlen);
 

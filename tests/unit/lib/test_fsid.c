@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "fsid.h"
+#include "support_mkfs.h"
 #include "support_tmpdir.h"
 
 #include <errno.h>
@@ -14,14 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-/* mke2fs ARGS on a fresh 8 MiB image; returns its path (static buffer). */
 static const char *mkimage(const char *name, const char *args)
 {
-	static char path[256];
-	char cmd[512];
-	snprintf(path, sizeof(path), "%s/%s", pf_test_dir, name);
-	snprintf(cmd, sizeof(cmd), "mke2fs -q -F %s '%s' 8M >/dev/null 2>&1", args, path);
-	assert_int_equal(system(cmd), 0);
+	const char *path = pf_test_mkfs(name, args);
+	assert_non_null(path);
 	return path;
 }
 
