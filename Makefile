@@ -108,6 +108,9 @@ $(BUILD)/tests/tools/%: tests/tools/%.c $(CLI_A) $(REORDER_A) $(DAEMON_LINK)
 	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
 
 tools: $(TOOL_BINS)
+# The unit tests' support objects are built through a pattern rule: keep them (make would delete them as
+# intermediates and rebuild every test binary next time).
+.SECONDARY: $(call obj,$(TESTSUPPORT_SRC))
 
 # Unit tests, then integration tests; tests/run.sh prints the closing "N passed, N failed" line.
 check: all $(UNIT_BINS) $(TOOL_BINS)
