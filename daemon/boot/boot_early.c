@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -19,6 +21,14 @@ static int root_complete(int relative)
 	struct stat st;
 	const char *proc = "/proc/self/mountinfo", *sys = "/sys/dev/block";
 	return stat(proc + !!relative, &st) == 0 && stat(sys + !!relative, &st) == 0;
+}
+
+int pf_boot_copy_current(const char *root)
+{
+	struct stat self, installed;
+	char bin[PATH_MAX];
+	snprintf(bin, sizeof(bin), "%s/usr/sbin/prefetchd", root);
+	return stat("/proc/self/exe", &self) == 0 && stat(bin, &installed) == 0 && self.st_size == installed.st_size;
 }
 
 void pf_boot_detach(void)

@@ -11,6 +11,10 @@
 #ifndef PREFETCH_BOOT_EARLY_H
 #define PREFETCH_BOOT_EARLY_H
 
+/* Is the running prefetchd (the initramfs's copy) the version installed in the root mounted at root, i.e. its
+ * /usr/sbin/prefetchd the same size?  An initramfs not updated since prefetch was holds an older copy. */
+int pf_boot_copy_current(const char *root);
+
 /* Detach from the initramfs's session: new session, SIGHUP ignored, stdio on /dev/null. */
 void pf_boot_detach(void);
 

@@ -1,0 +1,63 @@
+#include "boot_store.h"
+
+#include "safe_file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int trace_name_taken(const struct pf_boot_paths *p, const char *name)
+{
+	char a[PF_BOOT_PATH + 256], b[PF_BOOT_PATH + 256];
+	snprintf(a, sizeof(a), "%s/%s", p->traces, name);
+	snprintf(b, sizeof(b), "%s/%s", p->pending_traces, name);
+	return access(a, F_OK) == 0 || access(b, F_OK) == 0;
+}
+
+void pf_boot_trace_name_free(const struct pf_boot_paths *p, char *name, size_t len, int64_t when, const char *boot_id)
+{
+	pf_trace_name(name, len, when, boot_id);
+	for (int i = 2; i < 100 && trace_name_taken(p, name); i++) {
+		char id[64];
+		snprintf(id, sizeof(id), "%s-%d", boot_id, i);
+		pf_trace_name(name, len, when, id);
+	}
+}
+
+int pf_boot_buffer_pending(const struct pf_boot_paths *p, const struct pf_image *trace, const char *name,
+			   const struct pf_boot_record *rec)
+{
+	int rc = pf_mkdir_p(p->pending_traces, 0755);
+	if (rc == 0 && trace) {
+		char path[PF_BOOT_PATH + 256];
+		snprintf(path, sizeof(path), "%s/%s", p->pending_traces, name);
+		rc = pf_image_save(path, trace);
+	}
+	if (rc == 0)
+		rc = pf_boottime_append(p->pending_boottime, rec);
+	return rc;
+}
+
+int pf_boot_reorder_armed(const struct pf_boot_paths *p)
+{
+	return access(p->reorder_armed, F_OK) == 0;
+}
+
+int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_record *rec)
+{
+	char armed[256] = "";
+	FILE *f = fopen(p->reorder_armed, "re");
+	if (!f)
+		return 0;
+	if (!fgets(armed, sizeof(armed), f))
+		armed[0] = '\0';
+	fclose(f);
+	armed[strcspn(armed, "\n")] = '\0';
+	FILE *log = fopen(p->reorder_log, "ae");
+	if (log) {
+		fprintf(log, "%lld boot %s recorded after reorder armed: %s\n", (long long)rec->when, rec->boot_id, armed);
+		fclose(log);
+	}
+	return unlink(p->reorder_armed) < 0 ? -errno : 0;
+}

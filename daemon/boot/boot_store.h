@@ -1,0 +1,29 @@
+/* Writing one boot into the state that boot_state.h describes: a trace name not taken yet, the early-boot buffer,
+ * and the reorder marker, which counts for one boot only.  Nothing here logs; errors are returned as -errno. */
+#ifndef PREFETCH_BOOT_STORE_H
+#define PREFETCH_BOOT_STORE_H
+
+#include "boot_log.h"
+#include "boot_state.h"
+#include "format.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The trace name of a boot (pf_trace_name) that neither traces/ nor pending/traces/ holds yet: a second run
+ * within the same second (tests) gets "<boot id>-2", "-3", ... */
+void pf_boot_trace_name_free(const struct pf_boot_paths *p, char *name, size_t len, int64_t when, const char *boot_id);
+
+/* PREFETCH_DIR not writable yet: buffer trace (if not NULL) as pending/traces/name and rec in
+ * pending/boottime.log, for pf_boot_flush_pending().  Returns 0 or -errno. */
+int pf_boot_buffer_pending(const struct pf_boot_paths *p, const struct pf_image *trace, const char *name,
+			   const struct pf_boot_record *rec);
+
+/* Was a reorder armed at the last shutdown (its marker present)? */
+int pf_boot_reorder_armed(const struct pf_boot_paths *p);
+
+/* Once this boot is recorded: note in reorder.log that it followed the armed reorder, then remove the marker.
+ * Returns 0 (also when there is no marker), or -errno when the marker could not be removed. */
+int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_record *rec);
+
+#endif

@@ -1,0 +1,85 @@
+#include "boot_persist.h"
+
+#include "aggregate.h"
+#include "boot_store.h"
+#include "log.h"
+#include "safe_file.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Merge the newest TRACE_AGGREGATION_COUNT traces into the layout the next boot replays. */
+static void aggregate_layout(const struct pf_boot_paths *p, const struct pf_config *cfg)
+{
+	char **names;
+	size_t n;
+	int rc = pf_traces_list(p->traces, &names, &n);
+	if (rc) {
+		pf_warn("cannot list %s: %s", p->traces, strerror(-rc));
+		return;
+	}
+	size_t first = n > (size_t)cfg->aggregation_count ? n - (size_t)cfg->aggregation_count : 0;
+	struct pf_image *traces[PF_AGGREGATE_MAX_TRACES];
+	size_t nt = 0;
+	for (size_t i = first; i < n && nt < PF_AGGREGATE_MAX_TRACES; i++) {
+		char path[PF_BOOT_PATH + 256];
+		snprintf(path, sizeof(path), "%s/%s", p->traces, names[i]);
+		rc = pf_image_load(path, PF_LOAD_REQUIRE_ROOT, PF_KIND_TRACE, &traces[nt]);
+		if (rc)
+			pf_warn("trace %s left out of the layout: %s", path, pf_strerror(rc));
+		else
+			nt++;
+	}
+	pf_trace_names_free(names, n);
+	if (nt == 0) {
+		pf_warn("no usable trace: layout %s not updated", p->layout);
+		return;
+	}
+	struct pf_aggregate_opts o = { .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20,
+				       .max_files = (uint32_t)cfg->max_prefetch_files, .check_files = 1 };
+	struct pf_image *layout = NULL;
+	struct pf_aggregate_report rep = { 0 };
+	rc = pf_aggregate(traces, nt, &o, &layout, &rep);
+	for (size_t i = 0; i < nt; i++)
+		pf_image_free(traces[i]);
+	if (rc) {
+		pf_warn("aggregation failed: %s; layout %s not updated", pf_strerror(rc), p->layout);
+		return;
+	}
+	rc = pf_image_save(p->layout, layout);
+	if (rc)
+		pf_warn("cannot write %s: %s", p->layout, pf_strerror(rc));
+	else
+		pf_notice("layout: %u traces, %u files kept (%u unstable, %u vanished, %u changed, %u cut), %.1f MiB -> %s",
+			  rep.traces, rep.files_kept, rep.files_unstable, rep.files_vanished, rep.files_changed,
+			  rep.files_cut, (double)rep.bytes_kept / (1024.0 * 1024.0), p->layout);
+	pf_image_free(layout);
+}
+
+void pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
+		     const char *trace_name, const struct pf_boot_record *rec, int append_rec)
+{
+	int rc = pf_boot_flush_pending(p);
+	if (rc > 0)
+		pf_notice("moved %d buffered item(s) from %s to %s", rc, p->pending, p->state);
+	else if (rc < 0)
+		pf_warn("could not move the buffer %s: %s", p->pending, strerror(-rc));
+	if (trace) {
+		char path[PF_BOOT_PATH + 256];
+		snprintf(path, sizeof(path), "%s/%s", p->traces, trace_name);
+		if ((rc = pf_mkdir_p(p->traces, 0755)) || (rc = pf_image_save(path, trace)))
+			pf_warn("cannot store the trace %s: %s", path, pf_strerror(rc));
+		else
+			pf_notice("trace: %u files -> %s", trace->nfiles, path);
+	}
+	/* a few more than are merged: a bad newest trace can be left out without shrinking the vote */
+	rc = pf_traces_rotate(p->traces, (size_t)cfg->aggregation_count + 2);
+	if (rc < 0)
+		pf_warn("cannot rotate %s: %s", p->traces, strerror(-rc));
+	aggregate_layout(p, cfg);
+	if (append_rec && (rc = pf_boottime_append(p->boottime, rec)))
+		pf_warn("cannot append to %s: %s", p->boottime, strerror(-rc));
+	if (pf_boot_reorder_armed(p) && (rc = pf_boot_reorder_consume(p, rec)))
+		pf_warn("cannot remove %s: %s", p->reorder_armed, strerror(-rc));
+}
