@@ -2,7 +2,7 @@
  *
  *   $PREFETCH_DIR/traces/trace-<unix time>-<boot id>.pf   the last traces (TRACE_AGGREGATION_COUNT + 2 kept)
  *   $PREFETCH_DIR/layout                                   what the next boot replays
- *   $PREFETCH_DIR/boottime.log                             one line per boot (boottime.h)
+ *   $PREFETCH_DIR/boottime.log                             one line per boot (lib/boot_log.h)
  *   $PREFETCH_DIR/reorder-armed, reorder.log               the shutdown reorder's marker and history
  *   $PREFETCH_RUNTIME_DIR/prefetchd.pid                    held while tracing ('prefetchd stop')
  *   $PREFETCH_RUNTIME_DIR/boot-end                         uptime at boot end, written by the stop init script

@@ -2,6 +2,8 @@
 
 #include "aggregate.h"
 #include "boot_store.h"
+#include "error.h"
+#include "incomplete.h"
 #include "log.h"
 #include "safe_file.h"
 
@@ -16,7 +18,7 @@ static void aggregate_layout(const struct pf_boot_paths *p, const struct pf_conf
 	size_t n;
 	int rc = pf_traces_list(p->traces, &names, &n);
 	if (rc) {
-		pf_warn("cannot list %s: %s", p->traces, strerror(-rc));
+		pf_warn("cannot list %s: %s", p->traces, pf_strerror(rc));
 		return;
 	}
 	size_t first = n > (size_t)cfg->aggregation_count ? n - (size_t)cfg->aggregation_count : 0;
@@ -64,7 +66,7 @@ void pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg,
 	if (rc > 0)
 		pf_notice("moved %d buffered item(s) from %s to %s", rc, p->pending, p->state);
 	else if (rc < 0)
-		pf_warn("could not move the buffer %s: %s", p->pending, strerror(-rc));
+		pf_warn("could not move the buffer %s: %s", p->pending, pf_strerror(rc));
 	if (trace) {
 		char path[PF_BOOT_PATH + 256];
 		snprintf(path, sizeof(path), "%s/%s", p->traces, trace_name);
@@ -72,14 +74,15 @@ void pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg,
 			pf_warn("cannot store the trace %s: %s", path, pf_strerror(rc));
 		else
 			pf_notice("trace: %u files -> %s", trace->nfiles, path);
+		pf_warn_if_incomplete(trace, path);
 	}
 	/* a few more than are merged: a bad newest trace can be left out without shrinking the vote */
 	rc = pf_traces_rotate(p->traces, (size_t)cfg->aggregation_count + 2);
 	if (rc < 0)
-		pf_warn("cannot rotate %s: %s", p->traces, strerror(-rc));
+		pf_warn("cannot rotate %s: %s", p->traces, pf_strerror(rc));
 	aggregate_layout(p, cfg);
 	if (append_rec && (rc = pf_boottime_append(p->boottime, rec)))
-		pf_warn("cannot append to %s: %s", p->boottime, strerror(-rc));
+		pf_warn("cannot append to %s: %s", p->boottime, pf_strerror(rc));
 	if (pf_boot_reorder_armed(p) && (rc = pf_boot_reorder_consume(p, rec)))
-		pf_warn("cannot remove %s: %s", p->reorder_armed, strerror(-rc));
+		pf_warn("cannot remove %s: %s", p->reorder_armed, pf_strerror(rc));
 }

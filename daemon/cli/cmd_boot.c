@@ -13,9 +13,12 @@
 #include "boot_persist.h"
 #include "boot_state.h"
 #include "boot_store.h"
+#include "clock.h"
 #include "commands.h"
 #include "config.h"
+#include "error.h"
 #include "format.h"
+#include "incomplete.h"
 #include "log.h"
 #include "pidfile.h"
 #include "privileges.h"
@@ -30,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 /* --from-initramfs: how long to wait for initramfs-tools to complete the new root (it takes milliseconds). */
@@ -104,7 +106,7 @@ static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, co
 	int rc = pthread_create(&j->thread, NULL, replay_main, j);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc) {
-		pf_warn("cannot start the replay thread: %s", strerror(rc));
+		pf_warn("cannot start the replay thread: %s", pf_strerror(-rc));
 		return;
 	}
 	j->started = 1;
@@ -179,13 +181,6 @@ static enum replay_moment replay_moment(enum pf_boot_start start)
 	return REPLAY_AFTER_TRACING;
 }
 
-static double uptime_now(void)
-{
-	struct timespec now;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)now.tv_sec + now.tv_nsec / 1e9;
-}
-
 /* The initramfs's copy: everything from here on (config, layout, traces, pid file) is the root's.  We start
  * right after the root is mounted, before the initramfs has moved /dev, /run, /sys and /proc into it: the root
  * is our working directory until then.  A copy that is not the installed version runs the installed one
@@ -197,13 +192,13 @@ static int enter_root(struct boot *b)
 	const char *root = b->opt.root, *config = b->opt.config;
 	int current = pf_boot_copy_current(root);
 	if (current ? chdir(root) != 0 : chroot(root) != 0 || chdir("/") != 0) {
-		pf_err("cannot change %s to %s: %s", current ? "directory" : "root", root, strerror(errno));
+		pf_err("cannot change %s to %s: %s", current ? "directory" : "root", root, pf_strerror(-errno));
 		return -1;
 	}
 	if (!current) { /* an initramfs not updated since prefetch was: run the installed version instead */
 		char *args[] = { "prefetchd", "boot", "--from-initramfs", config ? "--config" : NULL, (char *)config, NULL };
 		execv("/usr/sbin/prefetchd", args);
-		pf_err("cannot run /usr/sbin/prefetchd in %s: %s", root, strerror(errno));
+		pf_err("cannot run /usr/sbin/prefetchd in %s: %s", root, pf_strerror(-errno));
 		return -1;
 	}
 	/* The kernel log at once: udev's init-bottom script moves the initramfs's /dev into the root any moment
@@ -258,7 +253,7 @@ static void replay_if_due(struct boot *b, enum replay_moment now)
 		return;
 	replay_start(&b->replay, &b->p, &b->cfg, relative_paths(b));
 	if (now == REPLAY_AT_ROOT_MOUNT)
-		b->replay_began = uptime_now(); /* the kernel log says when */
+		b->replay_began = pf_monotonic_s(); /* seconds since boot, as the kernel log says when */
 }
 
 /* From the initramfs: wait until the root is complete, change root into it (the copy) and log to the kernel
@@ -275,7 +270,7 @@ static int wait_for_root(struct boot *b)
 		pf_warn("started from the initramfs, but the root had no /proc after %d s: not tracing from "
 			"there (prefetch.service or the init script starts prefetchd later)", EARLY_WAIT_MS / 1000);
 	else if (copy && (chroot(".") != 0 || chdir("/") != 0)) {
-		pf_err("cannot change root to %s: %s", b->opt.root, strerror(errno));
+		pf_err("cannot change root to %s: %s", b->opt.root, pf_strerror(-errno));
 		waited = -1;
 	}
 	if (waited < 0) {
@@ -298,7 +293,7 @@ static int claim_the_boot(struct boot *b)
 {
 	int rc = pf_mkdir_p(b->p.runtime, 0755);
 	if (rc)
-		pf_warn("cannot create %s: %s", b->p.runtime, strerror(-rc));
+		pf_warn("cannot create %s: %s", b->p.runtime, pf_strerror(rc));
 	pid_t holder = 0;
 	rc = pf_pidfile_lock(b->p.pidfile, &b->pid, &holder);
 	if (rc == 0)
@@ -307,7 +302,7 @@ static int claim_the_boot(struct boot *b)
 		pf_notice("prefetchd is already running (pid %ld, %s; started from the initramfs?): nothing to do",
 			  (long)holder, b->p.pidfile);
 	else
-		pf_err("pid file %s: %s", b->p.pidfile, strerror(-rc));
+		pf_err("pid file %s: %s", b->p.pidfile, pf_strerror(rc));
 	b->cut_replay = 1; /* begun from the initramfs: the instance holding the lock replays */
 	return -1;
 }
@@ -344,16 +339,17 @@ static int set_up_tracing(struct boot *b)
 				    .medium_override = b->cfg.medium, .err = err, .errlen = sizeof(err) };
 	int rc = pf_tracer_open(&to, &b->tracer);
 	if (rc) {
-		pf_notice("boot tracing unavailable (%s): prefetch skipped this boot", err[0] ? err : strerror(-rc));
+		pf_notice("boot tracing unavailable (%s): prefetch skipped this boot", err[0] ? err : pf_strerror(rc));
 		b->tracer = NULL;
 		return -1; /* a replay begun from the initramfs is still worth its reads to the boot */
 	}
 	if ((rc = pf_pidfile_publish(&b->pid)))
-		pf_warn("cannot write our pid to %s: %s ('prefetchd stop' cannot reach us)", b->p.pidfile, strerror(-rc));
+		pf_warn("cannot write our pid to %s: %s ('prefetchd stop' cannot reach us)", b->p.pidfile,
+			pf_strerror(rc));
 	b->cpu_setup = cpu_seconds(RUSAGE_THREAD); /* start-up and fanotify marks (the replay has its own thread) */
 	static const cap_value_t keep[] = PF_TRACER_CAPS;
 	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
-		pf_warn("could not drop capabilities: %s", strerror(-rc));
+		pf_warn("could not drop capabilities: %s", pf_strerror(rc));
 	return 0;
 }
 
@@ -369,7 +365,7 @@ static void trace_until_stop(struct boot *b)
 	(void)setpriority(PRIO_PROCESS, 0, BOOT_NICE); /* this thread only (Linux); the replay's is its own */
 	int rc = pf_tracer_run(b->tracer, &stop_requested);
 	if (rc)
-		pf_warn("tracing stopped early: %s", strerror(-rc));
+		pf_warn("tracing stopped early: %s", pf_strerror(rc));
 	b->tracing_failed = rc != 0;
 }
 
@@ -410,9 +406,10 @@ static void store_trace(struct boot *b, const struct pf_image *trace, const char
 		pf_boot_persist(&b->p, &b->cfg, trace, name, &b->rec, 1);
 	} else if ((rc = pf_boot_buffer_pending(&b->p, trace, name, &b->rec))) {
 		pf_warn("%s is not writable and buffering in %s failed (%s): this boot's trace is lost", b->p.state,
-			b->p.pending, strerror(-rc));
+			b->p.pending, pf_strerror(rc));
 	} else {
 		pf_notice("%s is not writable yet: trace and boot record wait in %s", b->p.state, b->p.pending);
+		pf_warn_if_incomplete(trace, name);
 		b->pending = 1;
 	}
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 #include "error.h"
 #include "format.h"
+#include "incomplete.h"
 #include "log.h"
 #include "pidfile.h"
 #include "privileges.h"
@@ -214,11 +215,7 @@ int cmd_trace(int argc, char **argv)
 				printf(", %lu not recorded", st.dropped);
 			printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);
 			fflush(stdout);
-			if (img->flags & PF_IMG_INCOMPLETE) {
-				char why[512];
-				pf_image_flags_text(img, why, sizeof(why));
-				pf_warn("trace %s is %s", output, why);
-			}
+			pf_warn_if_incomplete(img, output);
 		}
 	}
 	pf_image_free(img);

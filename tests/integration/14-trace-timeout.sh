@@ -20,6 +20,7 @@ trace=$(ls "$tmp"/state/traces/*.pf 2>/dev/null | head -1)
 [ -n "$trace" ] || pf_fail "no trace stored: $(cat "$tmp/boot.out")"
 "$PREFETCHD" dump "$trace" >"$tmp/dump" || pf_fail "dump failed"
 grep -q '^# flags: incomplete (timed out)$' "$tmp/dump" || pf_fail "boot trace: $(grep '^# flags' "$tmp/dump")"
+grep -q "trace $trace is incomplete (timed out)" "$tmp/boot.out" || pf_fail "boot did not say why: $(cat "$tmp/boot.out")"
 
 "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t" --pid-file "$tmp/pid" --timeout 1 >/dev/null 2>"$tmp/t.err" ||
 	pf_fail "trace --timeout failed"
