@@ -119,19 +119,13 @@ int pf_boottime_parse(const char *text, struct pf_boot_record **recs, size_t *n,
 
 int pf_boottime_load(const char *path, struct pf_boot_record **recs, size_t *n, size_t *bad)
 {
-	void *buf;
+	char *text;
 	size_t len;
 	*recs = NULL;
 	*n = *bad = 0;
-	int rc = pf_read_file(path, 64u << 20, 0, &buf, &len);
+	int rc = pf_read_text(path, 64u << 20, 0, &text, &len);
 	if (rc)
 		return rc;
-	char *text = realloc(buf, len + 1);
-	if (!text) {
-		free(buf);
-		return -ENOMEM;
-	}
-	text[len] = '\0';
 	rc = pf_boottime_parse(text, recs, n, bad);
 	free(text);
 	return rc;

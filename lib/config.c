@@ -249,17 +249,11 @@ void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin
 
 int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_diag *diag)
 {
-	void *buf;
+	char *text;
 	size_t len;
-	int rc = pf_read_file(path, 1 << 20, 0, &buf, &len);
+	int rc = pf_read_text(path, 1 << 20, 0, &text, &len);
 	if (rc)
 		return rc;
-	char *text = realloc(buf, len + 1);
-	if (!text) {
-		free(buf);
-		return -ENOMEM;
-	}
-	text[len] = '\0';
 	if (memchr(text, '\0', len))
 		warn(diag, path, 0, "file contains NUL bytes; reading up to the first one");
 	pf_config_parse(cfg, text, path, diag);

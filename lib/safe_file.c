@@ -143,3 +143,21 @@ int pf_mkdir_p(const char *path, unsigned mode)
 		return -errno;
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
+
+int pf_read_text(const char *path, size_t max, int require_root, char **text, size_t *len)
+{
+	void *buf;
+	*text = NULL;
+	int rc = pf_read_file(path, max, require_root, &buf, len);
+	if (rc)
+		return rc;
+	char *t = realloc(buf, *len + 1);
+	if (!t) {
+		free(buf);
+		*len = 0;
+		return -ENOMEM;
+	}
+	t[*len] = '\0';
+	*text = t;
+	return 0;
+}

@@ -13,6 +13,10 @@ int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode
  * Returns 0 or a negative pf error (lib/error.h): -errno, PF_ENOTREG, PF_ETOOBIG or PF_EOWNER. */
 int pf_read_file(const char *path, size_t max, int require_root, void **buf, size_t *len);
 
+/* pf_read_file for text: the content followed by a '\0' (which len does not count), in *text (free it).
+ * Returns 0 or a negative pf error, as pf_read_file. */
+int pf_read_text(const char *path, size_t max, int require_root, char **text, size_t *len);
+
 /* mkdir -p with the given mode for created components.  Returns 0 or -errno. */
 int pf_mkdir_p(const char *path, unsigned mode);
 

@@ -1,0 +1,56 @@
+/* lib/safe_file: atomic write, then read back as bytes and as text. */
+#include "error.h"
+#include "safe_file.h"
+#include "support_tmpdir.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+static void test_text_round_trip(void **state)
+{
+	(void)state;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/text", pf_test_dir);
+	assert_int_equal(pf_write_atomic(path, "KEY=5\n", 6, 0644), 0);
+	char *text;
+	size_t len;
+	assert_int_equal(pf_read_text(path, 64, 0, &text, &len), 0);
+	assert_int_equal(len, 6);
+	assert_string_equal(text, "KEY=5\n"); /* terminated after the content */
+	free(text);
+	assert_int_equal(pf_read_text(path, 5, 0, &text, &len), PF_ETOOBIG);
+	assert_null(text);
+	assert_int_equal(pf_read_text(pf_test_dir, 64, 0, &text, &len), PF_ENOTREG);
+	snprintf(path, sizeof(path), "%s/missing", pf_test_dir);
+	assert_int_equal(pf_read_text(path, 64, 0, &text, &len), -ENOENT);
+	assert_null(text);
+}
+
+static void test_empty_text(void **state)
+{
+	(void)state;
+	char path[512];
+	snprintf(path, sizeof(path), "%s/empty", pf_test_dir);
+	assert_int_equal(pf_write_atomic(path, "", 0, 0644), 0);
+	char *text;
+	size_t len = 99;
+	assert_int_equal(pf_read_text(path, 64, 0, &text, &len), 0);
+	assert_int_equal(len, 0);
+	assert_string_equal(text, "");
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_round_trip),
+		cmocka_unit_test(test_empty_text),
+	};
+	return cmocka_run_group_tests(tests, pf_test_dir_setup, pf_test_dir_teardown);
+}
