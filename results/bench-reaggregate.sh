@@ -13,12 +13,10 @@ TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BUILD=${BUILD:-$TOP/build/default}
 REORDER=${REORDER:-$BUILD/prefetch-reorder} TOOLS=${TOOLS:-$BUILD/tests/tools}
 export TOP BUILD REORDER TOOLS
-if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
-	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
-fi
 source "$TOP/tests/lib.sh"
 source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
+pf_private_mount_ns "$@"
 RATIO=${RATIO:-8} SEED=${SEED:-1} DROP=${DROP:-2}
 [ -d /dev/shm ] && export TMPDIR=${TMPDIR:-/dev/shm}
 w=$(pf_tmpdir)

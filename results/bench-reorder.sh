@@ -17,16 +17,12 @@
 #
 # Environment: RUNS (5), SCALE (1), RATIO (8), SEED (1), BIG_SCALE (5, 0 = skip), BIG_RATIO (2),
 # BIG_RUNS (1, sleep mode), BUDGET (20), SIM_SCHED (none).  OUT=FILE also writes the report there.
-# Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
-# benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
-if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
-	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
-fi
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 source "$TOP/tests/lib.sh"
 source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
+pf_private_mount_ns "$@"
 RUNS=${RUNS:-5} SCALE=${SCALE:-1} RATIO=${RATIO:-8} SEED=${SEED:-1}
 BIG_SCALE=${BIG_SCALE:-5} BIG_RATIO=${BIG_RATIO:-2} BIG_RUNS=${BIG_RUNS:-1} BUDGET=${BUDGET:-20}
 sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"

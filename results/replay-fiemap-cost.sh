@@ -6,14 +6,12 @@
 # layout with each (and the current build) and prints disk requests, seeks, model time; then strace -c totals of
 # a whole replay, current vs OLD.  Needs root, /dev/fuse, strace, make all tools, make -C tests/simdisk.
 # Environment: OLD (61d9bd4), SEED (1).
-if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
-	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
-fi
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 source "$TOP/tests/lib.sh"
 source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
+pf_private_mount_ns "$@"
 OLD=${OLD:-61d9bd4} SEED=${SEED:-1}
 sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"
 command -v strace >/dev/null || pf_fail "strace not installed"

@@ -33,6 +33,17 @@ pf_skip() { echo "skipped: $*"; exit 77; }
 pf_note() { echo "-- $*"; }
 pf_require_root() { [ "$(id -u)" -eq 0 ] || pf_skip "needs root (loop devices, mount, fanotify)"; }
 
+# pf_private_mount_ns "$@": run this script again, once, in a mount namespace of its own (propagation private):
+# a namespace another process creates meanwhile (other tests, benchmarks) would otherwise copy our mounts and keep
+# a device claimed after our umount.  Call it before setting anything up; skips where namespaces are not allowed.
+pf_private_mount_ns() {
+	[ -n "${PF_PRIVATE_MNT_NS:-}" ] && return 0
+	command -v unshare >/dev/null || return 0
+	unshare -m true 2>/dev/null || pf_skip "cannot make a mount namespace here (unshare -m not permitted)"
+	[ -n "$PF_CLEANUP_LOG" ] && rm -f "$PF_CLEANUP_LOG"
+	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
+}
+
 # pf_require_simdisk: root, FUSE and the simulated disk (tests/simdisk) built, or the test is skipped; then
 # the sim_* helpers (tests/simdisk/lib-sim.sh) are loaded.
 pf_require_simdisk() {

@@ -10,12 +10,9 @@
 # before and after), and it returned at once.  A copy of the same image and layout, in none of those states,
 # is reordered (the refusals are due to the state alone).
 set -u
-# Mounts in a private mount namespace, as 61-reorder-fstypes.sh does (and says why).
-if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
-	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
-fi
 source "$TOP/tests/lib.sh"
 pf_require_root
+pf_private_mount_ns "$@"
 [ -x "$TOOLS/mklayout" ] && [ -x "$TOOLS/mkaged" ] || pf_skip "test tools not built (make tools)"
 for c in debugfs tune2fs fsfreeze; do command -v $c >/dev/null || pf_skip "needs $c"; done
 

@@ -11,13 +11,9 @@
 # bigalloc.  Time budget: a 1 ms budget stops after each unit (exit 3), the filesystem is clean after every
 # stop, and repeated runs finish the job.
 set -u
-# Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
-# benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
-if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
-	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
-fi
 source "$TOP/tests/lib.sh"
 pf_require_root
+pf_private_mount_ns "$@"
 [ -x "$TOOLS/mklayout" ] && [ -x "$TOOLS/layout_gaps" ] || pf_skip "test tools not built (make tools)"
 "$REORDER" --help >/dev/null 2>&1 || pf_skip "prefetch-reorder --help fails: not implemented yet"
 

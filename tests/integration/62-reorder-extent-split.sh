@@ -12,12 +12,9 @@
 # are checked.  Prints one line per bad cut and a count.
 set -u
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-# Mounts in a private mount namespace (see 60-reorder-crash.sh).
-if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
-	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
-fi
 source "$TOP/tests/lib.sh"
 pf_require_root
+pf_private_mount_ns "$@"
 [ -x "$TOOLS/reorder_crash" ] && [ -x "$TOOLS/pf_mklayout" ] || pf_skip "test tools not built (make tools)"
 [ -d /dev/shm ] && export TMPDIR=${TMPDIR:-/dev/shm}
 w=$(pf_tmpdir)
