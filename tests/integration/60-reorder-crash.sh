@@ -170,7 +170,7 @@ series() {
 	[ "$fill" -ge 90 ] && reserve=1 chunk=32
 	[ "$kind" = every ] && chunk=64 # several units, so cuts fall between and inside them
 	cfg=$work/config-$type-$bs-$fill-$mb
-	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\nREORDER_TIME_BUDGET=0\n' "$reserve" "$chunk" >"$cfg"
+	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\nREORDER_TIME_BUDGET=3600\n' "$reserve" "$chunk" >"$cfg"
 	sector=${CRASH_TORN_SECTOR:-512}
 	dumpe2fs -h "$base" 2>/dev/null | grep -q '^Filesystem features:.*metadata_csum' && sector=${CRASH_TORN_SECTOR:-$bs}
 	layout=$work/layout-$type-$bs-$fill-$order
