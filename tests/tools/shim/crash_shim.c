@@ -29,6 +29,8 @@
  *                      their digests match; R counts reads through O_DIRECT descriptors on the target)
  *   CRASH_SHIM_TRACE   file to append "w K OFF LEN" per write and "f K" per flush to
  */
+#include "crash_model.h"
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -49,12 +51,6 @@
 
 enum mode { M_CLEAN, M_DROP, M_REORDER, M_TORN };
 
-struct pending { /* one write since the last flush */
-	int fd;
-	uint64_t off;
-	size_t len;
-	unsigned char *data, *old;
-};
 
 static struct {
 	int init, active;
@@ -66,21 +62,13 @@ static struct {
 	enum mode mode;
 	uint64_t seed, digest;
 	size_t sector;
-	struct pending *pend;
+	struct crash_pending *pend;
 	size_t npend, cap;
 	const char *report, *trace;
 	int in_shim; /* our own pread/pwrite go straight to libc */
-} S = { .digest = 1469598103934665603ULL, .sector = 512, .seed = 1 };
+} S = { .digest = CRASH_DIGEST_INIT, .sector = 512, .seed = 1 };
 
 #define REAL(name) static __typeof__(name) *real_##name; if (!real_##name) real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
-
-static uint64_t rnd(void)
-{
-	S.seed ^= S.seed >> 12;
-	S.seed ^= S.seed << 25;
-	S.seed ^= S.seed >> 27;
-	return S.seed * 0x2545F4914F6CDD1DULL;
-}
 
 static void say(const char *path, const char *fmt, ...)
 {
@@ -193,28 +181,15 @@ static ssize_t raw_pwrite(int fd, const void *b, size_t n, uint64_t off)
 	return (ssize_t)done;
 }
 
-static void digest_add(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	for (size_t i = 0; i < n; i++) { /* FNV-1a */
-		S.digest ^= c[i];
-		S.digest *= 1099511628211ULL;
-	}
-}
-
 static void flushed(void)
 {
-	for (size_t i = 0; i < S.npend; i++) {
-		free(S.pend[i].data);
-		free(S.pend[i].old);
-	}
-	S.npend = 0;
+	crash_pending_forget(S.pend, &S.npend);
 	S.flushes++;
 	say(S.trace, "f %llu\n", S.writes);
 }
 
 /* Store the first LEN bytes of a pending write (or put back what it overwrote: old). */
-static void put(const struct pending *p, const unsigned char *what, size_t len)
+static void put(const struct crash_pending *p, const unsigned char *what, size_t len)
 {
 	if (raw_pwrite(p->fd, what, len, p->off) < 0)
 		_exit(98);
@@ -226,12 +201,12 @@ static size_t tear_point(size_t len)
 	size_t sectors = (len + S.sector - 1) / S.sector;
 	if (sectors < 2)
 		return 0;
-	return (size_t)(1 + rnd() % (sectors - 1)) * S.sector;
+	return (size_t)(1 + crash_rnd(&S.seed) % (sectors - 1)) * S.sector;
 }
 
 /* The power goes: the disk keeps what the mode says of the writes since the last flush, then nothing more.
  * CUR is the write in flight (write K), not yet stored. */
-static void cut(const struct pending *cur)
+static void cut(const struct crash_pending *cur)
 {
 	S.in_shim = 1;
 	S.unflushed = S.npend;
@@ -243,18 +218,18 @@ static void cut(const struct pending *cur)
 		_exit(98);
 	size_t n = 0;
 	for (size_t i = 0; i < S.npend; i++)
-		if (S.mode == M_CLEAN || S.mode == M_TORN || (S.mode == M_REORDER && (rnd() & 1)))
+		if (S.mode == M_CLEAN || S.mode == M_TORN || (S.mode == M_REORDER && (crash_rnd(&S.seed) & 1)))
 			order[n++] = i;
 	if (S.mode == M_REORDER)
 		for (size_t i = n; i > 1; i--) { /* Fisher-Yates */
-			size_t j = (size_t)(rnd() % i), t = order[i - 1];
+			size_t j = (size_t)(crash_rnd(&S.seed) % i), t = order[i - 1];
 			order[i - 1] = order[j];
 			order[j] = t;
 		}
 	for (size_t i = 0; i < n; i++) {
-		const struct pending *p = &S.pend[order[i]];
+		const struct crash_pending *p = &S.pend[order[i]];
 		size_t len = p->len, t;
-		if (S.mode == M_REORDER && rnd() % 4 == 0 && (t = tear_point(p->len))) {
+		if (S.mode == M_REORDER && crash_rnd(&S.seed) % 4 == 0 && (t = tear_point(p->len))) {
 			len = t;
 			S.torn++;
 		}
@@ -279,35 +254,28 @@ static void before_write(int fd, uint64_t off, size_t len, const void *data)
 {
 	S.writes++;
 	say(S.trace, "w %llu %llu %zu\n", S.writes, (unsigned long long)off, len);
-	struct pending cur = { .fd = fd, .off = off, .len = len, .data = (unsigned char *)data };
+	struct crash_pending cur = { .fd = fd, .off = off, .len = len, .data = (unsigned char *)data };
 	if (S.cut_at && S.writes >= S.cut_at)
 		cut(&cur);
 	S.bytes += len;
-	digest_add(&off, sizeof(off));
-	digest_add(&len, sizeof(len));
+	crash_digest_add(&S.digest, &off, sizeof(off));
+	crash_digest_add(&S.digest, &len, sizeof(len));
 	/* the superblock carries timestamps: its content is left out */
 	if (data && !(off == 1024 && len == 1024))
-		digest_add(data, len);
+		crash_digest_add(&S.digest, data, len);
 	if (!S.cut_at)
 		return; /* counting only: nothing to undo */
 	if (S.npend == S.cap) {
 		size_t cap = S.cap ? S.cap * 2 : 256;
-		struct pending *np = realloc(S.pend, cap * sizeof(*np));
+		struct crash_pending *np = realloc(S.pend, cap * sizeof(*np));
 		if (!np)
 			abort();
 		S.pend = np;
 		S.cap = cap;
 	}
-	struct pending *p = &S.pend[S.npend++];
-	*p = cur;
-	p->data = malloc(len);
-	p->old = malloc(len);
-	if (!p->data || !p->old)
-		abort();
-	if (data)
-		memcpy(p->data, data, len);
-	else
-		memset(p->data, 0, len);
+	struct crash_pending *p = &S.pend[S.npend++];
+	p->fd = fd;
+	crash_pending_set(p, off, len, data);
 	REAL(pread64);
 	size_t got = 0;
 	while (got < len) {
