@@ -1,19 +1,27 @@
 #!/usr/bin/env bash
 # 60-reorder-crash: prefetch-reorder loses nothing, whenever the power goes.
 #
-# For aged ext4 4 KiB images 10 %, 50 % and 95 % full (CRASH_FILLS; tests/mkaged.sh: % of the free space), each
-# with a random, a forward and a reverse layout (CRASH_ORDERS), plus ext3 1 KiB and ext2 4 KiB series
-# (CRASH_EXTRA="TYPE:BS:FILL:ORDER ..."), images of CRASH_IMAGE_MB (32) MB:
-#   - a full run (through the crash driver in count mode) gives W, the number of writes; e2fsck -fn is clean
-#     with nothing to repair and every file reads back the same (contents, size, mode, links, inode, mtime);
-#   - for k in 1..W (all of them, or CRASH_POINTS spread evenly plus the first and last three) the run is cut
-#     at write k (write k and later never reach the disk, the process _exits), then e2fsck -p must repair
-#     without asking (exit 0 or 1), e2fsck -fn must then be clean, and every file must read back the same;
-#   - CRASH_DROP_POINTS more cuts also lose a random subset of the writes since the last flush;
-#   - resume: after a cut and e2fsck -p, prefetch-reorder (the command) runs to the end, clean, same files.
-# CRASH_POINTS=all (or a number) and CRASH_DROP_POINTS=N for thorough manual runs (every write of one series:
-# ~30-60 s); PF_KEEP=1 keeps the failing images.  Prints a summary table: outcomes per series.
-# CI default (8 + 6 points, 2 losing unflushed writes, 11 series): ~50 s alone, ~2 min on a busy machine.
+# The real prefetch-reorder binary runs on its own I/O path (libext2fs' unix_io, write-back, its own fsyncs and
+# its O_DIRECT read-back) with tests/tools/shim/crash_shim.c preloaded: the shim numbers the writes to the
+# image, keeps what each write since the last fsync overwrote, and at write k cuts the power.  Cut modes (what
+# the disk's volatile write cache does with the writes since the last flush):
+#   clean    all stored in order            drop     all lost
+#   reorder  a random subset stored in random order, a quarter of those torn at a sector boundary
+#   torn     all stored, and write k itself stored up to a random sector boundary
+# Tears are at the disk's atomic unit: CRASH_TORN_SECTOR, default 512 bytes on ext2/ext3 and 4096 on ext4 with
+# metadata_csum (see results/CRASH-LONG.md: a sub-block tear of an extent leaf or of the superblock leaves a
+# checksum e2fsck -p does not fix alone; the in-place design needs block-atomic writes there).
+#
+# Series (TYPE:BS:FILL:ORDER:MB:LAYOUT_PERCENT):
+#   CRASH_EVERY   every write is a cut point; the mode rotates with k (CRASH_EVERY_MODES=all: every mode at every k)
+#   CRASH_SPREAD  CRASH_POINTS points spread evenly plus the first and last three, modes rotating, plus
+#                 CRASH_MODE_POINTS pseudo-random points in each of drop, reorder and torn
+# For each: a full run twice (same write digest: deterministic, or the cut points mean nothing), e2fsck -fn clean,
+# every file the same (contents, size, mode, links, inode, mtime); after every cut: exit 99 (cut), e2fsck -p
+# repairs without asking (exit 0 or 1), e2fsck -fn then clean, every file the same; then the resumed run
+# (prefetch-reorder again, no shim) exits 0, e2fsck -fn clean, every file the same (CRASH_RESUME_CHECK_EVERY=N:
+# the files after the resume at every N-th cut only).  Prints a summary table; PF_KEEP=1 keeps failing images.
+# CRASH_LONG=1 (make check-long): 1 GiB ext4 images 90 % and 98 % full, more points, every mode at every k.
 set -u
 # Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
 # benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
@@ -23,60 +31,113 @@ fi
 source "$TOP/tests/lib.sh"
 pf_require_root
 
-# Under the sanitizer build every run is a few times slower: fewer cut points by default.
-case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-4} ;; *) CRASH_POINTS=${CRASH_POINTS:-8} ;; esac
-CRASH_DROP_POINTS=${CRASH_DROP_POINTS:-2}
-CRASH_IMAGE_MB=${CRASH_IMAGE_MB:-32}
-CRASH_FILLS=${CRASH_FILLS-"10 50 95"}
-CRASH_ORDERS=${CRASH_ORDERS:-"random forward reverse"}
-# block-mapped files (ext2/3: the pointer switch goes through indirect blocks) and 1 KiB blocks: TYPE:BS:FILL:ORDER
-CRASH_EXTRA=${CRASH_EXTRA-"ext3:1024:50:reverse ext2:4096:50:random"}
-CRASH=${CRASH:-$TOOLS/reorder_crash}
-[ -x "$CRASH" ] || pf_skip "$CRASH not built (make tools)"
+if [ -n "${CRASH_LONG:-}" ]; then
+	CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:15 ext3:1024:50:reverse:16:15 ext4:4096:30:random:16:40"}
+	CRASH_EVERY_MODES=${CRASH_EVERY_MODES:-all}
+	CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:90:random:1024:20 ext4:4096:98:reverse:1024:20"}
+	CRASH_POINTS=${CRASH_POINTS:-40}
+	CRASH_MODE_POINTS=${CRASH_MODE_POINTS:-4}
+	CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
+fi
+case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-3} ;; esac
+CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:8 ext3:1024:50:reverse:16:6 ext4:4096:30:random:16:25"}
+CRASH_EVERY_MODES=${CRASH_EVERY_MODES:-rotate}
+CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:10:random:32:40 ext4:4096:50:forward:32:40 ext4:4096:95:reverse:32:40"}
+CRASH_POINTS=${CRASH_POINTS:-6}
+CRASH_MODE_POINTS=${CRASH_MODE_POINTS:-1}
+CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
+MODES=(clean drop reorder torn)
+SHIM=${SHIM:-$TOOLS/crash_shim.so}
+[ -f "$SHIM" ] || pf_skip "$SHIM not built (make tools)"
 [ -x "$TOOLS/mklayout" ] || pf_skip "$TOOLS/mklayout not built (make tools)"
 [ -x "$REORDER" ] || pf_skip "$REORDER not built"
+# A preloaded library comes before the sanitizer runtime: tell ASan that is intended.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
 
-# Images on tmpfs when there is one: hundreds of copies and fscks of a 32 MB image.
+# Images on tmpfs when there is one: thousands of copies and fscks.
 [ -d /dev/shm ] && [ -w /dev/shm ] && export TMPDIR=${TMPDIR:-/dev/shm}
 work=$(pf_tmpdir)
 # Private copies: a rebuild of the tree while this runs must not pull the programs away mid-series.
-cp "$CRASH" "$work/reorder_crash" && cp "$REORDER" "$work/prefetch-reorder" || pf_fail "copying the programs"
-CRASH=$work/reorder_crash REORDER=$work/prefetch-reorder
+cp "$SHIM" "$work/crash_shim.so" && cp "$REORDER" "$work/prefetch-reorder" || pf_fail "copying the programs"
+SHIM=$work/crash_shim.so REORDER=$work/prefetch-reorder
 mnt=$work/mnt
 mkdir -p "$mnt"
 pf_cleanup_add "umount '$mnt'"
-failures=0
+failures=0 start_s=$(date +%s)
 summary=()
 
 manifest() { pf_manifest "$1" "$2" "$work" "$mnt"; }
 
+# run_cut K MODE SEED: the real binary on $cimg, power cut at write K; the shim's report line in $work/rep
+run_cut() {
+	rm -f "$work/rep"
+	CRASH_SHIM_TARGET=$cimg CRASH_SHIM_CUT=$1 CRASH_SHIM_MODE=$2 CRASH_SHIM_SEED=$3 CRASH_SHIM_SECTOR=$sector \
+		CRASH_SHIM_REPORT=$work/rep LD_PRELOAD=$SHIM \
+		"$REORDER" --config "$cfg" --layout "$layout" "$cimg" >/dev/null 2>"$work/run.err"
+}
+
 fail_point() { # label, message; keeps the image with PF_KEEP
 	echo "FAIL: $1: $2" >&2
-	echo "      reproduce: CRASH_FILLS= CRASH_EXTRA=$type:$bs:$fill:$order PF_KEEP=1 make check TESTS_ONLY=60-reorder-crash" \
-		"(image $base, layout $layout, then $(basename "$CRASH") ${k:+--stop-after $k} --reserve-percent $reserve --chunk-blocks $chunk --layout LAYOUT COPY)" >&2
+	echo "      reproduce: CRASH_EVERY= CRASH_SPREAD=$spec CRASH_POINTS=all PF_KEEP=1 make check TESTS_ONLY=60-reorder-crash" \
+		"(or: CRASH_SHIM_TARGET=IMG CRASH_SHIM_CUT=${k:-K} CRASH_SHIM_MODE=${mode:-clean} CRASH_SHIM_SEED=${seed:-1}" \
+		"CRASH_SHIM_SECTOR=$sector LD_PRELOAD=crash_shim.so prefetch-reorder --config CFG --layout LAYOUT IMG on a copy of $base)" >&2
 	failures=$((failures + 1))
-	point_fail=$((point_fail + 1))
+	s_fail=$((s_fail + 1))
 	if [ -n "${PF_KEEP:-}" ]; then cp --sparse=always "$cimg" "$work/failed-$(echo "$1" | tr ' /=' '___').img"; fi
 }
 
-# check_after_cut LABEL REF: e2fsck -p repairs without asking, -fn is clean, files are the same.
-check_after_cut() {
-	local label=$1 ref=$2 out rc
+# check_after LABEL: e2fsck -p repairs without asking, -fn is clean, files are the same.
+check_after() {
+	local label=$1 out rc
 	out=$(e2fsck -p "$cimg" 2>&1); rc=$?
-	if [ $rc -gt 1 ]; then point_manual=$((point_manual + 1)); fail_point "$label" "e2fsck -p exit $rc: $(echo "$out" | tail -3 | tr '\n' ' ')"; return 1; fi
+	if [ $rc -gt 1 ]; then s_manual=$((s_manual + 1)); fail_point "$label" "e2fsck -p exit $rc: $(echo "$out" | tail -3 | tr '\n' ' ')"; return 1; fi
 	out=$(e2fsck -fn "$cimg" 2>&1); rc=$?
 	if [ $rc -ne 0 ]; then
-		point_unfixed=$((point_unfixed + 1))
+		s_unfixed=$((s_unfixed + 1))
 		fail_point "$label" "e2fsck -fn exit $rc after e2fsck -p: $(echo "$out" | grep -v '^e2fsck\|^Pass\|^$' | head -5 | tr '\n' ' ')"
 		return 1
 	fi
-	if ! manifest "$cimg" "$work/m.cur"; then fail_point "$label" "cannot mount/read the image"; return 1; fi
-	if ! cmp -s "$ref" "$work/m.cur"; then
-		point_lost=$((point_lost + 1))
-		fail_point "$label" "files differ: $(diff "$ref" "$work/m.cur" | grep '^[<>]' | head -4 | tr '\n' ' ')"
+	files_same "$label"
+}
+
+files_same() {
+	if ! manifest "$cimg" "$work/m.cur"; then fail_point "$1" "cannot mount/read the image"; return 1; fi
+	if ! cmp -s "$work/m.ref" "$work/m.cur"; then
+		s_lost=$((s_lost + 1))
+		fail_point "$1" "files differ: $(diff "$work/m.ref" "$work/m.cur" | grep '^[<>]' | head -4 | tr '\n' ' ')"
 		return 1
 	fi
-	return 0
+}
+
+# rep FIELD: a number from the shim's report line
+rep() { sed -n "s/.* $1 \([0-9]*\) .*/\1/p; s/^$1 \([0-9]*\) .*/\1/p" "$work/rep" 2>/dev/null | head -1; }
+
+# cut_point K MODE SEED: one cut, its checks, then the resume and its checks
+cut_point() {
+	k=$1 mode=$2 seed=$3
+	local label="$slabel k=$k/$w $mode seed=$seed" rc out
+	cp --sparse=always "$base" "$cimg"
+	run_cut "$k" "$mode" "$seed"; rc=$?
+	if [ $rc -ne 99 ]; then fail_point "$label" "no cut (exit $rc): $(tail -2 "$work/run.err" | tr '\n' ' ')"; return; fi
+	s_cuts=$((s_cuts + 1))
+	eval "s_m_$mode=\$((s_m_$mode + 1))"
+	[ "$(rep unflushed)" -gt 0 ] 2>/dev/null && s_cached=$((s_cached + 1))
+	s_torn=$((s_torn + $(rep torn || echo 0)))
+	[ "$mode" = drop ] || [ "$mode" = reorder ] && s_lostw=$((s_lostw + $(rep unflushed) - $(rep kept)))
+	check_after "$label" || return
+	# resume: the real command finishes the job
+	if ! out=$("$REORDER" --config "$cfg" --layout "$layout" "$cimg" 2>&1); then
+		s_resume=$((s_resume + 1))
+		fail_point "$label resume" "prefetch-reorder after the cut failed: $(echo "$out" | tail -2 | tr '\n' ' ')"
+		return
+	fi
+	if ! out=$(e2fsck -fn "$cimg" 2>&1); then
+		s_resume=$((s_resume + 1))
+		fail_point "$label resume" "e2fsck -fn after the resumed run: $(echo "$out" | grep -v '^e2fsck\|^Pass\|^$' | head -5 | tr '\n' ' ')"
+		return
+	fi
+	s_resumed=$((s_resumed + 1))
+	if [ $((s_cuts % CRASH_RESUME_CHECK_EVERY)) -eq 0 ]; then files_same "$label resumed" || s_resume=$((s_resume + 1)); fi
 }
 
 # pick_points W N: the k to cut at
@@ -90,98 +151,85 @@ pick_points() {
 	} | awk '$1 >= 1' | sort -nu
 }
 
-# series TYPE BLOCKSIZE FILL ORDERS...: one aged image, cut runs for each layout order
+# series KIND SPEC: KIND every|spread, SPEC TYPE:BS:FILL:ORDER:MB:LAYOUT_PERCENT
 series() {
-	local type=$1 bs=$2 fill=$3 order; shift 3
-	base=$work/aged-$type-$bs-$fill.img
-	"$TOP/tests/mkaged.sh" "$base" "$CRASH_IMAGE_MB" "$type" "$bs" "$fill" $((fill + 11)) >"$work/mkaged.out" ||
-		pf_fail "mkaged.sh $fill %: $(cat "$work/mkaged.out")"
-	pf_note "image $type ${bs}b $fill %: $(cat "$work/mkaged.out")"
+	local kind=$1 type bs fill order mb pct s0 m i k0 full out
+	spec=$2
+	IFS=: read -r type bs fill order mb pct <<<"$spec"
+	s0=$(date +%s)
+	slabel="$type-$bs ${mb}M $fill% $order"
+	base=$work/aged-$type-$bs-$fill-$mb.img
+	if [ ! -f "$base" ]; then
+		"$TOP/tests/mkaged.sh" "$base" "$mb" "$type" "$bs" "$fill" $((fill + 11)) >"$work/mkaged.out" ||
+			pf_fail "mkaged.sh $slabel: $(cat "$work/mkaged.out")"
+		pf_note "image $slabel: $(cat "$work/mkaged.out")"
+	fi
 	manifest "$base" "$work/m.ref" || pf_fail "cannot read $base"
-	# A nearly full filesystem has less free space than the default 5 % reserve: let reorder use what there is,
-	# or it would (rightly) do nothing and the cuts would test nothing.
-	# Small chunks too: a chunk moves whole or not at all, and the few free blocks above the reserve hold no 2000-block chunk.
-	reserve=5 chunk=2000; [ "$fill" -ge 90 ] && reserve=1 chunk=32
-	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\n' "$reserve" "$chunk" >"$work/config-$type-$bs-$fill"
-	for order in "$@"; do
-		case $order in random) seed=$((fill * 10 + 1)) ;; forward) seed=$((fill * 10 + 2)) ;; *) seed=$((fill * 10 + 3)) ;; esac
-		label="$type-$bs $fill% $order"
-		point_fail=0 point_manual=0 point_unfixed=0 point_lost=0
-		layout=$work/layout-$type-$bs-$fill-$order
-		extra=(); [ "$order" = random ] && extra=(--partial)
-		"$TOOLS/mklayout" --order "$order" --seed "$seed" --percent 40 --dirs --special "${extra[@]}" -o "$layout" "$base" \
-			>"$work/mklayout.out" || pf_fail "mklayout $label"
-		cimg=$work/cut.img
+	# Nearly full: let reorder use what free space there is, in small chunks (a chunk moves whole or not at all).
+	local reserve=5 chunk=2000
+	[ "$fill" -ge 90 ] && reserve=1 chunk=32
+	[ "$kind" = every ] && chunk=64 # several units, so cuts fall between and inside them
+	cfg=$work/config-$type-$bs-$fill-$mb
+	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\nREORDER_TIME_BUDGET=3600\n' "$reserve" "$chunk" >"$cfg"
+	sector=${CRASH_TORN_SECTOR:-512}
+	dumpe2fs -h "$base" 2>/dev/null | grep -q '^Filesystem features:.*metadata_csum' && sector=${CRASH_TORN_SECTOR:-$bs}
+	layout=$work/layout-$type-$bs-$fill-$order
+	local extra=(); [ "$order" = random ] && extra=(--partial)
+	"$TOOLS/mklayout" --order "$order" --seed "$((fill * 10 + mb))" --percent "$pct" --dirs --special "${extra[@]}" -o "$layout" "$base" \
+		>"$work/mklayout.out" || pf_fail "mklayout $slabel"
+	cimg=$work/cut.img
+	s_fail=0 s_manual=0 s_unfixed=0 s_lost=0 s_resume=0 s_resumed=0 s_cuts=0 s_cached=0 s_torn=0 s_lostw=0
+	s_m_clean=0 s_m_drop=0 s_m_reorder=0 s_m_torn=0
 
-		k=""
-		# full run, counted (twice: the write sequence must be the same, or the cut points mean nothing)
-		cp --sparse=always "$base" "$cimg"
-		full=$("$CRASH" --count --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" 2>"$work/crash.err") ||
-			pf_fail "$label: full run failed: $(cat "$work/crash.err")"
-		w=$(echo "$full" | sed -n 's/^writes \([0-9]*\) .*/\1/p')
-		digest=$(echo "$full" | sed -n 's/.* digest \([0-9a-f]*\) .*/\1/p')
-		[ -n "$w" ] || pf_fail "$label: no write count in: $full"
-		out=$(e2fsck -fn "$cimg" 2>&1) || fail_point "$label full run" "e2fsck -fn not clean: $(echo "$out" | head -8 | tr '\n' ' ')"
-		manifest "$cimg" "$work/m.cur" && cmp -s "$work/m.ref" "$work/m.cur" ||
-			fail_point "$label full run" "files differ: $(diff "$work/m.ref" "$work/m.cur" | grep '^[<>]' | head -4 | tr '\n' ' ')"
-		cp --sparse=always "$base" "$cimg"
-		again=$("$CRASH" --count --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" 2>/dev/null)
-		[ "$(echo "$again" | sed -n 's/.* digest \([0-9a-f]*\) .*/\1/p')" = "$digest" ] ||
-			fail_point "$label" "two full runs wrote different sequences (non-deterministic): '$full' vs '$again'"
+	# full run, counted, twice
+	k="" mode="" seed=""
+	cp --sparse=always "$base" "$cimg"
+	run_cut 0 clean 1 || pf_fail "$slabel: full run failed: $(tail -3 "$work/run.err")"
+	full=$(cat "$work/rep") w=$(rep writes) flushes=$(rep flushes)
+	[ -n "$w" ] && [ "$w" -gt 0 ] || pf_fail "$slabel: no writes counted (is the shim preloaded?): $full"
+	[ "$(rep direct_reads)" -gt 0 ] || fail_point "$slabel full run" "the O_DIRECT read-back never read: $full"
+	out=$(e2fsck -fn "$cimg" 2>&1) || fail_point "$slabel full run" "e2fsck -fn not clean: $(echo "$out" | head -8 | tr '\n' ' ')"
+	files_same "$slabel full run" || true
+	cp --sparse=always "$base" "$cimg"
+	run_cut 0 clean 1
+	[ "$(sed -n 's/.* digest \([0-9a-f]*\) .*/\1/p' "$work/rep")" = "$(echo "$full" | sed -n 's/.* digest \([0-9a-f]*\) .*/\1/p')" ] ||
+		fail_point "$slabel" "two full runs wrote different sequences (non-deterministic): '$full' vs '$(cat "$work/rep")'"
 
-		# cuts
-		points=$(pick_points "$w" "$CRASH_POINTS")
-		ntested=0
-		for k in $points; do
-			cp --sparse=always "$base" "$cimg"
-			"$CRASH" --stop-after "$k" --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" >/dev/null 2>"$work/crash.err"; rc=$?
-			if [ $rc -ne 99 ]; then fail_point "$label k=$k" "no cut (exit $rc): $(tail -2 "$work/crash.err")"; continue; fi
-			ntested=$((ntested + 1))
-			check_after_cut "$label k=$k/$w" "$work/m.ref" || true
-		done
-
-		# cuts that also lose unflushed writes, at pseudo-random k
-		ndrop=0
-		for ((i = 1; i <= CRASH_DROP_POINTS && w > 0; i++)); do
-			k=$(( (seed * 7919 + i * 104729) % w + 1 ))
-			cp --sparse=always "$base" "$cimg"
-			"$CRASH" --stop-after "$k" --drop-unflushed "$((seed * 100 + i))" --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" \
-				>/dev/null 2>"$work/crash.err"; rc=$?
-			if [ $rc -ne 99 ]; then fail_point "$label drop k=$k" "no cut (exit $rc)"; continue; fi
-			ndrop=$((ndrop + 1))
-			check_after_cut "$label drop k=$k/$w seed=$((seed * 100 + i))" "$work/m.ref" || true
-		done
-
-		# resume: cut halfway, repair, then the real command finishes the job
-		if [ "$w" -ge 2 ]; then
-			k=$(( (w + 1) / 2 ))
-			cp --sparse=always "$base" "$cimg"
-			"$CRASH" --stop-after "$k" --reserve-percent "$reserve" --chunk-blocks "$chunk" --layout "$layout" "$cimg" >/dev/null 2>&1
-			if check_after_cut "$label resume k=$k" "$work/m.ref"; then
-				if ! out=$("$REORDER" --config "$work/config-$type-$bs-$fill" --layout "$layout" "$cimg" 2>&1); then
-					fail_point "$label resume k=$k" "prefetch-reorder after the cut failed: $(echo "$out" | tail -2 | tr '\n' ' ')"
-				else
-					out=$(e2fsck -fn "$cimg" 2>&1) || fail_point "$label resume" "e2fsck -fn after resume: $(echo "$out" | head -6 | tr '\n' ' ')"
-					manifest "$cimg" "$work/m.cur" && cmp -s "$work/m.ref" "$work/m.cur" ||
-						fail_point "$label resume" "files differ after resume"
-				fi
+	if [ "$kind" = every ]; then
+		for ((k0 = 1; k0 <= w; k0++)); do
+			if [ "$CRASH_EVERY_MODES" = all ]; then
+				for m in "${MODES[@]}"; do cut_point "$k0" "$m" "$k0"; done
+			else
+				cut_point "$k0" "${MODES[k0 % 4]}" "$k0"
 			fi
-		fi
-		summary+=("$(printf '%-10s %-5s %-8s %7s %9s %6s %8s %8s %8s %8s' "$type-$bs" "$fill%" "$order" "$w" "$ntested" "$ndrop" \
-			"$point_manual" "$point_unfixed" "$point_lost" "$point_fail")")
-	done
+		done
+	else
+		i=0
+		for k0 in $(pick_points "$w" "$CRASH_POINTS"); do cut_point "$k0" "${MODES[i++ % 4]}" "$k0"; done
+		for m in drop reorder torn; do
+			for ((i = 1; i <= CRASH_MODE_POINTS; i++)); do
+				k0=$(( (fill * 7919 + i * 104729 + ${#m} * 15485863) % w + 1 ))
+				cut_point "$k0" "$m" "$((fill * 100 + i))"
+			done
+		done
+	fi
+	summary+=("$(printf '%-22s %-8s %6s %6s %5s %5s/%-4s/%-4s/%-4s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s' \
+		"$slabel" "$order" "$w" "$flushes" "$s_cuts" "$s_m_clean" "$s_m_drop" "$s_m_reorder" "$s_m_torn" "$s_cached" \
+		"$s_lostw" "$s_torn" "$sector" "$s_resumed" "$s_manual" "$s_unfixed" "$s_lost" "$s_resume" "$(( $(date +%s) - s0 ))")")
+	echo "${summary[-1]}"
 }
-
-# shellcheck disable=SC2086
-for fill in $CRASH_FILLS; do series ext4 4096 "$fill" $CRASH_ORDERS; done
-for spec in $CRASH_EXTRA; do
-	IFS=: read -r t b f o <<<"$spec"
-	series "$t" "$b" "$f" $o
-done
+for spec in $CRASH_EVERY; do series every "$spec"; done
+for spec in $CRASH_SPREAD; do series spread "$spec"; done
 
 echo
-printf '%-10s %-5s %-8s %7s %9s %6s %8s %8s %8s %8s\n' fs image layout writes k-tested drop 'fsck-p>1' fsck-fn files-lost failures
+printf '%-22s %-8s %6s %6s %5s %-19s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s\n' series layout writes flush cuts \
+	'clean/drop/reo/torn' cached lostw tornw sector resumed fsckp fsckn files resum secs
 printf '%s\n' "${summary[@]}"
-echo "fsck-p>1: e2fsck -p could not repair alone; fsck-fn: still errors after e2fsck -p; files-lost: a file reads back different"
-echo "CRASH_POINTS=$CRASH_POINTS CRASH_DROP_POINTS=$CRASH_DROP_POINTS images of ${CRASH_IMAGE_MB} MB"
+echo "cuts: power cuts made (exit 99); cached: cuts with unflushed writes in the cache; lostw: unflushed writes the"
+echo "drop/reorder cuts lost; tornw: writes stored in part (at sector bytes); resumed: resumed runs completed and clean;"
+echo "fsckp: e2fsck -p could not repair alone; fsckn: errors left after e2fsck -p; files: a file reads back different;"
+echo "resum: resumed run failed or changed a file.  Every series: the real prefetch-reorder, LD_PRELOAD crash_shim.so."
+echo "CRASH_EVERY_MODES=$CRASH_EVERY_MODES CRASH_POINTS=$CRASH_POINTS CRASH_MODE_POINTS=$CRASH_MODE_POINTS" \
+	"CRASH_RESUME_CHECK_EVERY=$CRASH_RESUME_CHECK_EVERY; $(( $(date +%s) - start_s )) s"
 [ "$failures" -eq 0 ] || pf_fail "$failures failed checks"
+echo "PASS: every cut repaired by e2fsck -p alone, no file changed, every resumed run completed"

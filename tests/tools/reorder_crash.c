@@ -22,6 +22,7 @@
  */
 #include "reorder.h"
 #include "array.h"
+#include "shim/crash_model.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,12 +35,6 @@
 
 #define CRASH_EXIT 99
 
-struct pending {     /* one write since the last flush, for --drop-unflushed */
-	uint64_t off;
-	size_t len;
-	unsigned char *data; /* what was written */
-	unsigned char *old;  /* what was there before */
-};
 
 static struct {
 	unsigned long long stop_after; /* 0 = never */
@@ -47,7 +42,7 @@ static struct {
 	uint64_t seed;
 	unsigned long long writes, flushes, bytes;
 	uint64_t digest;
-	struct pending *pend;
+	struct crash_pending *pend;
 	size_t npend, cappend;
 	int fd;  /* our own descriptor on the image: pre-images and the replay at the cut */
 	int64_t offset; /* the "offset" channel option */
@@ -57,36 +52,15 @@ static struct {
 	const char *corrupt_file;       /* --corrupt-backing */
 	uint64_t corrupt_off;
 	size_t corrupt_len;             /* > 0: to corrupt at the next flush */
-} st = { .digest = 1469598103934665603ULL, .fd = -1 };
+} st = { .digest = CRASH_DIGEST_INIT, .fd = -1 };
 
 struct crash_private {
 	io_channel inner;
 };
 
-static uint64_t rnd(void)
-{
-	st.seed ^= st.seed >> 12;
-	st.seed ^= st.seed << 25;
-	st.seed ^= st.seed >> 27;
-	return st.seed * 0x2545F4914F6CDD1DULL;
-}
-
-static void digest_add(const void *p, size_t n)
-{
-	const unsigned char *c = p;
-	for (size_t i = 0; i < n; i++) { /* FNV-1a */
-		st.digest ^= c[i];
-		st.digest *= 1099511628211ULL;
-	}
-}
-
 static void forget_pending(void)
 {
-	for (size_t i = 0; i < st.npend; i++) {
-		free(st.pend[i].data);
-		free(st.pend[i].old);
-	}
-	st.npend = 0;
+	crash_pending_forget(st.pend, &st.npend);
 }
 
 /* The power cut.  Async-signal-safe enough: we only pwrite and _exit. */
@@ -99,7 +73,7 @@ static void cut(void)
 				_exit(98);
 		unsigned kept = 0;
 		for (size_t i = 0; i < st.npend; i++) {
-			if (rnd() & 1) {
+			if (crash_rnd(&st.seed) & 1) {
 				if (pwrite(st.fd, st.pend[i].data, st.pend[i].len, (off_t)st.pend[i].off) < 0)
 					_exit(98);
 				kept++;
@@ -131,25 +105,16 @@ static void before_write(uint64_t off, size_t len, const void *data, char kind)
 	if (kind == 'b')
 		st.byte_writes++;
 	else {
-		digest_add(&off, sizeof(off));
+		crash_digest_add(&st.digest, &off, sizeof(off));
 		if (data && !(off == 1024 && len == 1024))
-			digest_add(data, len);
+			crash_digest_add(&st.digest, data, len);
 	}
 	if (!st.drop)
 		return;
 	if (PF_ARRAY_RESERVE(st.pend, st.cappend, st.npend + 1, 256))
 		abort();
-	struct pending *p = &st.pend[st.npend++];
-	p->off = off;
-	p->len = len;
-	p->data = malloc(len);
-	p->old = malloc(len);
-	if (!p->data || !p->old)
-		abort();
-	if (data)
-		memcpy(p->data, data, len);
-	else
-		memset(p->data, 0, len); /* discard / zeroout: reads back as zeros on an image file */
+	struct crash_pending *p = &st.pend[st.npend++];
+	crash_pending_set(p, off, len, data);
 	ssize_t n = pread(st.fd, p->old, len, (off_t)off);
 	if (n < 0)
 		abort();
