@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prefetch — boot-time prefetch and on-disk reordering.
 # Sources are picked up by wildcard so that adding a file needs no Makefile edit.  One archive per stage, each
 # compiled with only lib/ and its own folder on the include path, so a stage cannot include another's headers:

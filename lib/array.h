@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Growable arrays: room for a number of elements, the capacity doubling from a first size. */
 #ifndef PREFETCH_ARRAY_H
 #define PREFETCH_ARRAY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Boot-time log records: formatting, parsing, appending, and the measurements they hold. */
 #include "boot_log.h"
 #include "array.h"

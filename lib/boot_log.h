@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Boot-time log: one text line per traced boot in $PREFETCH_DIR/boottime.log, so that integrators can compare
  * boots without prefetch, with prefetch, and with prefetch and reordering ('prefetchd report').
  *

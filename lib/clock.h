@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Clock readings: the monotonic clock (CLOCK_MONOTONIC: since boot, not set by anyone, stopped in suspend) and the
  * kernel's uptime. */
 #ifndef PREFETCH_CLOCK_H

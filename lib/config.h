@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /etc/default/prefetch: shell-style KEY=value settings shared by prefetchd and prefetch-reorder.
  *
  * The historical keys of the 2007 prefetch project keep their meaning (PREFETCH_DIR, LOGIN_TRACING_DELAY,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rotational disk model (see disk_model.h). */
 #include "disk_model.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rotational disk model: what a request costs on a 7200 rpm disk without a command queue, one request at a
  * time in arrival order.  Both the simulated disk (tests/simdisk) and prefetch-reorder's --check figures and
  * planner charge by it, so their figures agree.

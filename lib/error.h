@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Errors of prefetch: one domain, one way to turn an error into text.
  *
  * A function that can fail returns 0 (or a count, an index, an fd: its header says) or a negative pf error,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A file's extent map (FS_IOC_FIEMAP), walked a batch of extents per call. */
 #ifndef PREFETCH_FIEMAP_H
 #define PREFETCH_FIEMAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "format.h"
 #include "array.h"
 #include "safe_file.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The on-disk format of traces and layouts, shared by prefetchd and prefetch-reorder.
  *
  * One versioned, little-endian, fixed-width format serves both kinds of file:

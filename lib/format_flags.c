@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The header flags of a trace or layout in words (format.h: pf_image_flags_text). */
 #include "format.h"
 

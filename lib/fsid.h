@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Filesystem identity: which filesystem a trace entry belongs to, stable across boots (st_dev is not). */
 #ifndef PREFETCH_FSID_H
 #define PREFETCH_FSID_H

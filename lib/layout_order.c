@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The layout's reading order: the items in access order, merged, cut, binned, the head in bin 0. */
 #include "layout_order.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The layout's reading order: which items the next boot reads, in which order, and in which bin.  Both
  * programs follow it: prefetchd's replay reads in this order, prefetch-reorder lays the blocks out in it.
  *

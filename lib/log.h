@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logging for the programs' top levels.  Library code returns errors; only callers near main() log. */
 #ifndef PREFETCH_LOG_H
 #define PREFETCH_LOG_H

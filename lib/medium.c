@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "medium.h"
 #include "config.h"
 #include "format.h"

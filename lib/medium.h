@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Is a block device rotational?  Decides between a physically sorted sweep and parallel readers. */
 #ifndef PREFETCH_MEDIUM_H
 #define PREFETCH_MEDIUM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Whole-file I/O with the guarantees the state files need: atomic replacement and ownership checks. */
 #ifndef PREFETCH_SAFE_FILE_H
 #define PREFETCH_SAFE_FILE_H

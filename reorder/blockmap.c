@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Logical -> physical runs of one inode.  Extent-mapped files: walk the leaves of the extent tree;
  * block-mapped (ext2/3) files: ext2fs_block_iterate3 over the data blocks only. */
 #include "blockmap.h"

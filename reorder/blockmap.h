@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Where an inode's data lies: logical -> physical runs, via libext2fs (extent tree or block map). */
 #ifndef PREFETCH_REORDER_BLOCKMAP_H
 #define PREFETCH_REORDER_BLOCKMAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Seek-model figures of a block sequence. */
 #include "check.h"
 

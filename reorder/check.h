@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* --check figures: how a sequence of blocks lies on disk and what reading it would cost on a 7200 rpm disk
  * (lib/disk_model.h, in blocks over the filesystem's span: the simulated disk charges the same).  Pure
  * functions. */

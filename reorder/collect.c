@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Layout wishes -> segments in layout order. */
 #include "collect.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* From the layout's wishes to movable segments: each file's identity checked against its inode, its byte
  * ranges mapped to logical blocks and then to where they lie now. */
 #ifndef PREFETCH_REORDER_COLLECT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* In-place remapping of extent leaves (see extent_remap.h).  Entries are rebuilt from the old ones with the
  * moved ranges substituted, adjacent entries merged, and written back only if they fit the leaf. */
 #include "extent_remap.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Pointing moved blocks of an extent-mapped inode at their new place without changing the tree's shape:
  * each leaf (the inode's i_block, or a leaf block) that maps moved blocks is rewritten in place, in one write.
  * Never allocates or frees a tree block, never touches an index, so every state a power cut can leave is a

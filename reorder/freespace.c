@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Free runs: alternate find-first-zero / find-first-set over the block bitmap. */
 #include "freespace.h"
 

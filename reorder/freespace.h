@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Free extents of the filesystem, from the block bitmap. */
 #ifndef PREFETCH_REORDER_FREESPACE_H
 #define PREFETCH_REORDER_FREESPACE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Loading layouts and selecting the part for this filesystem. */
 #include "layout_load.h"
 

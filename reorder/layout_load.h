@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The layouts' wishes for one filesystem: which byte ranges of which files, in layout order. */
 #ifndef PREFETCH_REORDER_LAYOUT_LOAD_H
 #define PREFETCH_REORDER_LAYOUT_LOAD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetch-reorder: command line.
  *
  *   prefetch-reorder [--layout FILE]... [--chunk-blocks N] [--time-budget SEC] [--dry-run] [--config FILE]

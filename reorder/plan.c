@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Chunking and fitting (see plan.h for the rules). */
 #include "plan.h"
 #include "check.h"

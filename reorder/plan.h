@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Planning a reorder: pure functions, no I/O (unit-tested in tests/unit/reorder/test_plan.c).
  *
  * Input: the layout's blocks as segments in layout order (each a logical run of one file that is physically

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Progress on a terminal: one line rewritten in place on stderr. */
 #ifndef PREFETCH_REORDER_PROGRESS_H
 #define PREFETCH_REORDER_PROGRESS_H

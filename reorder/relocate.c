@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Relocation of one unit at a time.  NOTHING LOST at a power cut: every write goes through fs->io (the
  * io_manager given, so a crash-injecting one sees them all) and the flush points below are the only places
  * where we count on durability (io_channel_flush = write back libext2fs' cache + fsync/cache flush).

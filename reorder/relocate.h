@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Moving the planned units on disk, safely against a power cut at any instant (write order: relocate.c). */
 #ifndef PREFETCH_REORDER_RELOCATE_H
 #define PREFETCH_REORDER_RELOCATE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pf_reorder: open read-only and refuse or plan; reopen read-write and relocate unit by unit within the time
  * budget; close. */
 #include "reorder.h"

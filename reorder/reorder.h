@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetch-reorder: relocate a layout's blocks on an unmounted ext2/3/4 filesystem (or image) so that the
  * next boot reads them nearly sequentially.  Passes: plan (plan.c, pure) -> relocate (relocate.c) -> verify
  * (each unit's copy is read back from the disk — a separate O_DIRECT descriptor, not the page cache — and

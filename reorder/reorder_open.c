@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Open + refuse.  Writing is allowed only when nobody else can be writing or caching the filesystem:
  *  - unmounted: the normal case (an image file, or a device at the end of shutdown);
  *  - mounted read-only, and the caller says this is the final shutdown step (allow_ro_mount): the kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Opening the filesystem for a reorder, with every refusal that keeps it safe, decided read-only. */
 #ifndef PREFETCH_REORDER_OPEN_H
 #define PREFETCH_REORDER_OPEN_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Prefetch benchmark on the simulated spinning disk (tests/simdisk): the cold read of a real boot's file set
 # (tests/mkbootset.sh: Debian 12 boot, scattered on an aged ext4 image) with
 #   none      no prefetch: the workload alone, cold

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The reorder at the second shutdown, with a re-aggregated layout (the normal case: every boot re-aggregates
 # the last traces, so the order shifts a little — services started in parallel swap places, files enter and
 # leave).  Image: tests/mkbootset.sh (the real Debian 12 boot's file set of tests/data/debian12-boot/boot1.tsv

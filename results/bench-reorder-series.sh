@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The reorder at every shutdown of a series of boots, each with a re-aggregated layout — what the boot lab's
 # prefetch + reorder setup does (13 shutdowns a series).  Image: tests/mkbootset.sh (the real Debian 12 boot's
 # file set of tests/data/debian12-boot/boot1.tsv among RATIO times as much other data).  Boot k's layout: the

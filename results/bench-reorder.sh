@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Reorder benchmark on the simulated spinning disk (tests/simdisk, tests/simdisk/lib-sim.sh).
 #
 # Image: tests/mkbootset.sh (a real Debian 12 boot's file set scattered among RATIO times as much other data on

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # What replay's FIEMAP mapping costs on the simulated spinning disk (count mode: exact), after a reorder left the
 # layout's block numbers stale.  Builds three variants of prefetchd from the committed tree (git archive HEAD) in
 # a temporary directory: the metadata pass only; the metadata pass + the FIEMAP mapping (stop before the sweep);

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make demo: the whole pipeline on a realistic file set, in about a minute, touching nothing outside temp dirs.
 #   1. an aged ext4 image holding the files a real Debian 12 boot reads (tests/mkbootset.sh), on a simulated
 #      7200 rpm disk (tests/simdisk, count mode: the disk's time is added up exactly, so the figures mean

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Shared helpers for integration tests and scripts: source it, then use pf_* functions.
 # Everything a test sets up (temp dirs, loop devices, mounts, processes) is registered for cleanup, which runs
 # on every exit path (success, failure, signal), in reverse order.

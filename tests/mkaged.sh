@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mkaged.sh IMAGE SIZE_MB FSTYPE BLOCKSIZE FILL_PCT SEED [mke2fs args...]
 #
 # Make an aged ext2/3/4 test image: mke2fs (no lazy init), loop-mount it, fill FILL_PCT % of the free space by

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mkbootset.sh [--scale N] [--ratio R] [--seed S] [--size MB] [--no-host] [--workload FILE] IMAGE
 #
 # Build an aged ext4 image holding the file set of a real Debian 12 boot (tests/data/debian12-boot/boot1.tsv:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs the cmocka unit binaries given as arguments, then every tests/integration/*.sh, and prints one closing
 # line "N passed, N failed, N skipped": cmocka's own counts (skip() included) and one per script.  An
 # integration script passes with exit 0, is skipped with exit 77; every skip's reason is listed at the end.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Runs the cmocka unit binaries and the command-line error paths under valgrind memcheck.  Any memory error or
 # definite leak fails the run.  Prints "N passed, N failed".
 set -u

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pf_aggregate: the steps in order — filesystems by UUID, records by identity (aggregate_merge.c), the vote,
  * the on-disk check (aggregate_filter.c), the order (aggregate_order.c), then per file in that order its page
  * ranges (aggregate_ranges.c) under the bounds (aggregate_bound.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Merging the last N traces into one layout: stable files and ranges, ordered by first touch across boots,
  * vanished/changed files dropped, size bounded.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* MAX_PREFETCH_MB / MAX_PREFETCH_FILES: the earliest-touched files are kept, the rest cut from the end.  The
  * file that crosses the byte bound keeps its first bytes up to the bound rather than being dropped, so that the
  * budget is used and the order of everything before it is untouched. */

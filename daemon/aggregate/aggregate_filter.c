@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Is a recorded file still what the trace saw?  A layout naming a file that was replaced (package upgrade) or
  * rewritten would make replay read stale ranges and reorder move the wrong blocks. */
 #include "aggregate_int.h"

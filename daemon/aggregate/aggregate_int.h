@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Internals of pf_aggregate, shared by its parts (aggregate*.c); nobody else includes this. */
 #ifndef PREFETCH_AGGREGATE_INT_H
 #define PREFETCH_AGGREGATE_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Matching files across traces: identity groups, superseded identities, presence and mean rank per lineage.
  * Sorting instead of hashing: every step is one qsort and a linear pass over the records. */
 #include "aggregate_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Layout order: first touch across boots.  Normalised ranks are averaged (a slow boot and a fast boot weigh the
  * same), ties go to the mean first-touch time.  A directory must come before what lies below it — replay and
  * reorder need the lookup path first — so it sorts at the earliest (rank, time) of itself and its descendants,

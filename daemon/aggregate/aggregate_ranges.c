@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Page ranges of one file across traces: a sweep over sorted interval boundaries (never a bitmap, files can be
  * huge and sparse), then physical blocks laid over from the newest trace that knows them. */
 #include "aggregate_int.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Starting 'prefetchd boot' from the initramfs (initramfs-tools' local-bottom script, see
  * initramfs/local-bottom/prefetch): the root filesystem is mounted, but systemd has not started yet and has read
  * nothing.  That is where most of a boot's disk time goes before prefetch.service could start (the boot lab

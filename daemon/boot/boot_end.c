@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "boot_end.h"
 #include "boot_log.h"
 #include "clock.h"

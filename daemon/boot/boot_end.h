@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* When did the boot finish?  The boot time 'prefetchd report' compares is the uptime at that moment, not when
  * tracing stopped (that is LOGIN_TRACING_DELAY later).  Sources, best first:
  *   "file"        $PREFETCH_RUNTIME_DIR/boot-end: the stop init script writes the uptime at which it started

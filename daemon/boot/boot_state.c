@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "boot_state.h"
 #include "array.h"
 #include "boot_log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The state 'prefetchd boot' keeps between boots, and where it goes while /var cannot be written yet.
  *
  *   $PREFETCH_DIR/traces/trace-<unix time>-<boot id>.pf   the last traces (TRACE_AGGREGATION_COUNT + 2 kept)

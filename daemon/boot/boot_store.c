@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "boot_store.h"
 
 #include "safe_file.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Writing one boot into the state that boot_state.h describes: a trace name not taken yet, the early-boot buffer,
  * and the reorder marker, which counts for one boot only.  Nothing here logs; errors are returned as -errno. */
 #ifndef PREFETCH_BOOT_STORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The command line of 'prefetchd boot', and what it says about where prefetchd was started from. */
 #ifndef PREFETCH_BOOT_OPTIONS_H
 #define PREFETCH_BOOT_OPTIONS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What 'prefetchd boot' writes into PREFETCH_DIR once it is writable: the buffered items, this boot's trace, the
  * layout for the next boot (merged from the newest traces) and the boot record.  Every failure is logged and the
  * rest still done: a boot must go on. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd aggregate: merge traces (oldest first) into a layout.
  *
  * A trace that cannot be read is skipped with a warning naming it and the reason: the other traces still make a

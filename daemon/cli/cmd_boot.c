@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd boot: the boot-time service.  Set up tracing first, then replay the current layout on a thread,
  * tell systemd we are ready (the boot never waits for the replay), trace until 'prefetchd stop' / SIGTERM /
  * TRACE_TIMEOUT, then store the trace, re-aggregate the layout for the next boot and append a boot-time record.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd dump [--files] FILE: a trace or layout as text. */
 #include "commands.h"
 #include "dump.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd replay LAYOUT: prefetch a layout into the page cache and exit.
  *
  * Exit codes, chosen so that a boot never waits on or fails because of prefetching:

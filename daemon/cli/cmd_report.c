@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd report: the boot-time table of the recorded boots, per setup (none / prefetch / prefetch+reorder),
  * and optionally an SVG bar chart of it. */
 #include "boot_log.h"

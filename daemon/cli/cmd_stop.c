@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd stop: tell the running tracer to finish (it writes its trace) and wait until it has. */
 #include "commands.h"
 #include "error.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd trace: record which files (and page ranges) are used until told to stop, then write the trace. */
 #include "commands.h"
 #include "config.h"

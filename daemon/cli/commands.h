@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd subcommands: main.c dispatches, each cmd_*.c parses its own options and does one job. */
 #ifndef PREFETCH_COMMANDS_H
 #define PREFETCH_COMMANDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Text form of a trace or layout, for people and scripts ('prefetchd dump'). */
 #ifndef PREFETCH_DUMP_H
 #define PREFETCH_DUMP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The one warning every command gives when the trace it stored is incomplete (lib/format.h PF_IMG_*): which
  * reasons, so an admin sees why the next layout may be thinner than the boot. */
 #ifndef PREFETCH_CLI_INCOMPLETE_H

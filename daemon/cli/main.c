@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd: trace a boot, aggregate traces into a layout, replay a layout into the page cache. */
 #include "commands.h"
 #include "log.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The pid file of a running tracer ('prefetchd trace' or 'prefetchd boot'), held with an flock for the whole
  * run: a stale file (the process died) is recognised because nobody holds the lock, and 'prefetchd stop' knows
  * the tracer is done (trace written) when the lock is released. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Running with only the privileges still needed, and telling systemd how far we are.
  *
  * Capabilities are per thread: call pf_privileges_drop() before starting any thread (threads inherit the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pf_replay: plan the layout's reads, then sweep the rotational filesystems (metadata pass, physical order)
  * while readers pull the solid-state ones in access order. */
 #include "replay_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replaying a layout: pull its ranges into the page cache before the boot asks for them.
  * Rotational media: a metadata pass, then one sweep sorted by physical block, in time bins.
  * Solid-state media: several threads in first-touch order. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Physical places of a file's ranges from FIEMAP, as the file lies now.  The layout's own block numbers date
  * from when it was made: a prefetch-reorder since then (it runs at every shutdown) moved the blocks, and a
  * sweep sorted by the old numbers reads them in a scrambled order (slower than no prefetch at all).  A range

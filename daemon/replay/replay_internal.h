@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Shared state of one replay, split across replay_*.c by concern.  Internal: others call pf_replay(). */
 #ifndef PREFETCH_REPLAY_INTERNAL_H
 #define PREFETCH_REPLAY_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The metadata pass (ext2/3/4 on rotational media).  Opening a file reads its inode-table block and the
  * blocks of every directory on its path; done file by file in boot order, the head goes back to the inode
  * tables between data reads about twice per file.  ext4 reads those blocks through the block device's page

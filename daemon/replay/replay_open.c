@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Finding the layout's filesystems and files as they are now, and refusing anything that changed: a replay
  * must never pull in data that is not what the boot will read. */
 #include "replay_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Solid-state media: no seeks to save, but open() and block mapping wait for metadata reads one at a time;
  * several readers pulling items in first-touch order keep the device's queue full. */
 #include "replay_internal.h"

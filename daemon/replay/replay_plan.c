@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replay work list: the layout's reading order, sorted physically, coalesced.  No I/O here. */
 #include "replay_plan.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replay planning: the work list and its orderings, as pure functions (no I/O) so that they can be unit
  * tested.  Internal to the replay_*.c files and their tests; other modules call pf_replay() only. */
 #ifndef PREFETCH_REPLAY_PLAN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The rotational sweep: every item placed on the disk where it is now (FIEMAP; the layout's record only when
  * that fails), then read bin by bin in physical order, so the head crosses each bin's span about once instead
  * of seeking per file. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* 'prefetchd report': statistics of the boot-time log per setup, and the table integrators compare.
  * Pure functions (no I/O but the FILE given), so that the figures can be unit-tested. */
 #ifndef PREFETCH_REPORT_STATS_H

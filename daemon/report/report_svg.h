@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* 'prefetchd report --svg': a bar chart of the mean boot time and disk busy time per setup, with error bars of
  * one standard deviation.  Pure: returns the document as a string. */
 #ifndef PREFETCH_REPORT_SVG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tracing a boot: fanotify collects which files the boot opens and in what order; at the end a residency
  * pass (mincore) records which page ranges of them are in the page cache.  Result: a PF_KIND_TRACE image.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The end of tracing: residency pass over the recorded files and the PF_KIND_TRACE image.
  * Files keep their first-touch order (parent directories just before the first file below them), after the
  * files init has mapped (trace_init.c); within a file, extents go by offset.  Identity (size, times) is taken

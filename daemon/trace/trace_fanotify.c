@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The collector: fanotify marks on the traced filesystems and the event loop that records, per file, the
  * first time another process opened it.  Directories the boot walked through are recorded just before the
  * file (path lookups produce no fanotify event), and directories opened for reading (FAN_ONDIR) too.

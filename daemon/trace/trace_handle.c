@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Files by handle: the tracer records a file handle (name_to_handle_at) at the first open and closes the file at
  * once; the residency pass opens it again by that handle (open_by_handle_at, CAP_DAC_READ_SEARCH).  Holding an
  * fd per file instead would keep every traced filesystem busy (umount: EBUSY) for the whole of tracing.  (An

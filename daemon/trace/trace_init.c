@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What init loaded before tracing could see it.  Started from the initramfs, prefetchd has its fanotify marks in
  * place a few hundred milliseconds after init was executed, so init's binary and libraries (the first reads of
  * the boot, all made before systemd starts anything) reached a trace only when some other program opened them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Internals shared by the tracer's files (trace_fanotify.c, trace_mounts.c, trace_handle.c, trace_unmount.c,
  * trace_residency.c, trace_init.c, trace_build.c). */
 #ifndef PREFETCH_TRACE_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Which filesystems to trace: the --mount directories given, or every local block-device filesystem mounted
  * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark.  At the end
  * of tracing: where each one is mounted now, if anywhere (the residency pass opens files by handle through it). */

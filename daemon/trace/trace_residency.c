@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Residency pass: which page ranges of a traced file are in the page cache at the end of tracing, split at
  * physical extent boundaries (FIEMAP) so that every range carries the fs block it starts at.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* A traced filesystem unmounted during tracing.  Its fanotify mark dies with it, so whatever the boot opened
  * there afterwards is missing (even if it is mounted again): the trace must say so (PF_FS_GONE).  An inotify
  * watch on its root reports IN_UNMOUNT when the filesystem is really gone (the last mount of it, once no one

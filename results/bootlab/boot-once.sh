@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bootlab: boot the guest once and keep what it reported.
 #   boot-once.sh DISK IMAGE OUTDIR
 # DISK: sim  = IMAGE (on tmpfs) behind the simulated 7200 rpm disk (tests/simdisk, sleep mode), qemu cache=none

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bootlab: build (once, cached) the Debian 12 guest and one golden disk image per setup.
 #   build-guest.sh base            debootstrap + guest configuration  -> $CACHE/rootfs-base, vmlinuz, initrd.img
 #   build-guest.sh golden SETUP    base + this project installed, configured for SETUP -> $CACHE/golden-SETUP.img

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """bootlab records and report.
 
   report.py record OUTDIR --run ID --setup S --phase learn|measure --boot I [--golden-info TEXT]

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bootlab: series of boots of one or more setups, each from a fresh writable copy of its golden image.
 #   run-series.sh SETUPS [N]
 # SETUPS: space- or comma-separated list of none | prefetch | reorder (on the simulated disk) | warm (golden-none

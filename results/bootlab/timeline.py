@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """When did the boot wait for the disk?  For one boot's work directory (boot-once.sh OUTDIR): the simulated
 disk's requests (sim-requests.log: "R|W offset length cost_us start_ms", start_ms since the log was opened,
 just before qemu started) cut at the guest's events: the root mounted, prefetchd started, systemd started,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # fanotify queue overflow: with a bounded queue (--bounded-queue) and the tracer stopped (SIGSTOP) while more
 # files are opened than the queue holds, the tracer survives, counts the overflow, keeps what it got and writes
 # a trace flagged incomplete.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prefetchd trace / stop / dump on a real ext4 loop filesystem: the trace holds exactly the files other processes
 # read, in first-touch order, with exactly the page ranges read (readahead off), parent directories before their
 # files, physical blocks known; untouched files and prefetchd's own reads are absent; reading the same files 20

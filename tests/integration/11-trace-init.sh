@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # init's own files go first: a program on the traced filesystem runs as PID 1 of a PID namespace, started
 # before tracing (as init is before prefetchd's marks are in place); a tracer in that namespace never sees it
 # opened, yet the trace records it first, flagged i (from /proc/1/maps), before a file the "boot" read while

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A traced filesystem can be unmounted while tracing goes on: the tracer holds no file of it open (files are
 # reopened by handle when tracing ends), so a plain umount succeeds.  The trace then marks that filesystem gone
 # (header flag, its filesystem line in the dump, the tracer's warning) and keeps the other filesystem's files with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The tracer's file cap: past --max-files the trace says "file cap reached" (flag and warning), and the files
 # past the cap cost nothing more (the marks are gone: re-opening them gives no events).  And the cap no longer
 # comes from the fd limit: no fd is held per recorded file, so a tracer that cannot raise RLIMIT_NOFILE (no

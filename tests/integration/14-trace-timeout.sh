@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Tracing cut by TRACE_TIMEOUT ('prefetchd boot': 'prefetchd stop' never came) gives a trace flagged incomplete
 # (timed out); 'prefetchd trace --timeout' is the length asked for, and its trace is complete.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1

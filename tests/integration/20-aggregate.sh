@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prefetchd aggregate on three real traces of scripted "boots" of an ext4 loop filesystem: a file read only in
 # boot 1 is unstable, a file read in boots 2 and 3 enters, a file deleted before aggregation vanishes, a file
 # modified in place and a file replaced by a new inode (upgrade) are handled, a small order swap is averaged out.

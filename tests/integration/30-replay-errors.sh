@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prefetchd replay on bad input never hangs, crashes or fails a boot: one clear line and a clean exit.
 #   no layout yet -> 0 (notice)          corrupt, truncated, empty, a trace, a directory,
 #   stale (filesystem gone) -> 0 (notice) group-writable, not root-owned -> 1 (error)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A replay is bounded in time even when the disk is slow: on the simulated disk slowed to 2 MB/s (sleep mode),
 # a 40 MB layout would take 20 s; with --timeout 1 the replay ends (exit 0, "timed out") within a few seconds,
 # on the rotational path and on the solid-state one; SIGTERM ends it as promptly.  readahead(2) blocks once the device queue is full, so

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prefetchd replay on a loop-mounted ext4: after dropping caches, a rotational replay (metadata pass + physical
 # sweep) and a solid-state replay (parallel readers) each leave every page of the layout resident and little
 # else; the metadata pass leaves the inode-table and directory blocks resident in the device's page cache; a

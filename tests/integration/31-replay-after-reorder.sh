@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The first replay after a reorder: prefetch-reorder moves the layout's blocks at shutdown, but the layout keeps
 # the old block numbers (it is rewritten only at the end of the next boot).  A rotational replay must sweep in
 # the order of where the blocks are *now*: its plan (--dump-plan) places every range by FIEMAP, each place

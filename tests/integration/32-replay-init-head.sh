@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # init's files are read first, and opening them costs no seeks back: on the simulated disk (count mode, request
 # log), a layout of init's files in a deep directory tree is replayed on the rotational path.  Before those files
 # are opened, their inode-table blocks and the directories above them are read in one forward sweep; then their

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The simulated disk (tests/simdisk) in count mode: the seek model charges exactly what it says, cold reads
 # through loop + ext4 are charged the same way every run, writes reach the image, the control file works; a
 # short sleep-mode sample really waits the model time; wlrun reads a workload; tracing reads nothing at the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # tests/mkbootset.sh: the image holds every boot file at its size, the workload lists the boot's reads in boot
 # order, --scale replicates the set, the same seed gives the same files, and the boot files are scattered.
 source "$TOP/tests/lib.sh"

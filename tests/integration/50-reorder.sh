@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # prefetch-reorder on a real, aged ext4 image: --check figures, reorder, e2fsck -fn clean, every file's
 # content unchanged, fewer discontinuities afterwards, a second run moves nothing quickly, the time budget
 # stops and the next run continues, files changed since the layout are skipped, and the refusals

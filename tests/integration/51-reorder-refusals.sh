@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 51-reorder-refusals: every refusal of prefetch-reorder touches nothing.
 #
 # For each reason it refuses — mounted (read-write; read-only without --final-shutdown), features (mmp, by

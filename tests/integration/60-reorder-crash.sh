@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 60-reorder-crash: prefetch-reorder loses nothing, whenever the power goes.
 #
 # The real prefetch-reorder binary runs on its own I/O path (libext2fs' unix_io, write-back, its own fsyncs and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 61-reorder-fstypes: prefetch-reorder on every kind of ext filesystem it claims, and its refusals.
 #
 # Kinds: ext2, ext3, ext4 (with and without metadata_csum, 64bit, block-mapped files via ^extent, no

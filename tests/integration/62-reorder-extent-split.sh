@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # 62-reorder-extent-split: a power cut while prefetch-reorder switches the block pointers of an extent-mapped
 # file whose in-inode extent root is full (4 extents).  (It began as the reproducer of a bug: libext2fs
 # set_bmap rewrote the inode step by step and a cut in between lost a tail extent silently - a hole where data

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make install / uninstall into a DESTDIR: binaries, systemd units in pkg-config's unit dir, the shutdown hook,
 # executable init scripts, /etc/default/prefetch (never overwritten), man pages that render without warnings;
 # every configuration key documented in the default file and in prefetch(5); 'systemd-analyze verify' clean

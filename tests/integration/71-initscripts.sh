@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # sysvinit scripts and the shutdown reorder hook against a test root (paths from env overrides):
 #  - binaries missing, or ENABLE_PREFETCH=0: every action is harmless and exits 0 (status 4 / 3), bad action 3;
 #  - prefetch start: 'prefetchd boot' traces in the background, start returns once tracing is set up;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # End to end without a reboot: three scripted "boots" of a loop-mounted ext4 image through 'prefetchd boot' /
 # 'prefetchd stop' (the first with no layout, the next two replaying it), then:
 #  - three traces, a layout holding exactly the files the boots read, three boot-time records (prefetch 0 1 1,

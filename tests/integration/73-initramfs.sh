@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Early start from the initramfs:
 #  - initramfs/local-bottom/prefetch (run by dash, with a stub chroot on PATH): starts
 #    'prefetchd boot --from-initramfs' chrooted into $rootmnt only where prefetch is enabled for boot (systemd

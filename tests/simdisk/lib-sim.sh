@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Simulated spinning disk for tests and benchmarks (one per script): source it (after or without tests/lib.sh;
 # tests call pf_require_simdisk), then
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* simdisk: a simulated 7200 rpm disk.  A single-threaded FUSE file system exposing one image file
  * (kept on tmpfs) as the file "disk"; every request to it is charged by a seek model, and either
  * really waited for ("sleep" mode) or only added up ("count" mode: exact and fast).

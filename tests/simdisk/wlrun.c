@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* wlrun: replay a boot's reads — open each listed file in order and read its first BYTES bytes — and
  * report how long it took.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* layout_gaps: how far a layout is from being one sequential read on an unmounted ext2/3/4 image.
  *
  *   layout_gaps LAYOUT IMAGE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mkaged: age a freshly made, mounted filesystem so that reorder has real work to do.
  *
  *   mkaged [--seed N] [--fill PCT] [--max-kb N] [--no-special] DIR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mkbootset: fill a mounted, empty file system with a real boot's file set scattered as an install leaves
  * it, and write the boot's reads as a workload.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mklayout: write a layout for the files of an unmounted ext2/3/4 image, as if a boot had read them.
  *
  *   mklayout [--order random|forward|reverse] [--seed N] [--percent P] [--dirs] [--partial] [--special]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pf_mincore: how many 4 KiB pages of a file or block device range are in the page cache.
  *
  *   pf_mincore FILE [OFFSET [LENGTH]]     prints "RESIDENT TOTAL" (pages of the range)

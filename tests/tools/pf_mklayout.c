@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* pf_mklayout: build a layout (or a trace) of files on mounted filesystems from lines of text, as if a boot had
  * read them in that order.  For replay tests and benchmarks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reorder_crash: run pf_reorder on an image through an I/O manager that simulates a power cut.
  *
  *   reorder_crash [--count] [--stop-after K [--drop-unflushed SEED]] [--layout FILE]... [--chunk-blocks N]

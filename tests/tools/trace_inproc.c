@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Test driver: trace a mount while this very process (a second thread, as replay does in 'prefetchd boot')
  * reads one file and a child process reads others.  The trace must hold the child's files only.
  * Usage: trace_inproc MOUNT OUTPUT OWN_FILE OTHER_FILE... */

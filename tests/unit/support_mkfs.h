@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Filesystem images for the unit tests, made by mke2fs in the group scratch directory (support_tmpdir.h). */
 #ifndef PREFETCH_TEST_SUPPORT_MKFS_H
 #define PREFETCH_TEST_SUPPORT_MKFS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Scratch directories for the unit tests, on a real filesystem: some tests need one (FIEMAP, pages that can be
  * evicted) and would have to skip on tmpfs.  The base is $PF_TEST_SCRATCH (tests/run.sh points it into the build
  * tree), else $TMPDIR, else /var/tmp. */

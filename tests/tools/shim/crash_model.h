@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What both power-cut tools (shim/crash_shim.c, reorder_crash.c) share: their random choices and the digest of
  * a write sequence, so that a seed and a digest mean the same in both. */
 #ifndef PF_CRASH_MODEL_H

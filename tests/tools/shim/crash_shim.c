@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* crash_shim.so: LD_PRELOAD into the real prefetch-reorder to simulate a power cut on its own I/O path.
  *
  * The shim watches the descriptors opened for writing on one file or device (CRASH_SHIM_TARGET, matched by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Aggregation of traces into a layout: the vote on files and pages, identity across boots, order, the on-disk
  * check, bounds, physical blocks, and the 'prefetchd aggregate' command line. */
 #include <setjmp.h>

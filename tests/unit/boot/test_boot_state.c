@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd boot's state directory: trace names, listing order, rotation, the early-boot buffer, boot-end file. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Writing one boot into the state: a free trace name, the early-boot buffer, the reorder marker's one boot. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd dump: extent lines, file lines, path escaping, summary, and the seek estimate. */
 #include <setjmp.h>
 #include <stdarg.h>

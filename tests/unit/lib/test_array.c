@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/array.c: growing from the first capacity, doubling, the limit, byte-count overflow, the typed macro. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/clock.c: the monotonic clock in both units, its pace against a sleep, and the uptime beside it. */
 #include <setjmp.h>
 #include <stdarg.h>

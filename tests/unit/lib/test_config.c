@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* /etc/default/prefetch parser: comments, quotes, bad values and unknown keys. */
 #include <setjmp.h>
 #include <stdarg.h>

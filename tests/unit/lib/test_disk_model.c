@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/disk_model.c: the 7200 rpm model's moves (nothing, read through, seek), its transfer, and a request's
  * nanoseconds; bytes and blocks give the same times. */
 #include <setjmp.h>

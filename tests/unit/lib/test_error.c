@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/error.c: every own code has its own text, errno values read as strerror does, libext2fs codes keep
  * com_err's text, and nothing reads "Unknown error N". */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/fiemap.c on a real file in the scratch directory: a sparse file of one-block extents walked in one batch
  * and in small ones (same extents, same order, the last one flagged), a range inside it, unwritten extents
  * handed out with their flag, and the errors (no FIEMAP on a pipe, a batch of 0).  Skipped, with a message,

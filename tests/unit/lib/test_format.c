@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Trace/layout file format: round trip, and every kind of bad input refused with its own error. */
 #include <setjmp.h>
 #include <stdarg.h>

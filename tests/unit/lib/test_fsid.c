@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/fsid.c on real images made by mke2fs: UUID and type from the ext superblock, an external journal (left
  * to blkid), what is not a filesystem, a missing file; and UUID text both ways. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The layout's reading order on a small hand-made layout: the replay's (init's file in the head bin,
  * directories by rank before what lies below them, data in access order, contiguous pieces merged, bins) and
  * the placement prefetch-reorder lays out; the head predicates; bin numbering. */

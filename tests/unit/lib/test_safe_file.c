@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/safe_file: atomic write, then read back as bytes and as text. */
 #include "error.h"
 #include "safe_file.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Reorder planning: chunking, best fit, neighbour preference, splitting, reserve, failure only when the free
  * space runs out, and the incremental skip of data that is already sequential. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* reorder/reorder_open.c on images made by mke2fs: the checking open is read-only (an MMP filesystem is refused
  * at once, untouched), and the read-write reopen refuses, untouched, a filesystem that changed since it was
  * checked or gained MMP meanwhile; unchanged, it hands over a read-write handle. */

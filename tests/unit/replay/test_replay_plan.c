@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Replay planning (work list and its bins, physical sort, coalescing, block runs), the identity check, and pf_replay
  * end to end on a temporary file. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Boot-time log records, /proc/diskstats parsing, the report's statistics, table and SVG chart. */
 #include <setjmp.h>
 #include <stdarg.h>

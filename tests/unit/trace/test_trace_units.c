@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Tracer parts that need no fanotify: the residency pass (mincore + FIEMAP) on a real file, and the pid file. */
 #include <setjmp.h>
 #include <stdarg.h>
