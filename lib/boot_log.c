@@ -65,7 +65,8 @@ int pf_boot_record_parse(const char *line, struct pf_boot_record *r)
 			 &t.sectors, &end);
 	if (got < 10)
 		return -EINVAL;
-	if (!(t.boot_s >= 0 && t.boot_s < 1e7) || (t.prefetch != 0 && t.prefetch != 1) ||
+	/* up to 1e7 s inclusive: a time just under it is written rounded to "10000000.00", which must read back */
+	if (!(t.boot_s >= 0 && t.boot_s <= 1e7) || (t.prefetch != 0 && t.prefetch != 1) ||
 	    (t.reorder != 0 && t.reorder != 1) || t.io_ms < -1 || t.reads < -1 || t.sectors < -1)
 		return -EINVAL;
 	*r = t;
