@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Writes the fuzz targets' seed corpus, tests/fuzz/corpus/{format,config,boot_log}/: a few small valid inputs
 # of each, so that the fuzzers start from the real formats.  The traces and layouts are made by the project's
 # own tools from files of this machine (the paths and blocks in them do not matter, their form does), so run
