@@ -60,9 +60,10 @@ static void aggregate_layout(const struct pf_boot_paths *p, const struct pf_conf
 	pf_image_free(layout);
 }
 
-void pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
-		     const char *trace_name, const struct pf_boot_record *rec, int append_rec)
+int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
+		    const char *trace_name, const struct pf_boot_record *rec, int append_rec)
 {
+	int stored = 0;
 	int rc = pf_boot_flush_pending(p);
 	if (rc > 0)
 		pf_notice("moved %d buffered item(s) from %s to %s", rc, p->pending, p->state);
@@ -71,9 +72,10 @@ void pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg,
 	if (trace) {
 		char path[PF_BOOT_PATH + 256];
 		snprintf(path, sizeof(path), "%s/%s", p->traces, trace_name);
-		if ((rc = pf_mkdir_p(p->traces, 0755)) || (rc = pf_image_save(path, trace)))
+		if ((rc = pf_mkdir_p(p->traces, 0755)) || (rc = pf_image_save(path, trace))) {
 			pf_warn("cannot store the trace %s: %s", path, pf_strerror(rc));
-		else
+			stored = rc;
+		} else
 			pf_notice("trace: %u files -> %s", trace->nfiles, path);
 		pf_warn_if_incomplete(trace, path);
 	}
@@ -86,4 +88,5 @@ void pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg,
 		pf_warn("cannot append to %s: %s", p->boottime, pf_strerror(rc));
 	if (pf_boot_reorder_armed(p) && (rc = pf_boot_reorder_consume(p, rec)))
 		pf_warn("cannot remove %s: %s", p->reorder_armed, pf_strerror(rc));
+	return stored;
 }

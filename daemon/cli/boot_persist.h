@@ -12,8 +12,9 @@
 
 /* Move the early-boot buffer over; store trace (if not NULL) as traces/trace_name; rotate the traces;
  * re-aggregate the layout; append rec to boottime.log if append_rec (else it came with the buffer); consume
- * the reorder marker. */
-void pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
+ * the reorder marker.  Returns 0, or the error that kept trace from being stored (everything else is logged
+ * and does not count: the trace is what 'prefetchd stop' reports on). */
+int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
 		     const char *trace_name, const struct pf_boot_record *rec, int append_rec);
 
 #endif

@@ -164,6 +164,8 @@ struct boot {
 	int cut_replay;  /* the boot has ended, or another instance has it: stop the replay rather than wait */
 	int ready_owed;  /* READY=1 still to send: a Type=notify start exiting without it counts as failed */
 	int pending;     /* the trace and record wait in the runtime dir for PREFETCH_DIR */
+	int recorded;    /* record_boot() ran: the pid file gets its outcome for 'prefetchd stop' */
+	char lost[3 * PF_BOOT_PATH]; /* why this boot's trace was not stored ("" when it was) */
 	int exit;
 };
 
@@ -391,7 +393,8 @@ static struct pf_image *finish_tracing(struct boot *b, struct pf_trace_stats *st
 	static const cap_value_t done[] = PF_TRACER_CAPS_DONE;
 	(void)pf_privileges_drop(done, (int)(sizeof(done) / sizeof(done[0]))); /* fewer than before: cannot fail */
 	if (rc) {
-		pf_warn("building the trace failed: %s", pf_strerror(rc));
+		snprintf(b->lost, sizeof(b->lost), "building the trace failed: %s", pf_strerror(rc));
+		pf_warn("%s", b->lost);
 		return NULL;
 	}
 	if (b->tracing_failed)
@@ -404,10 +407,12 @@ static void store_trace(struct boot *b, const struct pf_image *trace, const char
 {
 	int rc;
 	if (pf_boot_dir_writable(b->p.state) == 0) {
-		pf_boot_persist(&b->p, &b->cfg, trace, name, &b->rec, 1);
+		if ((rc = pf_boot_persist(&b->p, &b->cfg, trace, name, &b->rec, 1)) && trace)
+			snprintf(b->lost, sizeof(b->lost), "cannot store it in %s: %s", b->p.traces, pf_strerror(rc));
 	} else if ((rc = pf_boot_buffer_pending(&b->p, trace, name, &b->rec))) {
-		pf_warn("%s is not writable and buffering in %s failed (%s): this boot's trace is lost", b->p.state,
-			b->p.pending, pf_strerror(rc));
+		snprintf(b->lost, sizeof(b->lost), "%s is not writable and buffering in %s failed (%s)", b->p.state,
+			 b->p.pending, pf_strerror(rc));
+		pf_warn("%s: this boot's trace is lost", b->lost);
 	} else {
 		pf_notice("%s is not writable yet: trace and boot record wait in %s", b->p.state, b->p.pending);
 		pf_warn_if_incomplete(trace, name);
@@ -430,6 +435,7 @@ static void record_boot(struct boot *b)
 		  b->cpu_at_end, b->cpu_setup);
 	store_trace(b, trace, name);
 	pf_image_free(trace);
+	b->recorded = 1;
 }
 
 /* The buffered trace's next chance: as soon as PREFETCH_DIR is writable (the runtime dir is gone after a
@@ -480,6 +486,8 @@ out:
 	b.rec.prefetch = replay_finish(&b.replay, b.cut_replay);
 	if (b.tracer)
 		record_boot(&b);
+	if (b.recorded && (rc = pf_pidfile_outcome(&b.pid, b.lost[0] ? b.lost : NULL)))
+		pf_warn("cannot record the outcome in %s: %s", b.p.pidfile, pf_strerror(rc));
 	pf_pidfile_release(&b.pid); /* 'prefetchd stop' returns now: the trace is written (or buffered) */
 	if (b.ready_owed)
 		pf_notify_ready();

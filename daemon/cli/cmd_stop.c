@@ -24,9 +24,10 @@ static void usage(FILE *out)
 		"  --pid-file FILE   default %s\n"
 		"  --timeout SEC     wait at most this long (default 30)\n"
 		"\n"
-		"Exit status: 0 when the tracer finished, and also when none is running (a note says so: a stop\n"
-		"unit must not fail because tracing already ended); 1 if it did not finish in time or could not be\n"
-		"signalled; 2 on usage errors.\n",
+		"Exit status: 0 when the tracer finished with its trace stored, and also when none is running (a\n"
+		"note says so: a stop unit must not fail because tracing already ended); 1 if it finished without\n"
+		"storing its trace (the reason is printed), did not finish in time or could not be signalled; 2 on\n"
+		"usage errors.\n",
 		PF_DEFAULT_PIDFILE);
 }
 
@@ -62,10 +63,15 @@ int cmd_stop(int argc, char **argv)
 		return PF_EXIT_USAGE;
 	}
 	pid_t pid;
-	int rc = pf_pidfile_stop(pidpath, SIGTERM, (int)timeout * 1000, &pid);
+	char why[PF_PIDFILE_OUTCOME_MAX];
+	int rc = pf_pidfile_stop(pidpath, SIGTERM, (int)timeout * 1000, &pid, why, sizeof(why));
 	if (rc == 1) {
 		printf("no tracer running (%s)\n", pidpath);
 		return PF_EXIT_OK;
+	}
+	if (rc == 2) {
+		pf_err("tracer (pid %ld) finished but stored no trace: %s", (long)pid, why);
+		return PF_EXIT_FAILURE;
 	}
 	if (rc == -ETIMEDOUT) {
 		pf_err("tracer (pid %ld) did not finish within %ld s", (long)pid, timeout);

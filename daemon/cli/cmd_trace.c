@@ -197,15 +197,18 @@ int cmd_trace(int argc, char **argv)
 	rc = pf_tracer_finish(t, &img, &st);
 	static const cap_value_t done[] = PF_TRACER_CAPS_DONE;
 	(void)pf_privileges_drop(done, (int)(sizeof(done) / sizeof(done[0]))); /* fewer than before: cannot fail */
+	char lost[PATH_MAX + 256] = ""; /* why no trace was stored, for 'prefetchd stop' */
 	if (rc) {
-		pf_err("building the trace failed: %s", pf_strerror(rc));
+		snprintf(lost, sizeof(lost), "building the trace failed: %s", pf_strerror(rc));
+		pf_err("%s", lost);
 		failed = 1;
 	} else {
 		if (failed)
 			img->flags |= PF_IMG_INCOMPLETE;
 		rc = pf_image_save(output, img);
 		if (rc) {
-			pf_err("cannot write %s: %s", output, pf_strerror(rc));
+			snprintf(lost, sizeof(lost), "cannot write %s: %s", output, pf_strerror(rc));
+			pf_err("%s", lost);
 			failed = 1;
 		} else {
 			printf("trace: %u files, %u dirs, %llu bytes, %lu events (%lu own ignored), %lu overflows",
@@ -221,6 +224,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	pf_image_free(img);
 	pf_tracer_close(t);
+	if ((rc = pf_pidfile_outcome(&pid, lost[0] ? lost : NULL)))
+		pf_warn("cannot record the outcome in %s: %s", pidpath, pf_strerror(rc));
 	pf_pidfile_release(&pid); /* last: 'prefetchd stop' returns when this lock goes, the trace is written */
 	return failed ? PF_EXIT_FAILURE : PF_EXIT_OK;
 }

@@ -73,6 +73,39 @@ int pf_pidfile_publish(struct pf_pidfile *pf)
 	return 0;
 }
 
+int pf_pidfile_outcome(struct pf_pidfile *pf, const char *why)
+{
+	if (pf->fd < 0)
+		return -EBADF;
+	char *buf;
+	int len = asprintf(&buf, "%ld\n%s%s\n", (long)getpid(), why ? "failed: " : "stored", why ? why : "");
+	if (len < 0)
+		return -ENOMEM;
+	int rc = pwrite(pf->fd, buf, (size_t)len, 0) == len ? 0 : errno ? -errno : -EIO;
+	free(buf);
+	return rc;
+}
+
+/* The outcome line a finished holder left: 0 "stored", 2 otherwise (why says what happened). */
+static int read_outcome(int fd, char *why, size_t whylen)
+{
+	char buf[PF_PIDFILE_OUTCOME_MAX + 32];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	char *line = strchr(buf, '\n');
+	if (line) {
+		line++;
+		line[strcspn(line, "\n")] = '\0';
+	}
+	if (line && strcmp(line, "stored") == 0)
+		return 0;
+	if (line && strncmp(line, "failed: ", 8) == 0)
+		snprintf(why, whylen, "%s", line + 8);
+	else
+		snprintf(why, whylen, "it ended without reporting a stored trace (killed or crashed?)");
+	return 2;
+}
+
 int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder)
 {
 	int rc = pf_pidfile_lock(path, pf, holder);
@@ -92,9 +125,11 @@ void pf_pidfile_release(struct pf_pidfile *pf)
 	pf->path = NULL;
 }
 
-int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid)
+int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid, char *why, size_t whylen)
 {
 	*pid = 0;
+	if (whylen)
+		why[0] = '\0';
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT ? 1 : -errno;
@@ -126,7 +161,7 @@ int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid)
 	int rc = -ETIMEDOUT;
 	for (;;) {
 		if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-			rc = 0;
+			rc = read_outcome(fd, why, whylen);
 			break;
 		}
 		if ((int64_t)((pf_monotonic_ns() - t0) / 1000000) >= timeout_ms)

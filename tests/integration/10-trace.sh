@@ -4,7 +4,7 @@
 # read, in first-touch order, with exactly the page ranges read (readahead off), parent directories before their
 # files, physical blocks known; untouched files and prefetchd's own reads are absent; reading the same files 20
 # times gives the same trace, and the repeated opens are not delivered as events (ignore marks).  Also: --timeout, a second
-# tracer refused, stop with none running, bad --mount / no root / corrupt dump files give clear errors.
+# tracer refused, stop with none running, stop of a tracer that could not store its trace fails with the reason, bad --mount / no root / corrupt dump files give clear errors.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 
@@ -173,6 +173,18 @@ wait "$t4" || pf_fail "tracer t4 exited with $?"
 "$PREFETCHD" dump --files "$tmp/t4" | grep -q "^[0-9]*	-x..	.*	$mnt/true$" || pf_fail "executed file not flagged x"
 out=$("$PREFETCHD" stop --pid-file "$tmp/pid4") || pf_fail "stop with none running should exit 0"
 [[ $out == *"no tracer running"* ]] || pf_fail "stop message: $out"
+
+# ---- a tracer that cannot store its trace: 'stop' says so and fails (the stop unit shows it) ----
+mkdir "$tmp/gone"
+pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/gone/t6" --pid-file "$tmp/pid6"
+wait_pidfile "$tmp/pid6"
+t6=$PF_BG_PID
+rmdir "$tmp/gone" # its output directory goes away while it traces
+out=$("$PREFETCHD" stop --pid-file "$tmp/pid6" 2>&1); rc=$?
+[ $rc -eq 1 ] || pf_fail "stop of a tracer that stored nothing: exit $rc, want 1 ($out)"
+[[ $out == "prefetchd: error: tracer (pid $t6) finished but stored no trace: cannot write $tmp/gone/t6: No such file or directory" ]] ||
+	pf_fail "stop message for a lost trace: $out"
+wait "$t6"; [ $? -eq 1 ] || pf_fail "tracer t6: want exit 1"
 
 # ---- clear errors ----
 out=$("$PREFETCHD" trace --mount "$tmp/nope" --output "$tmp/x" --pid-file "$tmp/px" 2>&1) && pf_fail "missing --mount accepted"
