@@ -43,6 +43,21 @@ else
   BUILD       := build/default
 endif
 
+# make fuzz FUZZ_ENGINE=libfuzzer|driver: the fuzz targets under ASan+UBSan, each engine in its own tree.
+# libfuzzer: clang's libFuzzer drives them; driver: gcc, with tests/fuzz/driver.c feeding mutations.
+ifneq ($(filter libfuzzer driver,$(FUZZ_ENGINE)),)
+  BUILD       := build/fuzz-$(FUZZ_ENGINE)
+  ALL_CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+  ALL_LDFLAGS += -fsanitize=address,undefined
+  ifeq ($(FUZZ_ENGINE),libfuzzer)
+    CC          := clang
+    ALL_CFLAGS  += -fsanitize=fuzzer-no-link
+    FUZZ_LINK   := -fsanitize=fuzzer
+  else
+    FUZZ_DRIVER := $(BUILD)/tests/fuzz/driver.o
+  endif
+endif
+
 STAGES      := trace aggregate replay boot report
 LIB_SRC     := $(sort $(wildcard lib/*.c))
 CLI_MAIN    := daemon/cli/main.c
@@ -77,7 +92,7 @@ $(BUILD)/tests/%: INC := -Ilib -Idaemon/cli $(STAGE_INC) -Ireorder -Itests/unit
 # Archives in link order: the command line's stages before lib/, which they all use.
 DAEMON_LINK := $(STAGE_A) $(LIB_A)
 
-.PHONY: all tools check check-long unit integration install uninstall clean demo bench bootlab valgrind sanitize
+.PHONY: all tools check check-long fuzz unit integration install uninstall clean demo bench bootlab valgrind sanitize
 all: $(PREFETCHD) $(REORDER_BIN) prefetchd prefetch-reorder
 
 # Convenience links at the top so scripts and users find the binaries of the default build.
@@ -117,10 +132,37 @@ $(BUILD)/tests/tools/%.so: tests/tools/shim/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -std=gnu11 $(OPTFLAGS) $(WARN) $(CFLAGS) -MMD -MP -fPIC -shared -o $@ $< -ldl
 
+# The fuzz targets: the parsers of lib/ and the boot end's (daemon/boot) record reader, nothing else.
+FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BINS   := $(patsubst tests/fuzz/%.c,$(BUILD)/tests/fuzz/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 60
+$(BUILD)/tests/fuzz/%: INC := -Ilib -Idaemon/boot -Itests/fuzz
+$(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DRIVER) $(BUILD)/daemon/boot.a $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(FUZZ_LINK) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
+
+# make fuzz [FUZZ_SECONDS=N] [FUZZ_ENGINE=libfuzzer|driver|both]: each target for N seconds from its seed corpus
+# (tests/fuzz/run.sh; exit 1 and the input kept on a crash).  Without FUZZ_ENGINE: libFuzzer where clang can
+# link it, else the driver.
+ifeq ($(filter libfuzzer driver,$(FUZZ_ENGINE)),)
+fuzz:
+	@engines='$(FUZZ_ENGINE)'; \
+	if [ "$$engines" = both ]; then engines='libfuzzer driver'; \
+	elif [ -z "$$engines" ]; then \
+	  if printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d + (int)n; }' | \
+	     clang -x c -fsanitize=fuzzer -o /dev/null - >/dev/null 2>&1; then engines=libfuzzer; \
+	  else engines=driver; echo "fuzz: no clang with libFuzzer here: the gcc driver runs the targets"; fi; \
+	fi; \
+	for e in $$engines; do $(MAKE) --no-print-directory fuzz FUZZ_ENGINE=$$e || exit 1; done
+else
+fuzz: $(FUZZ_BINS)
+	BUILD=$(BUILD) FUZZ_ENGINE=$(FUZZ_ENGINE) FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh $(FUZZ_BINS)
+endif
+
 tools: $(TOOL_BINS)
 # The unit tests' support objects are built through a pattern rule: keep them (make would delete them as
 # intermediates and rebuild every test binary next time).
-.SECONDARY: $(call obj,$(TESTSUPPORT_SRC))
+.SECONDARY: $(call obj,$(TESTSUPPORT_SRC)) $(FUZZ_DRIVER)
 
 # Unit tests, then integration tests; tests/run.sh prints the closing "N passed, N failed" line.
 check: all $(UNIT_BINS) $(TOOL_BINS)
