@@ -8,12 +8,13 @@
 #   reorder/*.c            -> reorder.a            plan, relocate, verify (reorder/main.c: prefetch-reorder)
 #   tests/unit/DIR/test_*.c -> one cmocka binary each (tests mirror the source folders).
 
-VERSION     := 0.1.0
+# The version and its date: NEWS's first line ("prefetch VERSION (YYYY-MM-DD)") is their one home.
+VERSION     := $(shell sed -n '1s/^prefetch \([^ ]*\) .*/\1/p' NEWS)
+DATE        := $(shell sed -n '1s/^prefetch [^ ]* (\([0-9-]*\)).*/\1/p' NEWS)
 PREFIX      ?= /usr
-SBINDIR     ?= /usr/sbin
+SBINDIR     ?= $(PREFIX)/sbin
 SYSCONFDIR  ?= /etc
 MANDIR      ?= $(PREFIX)/share/man
-LIBEXECDIR  ?= $(PREFIX)/lib/prefetch
 PKG_CONFIG  ?= pkg-config
 SYSTEMDUNITDIR     ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 SYSTEMDSHUTDOWNDIR ?= $(shell $(PKG_CONFIG) --variable=systemdshutdowndir systemd 2>/dev/null || echo /lib/systemd/system-shutdown)
@@ -26,10 +27,14 @@ PKG_LIBS    := $(shell $(PKG_CONFIG) --libs $(PKGS))
 CMOCKA_LIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null || echo -lcmocka)
 
 CC          ?= cc
+# The distribution's CPPFLAGS, CFLAGS and LDFLAGS (given on the command line or in the environment) come after
+# ours and never replace them.  -Werror in development and CI (a git checkout); not in a release tarball's
+# or a package's build, where a newer compiler's new warning must not stop it (WERROR=0|1 decides).
 OPTFLAGS    ?= -O2 -g
-CFLAGS      ?=
-WARN        := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral
-CPPFLAGS    += -D_GNU_SOURCE -DPREFETCH_VERSION='"$(VERSION)"' -DSYSCONFDIR='"$(SYSCONFDIR)"'
+WERROR      ?= $(if $(wildcard .git),1,0)
+WARN        := -Wall -Wextra -Wshadow -Wformat=2 -Wno-format-nonliteral $(if $(filter 1,$(WERROR)),-Werror)
+PF_CPPFLAGS := -D_GNU_SOURCE -DPREFETCH_VERSION='"$(VERSION)"' -DSYSCONFDIR='"$(SYSCONFDIR)"' -DSBINDIR='"$(SBINDIR)"'
+ALL_CPPFLAGS = $(PF_CPPFLAGS) $(CPPFLAGS)
 ALL_CFLAGS  := -std=gnu11 $(OPTFLAGS) $(WARN) $(PKG_CFLAGS) $(CFLAGS) -MMD -MP
 ALL_LDFLAGS := $(LDFLAGS)
 LIBS        := $(PKG_LIBS) -lpthread -lm
@@ -92,16 +97,38 @@ $(BUILD)/tests/%: INC := -Ilib -Idaemon/cli $(STAGE_INC) -Ireorder -Itests/unit
 # Archives in link order: the command line's stages before lib/, which they all use.
 DAEMON_LINK := $(STAGE_A) $(LIB_A)
 
-.PHONY: all tools check check-long fuzz unit integration install uninstall clean demo bench bootlab valgrind sanitize
-all: $(PREFETCHD) $(REORDER_BIN) prefetchd prefetch-reorder
+# Units, init scripts, the shutdown and initramfs hooks and the man pages are templates (NAME.in): the build
+# renders them into $(GEN) with the install paths, the version and its date; make install installs those.
+GEN         := $(BUILD)/gen
+TEMPLATES   := $(sort $(wildcard systemd/*.in systemd/system-shutdown/*.in initscripts/*.in initramfs/*/*.in man/*.in))
+RENDERED    := $(patsubst %.in,$(GEN)/%,$(TEMPLATES))
+SUBST_VARS  := VERSION=$(VERSION) DATE=$(DATE) SBINDIR=$(SBINDIR) SYSCONFDIR=$(SYSCONFDIR) \
+	       SYSTEMDUNITDIR=$(SYSTEMDUNITDIR) SYSTEMDSHUTDOWNDIR=$(SYSTEMDSHUTDOWNDIR) INITDIR=$(INITDIR) \
+	       INITRAMFSDIR=$(INITRAMFSDIR)
+
+.PHONY: all tools check check-long fuzz unit integration install uninstall clean demo bench bootlab valgrind sanitize \
+	dist distcheck FORCE
+all: $(PREFETCHD) $(REORDER_BIN) prefetchd prefetch-reorder $(RENDERED)
+
+# Rebuilt when a value changes (make SBINDIR=... after a plain make): the values are kept in a stamp.
+$(GEN)/.subst: FORCE
+	@mkdir -p $(dir $@); echo '$(SUBST_VARS)' | cmp -s - $@ || echo '$(SUBST_VARS)' >$@
+$(BUILD)/.flags: FORCE
+	@mkdir -p $(dir $@); echo '$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS)' >$@
+$(GEN)/%: %.in $(GEN)/.subst
+	@mkdir -p $(dir $@)
+	@[ -n '$(VERSION)' ] && [ -n '$(DATE)' ] || { echo "NEWS: no 'prefetch VERSION (YYYY-MM-DD)' first line"; exit 1; }
+	@echo "  GEN $@"; sed $(foreach v,$(SUBST_VARS),-e 's|@$(firstword $(subst =, ,$(v)))@|$(patsubst $(firstword $(subst =, ,$(v)))=%,%,$(v))|g') $< >$@.tmp
+	@if grep -n '@[A-Z]*@' $@.tmp; then echo "$<: a placeholder the Makefile does not substitute"; rm -f $@.tmp; exit 1; fi
+	@chmod --reference=$< $@.tmp && mv $@.tmp $@
 
 # Convenience links at the top so scripts and users find the binaries of the default build.
 prefetchd prefetch-reorder: %: $(BUILD)/%
 	ln -sf $< $@
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(BUILD)/.flags
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(INC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(LIB_A): $(call obj,$(LIB_SRC))
 	@rm -f $@; $(AR) rcs $@ $^
@@ -122,15 +149,15 @@ $(REORDER_BIN): $(BUILD)/reorder/main.o $(REORDER_A) $(LIB_A)
 
 $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(TESTSUPPORT_SRC)) $(CLI_A) $(REORDER_A) $(DAEMON_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(CMOCKA_LIBS) $(LIBS)
+	$(CC) $(ALL_CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(CMOCKA_LIBS) $(LIBS)
 
 $(BUILD)/tests/tools/%: tests/tools/%.c $(CLI_A) $(REORDER_A) $(DAEMON_LINK)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
+	$(CC) $(ALL_CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
 
 $(BUILD)/tests/tools/%.so: tests/tools/shim/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -std=gnu11 $(OPTFLAGS) $(WARN) $(CFLAGS) -MMD -MP -fPIC -shared -o $@ $< -ldl
+	$(CC) $(ALL_CPPFLAGS) -std=gnu11 $(OPTFLAGS) $(WARN) $(CFLAGS) -MMD -MP -fPIC -shared -o $@ $< -ldl
 
 # The fuzz targets: the parsers of lib/ and the boot end's (daemon/boot) record reader, nothing else.
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -139,7 +166,7 @@ FUZZ_SECONDS ?= 60
 $(BUILD)/tests/fuzz/%: INC := -Ilib -Idaemon/boot -Itests/fuzz
 $(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DRIVER) $(BUILD)/daemon/boot.a $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(FUZZ_LINK) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
+	$(CC) $(ALL_CPPFLAGS) $(INC) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(FUZZ_LINK) -o $@ $(filter %.c %.o %.a,$^) $(LIBS)
 
 # make fuzz [FUZZ_SECONDS=N] [FUZZ_ENGINE=libfuzzer|driver|both]: each target for N seconds from its seed corpus
 # (tests/fuzz/run.sh; exit 1 and the input kept on a crash).  Without FUZZ_ENGINE: libFuzzer where clang can
@@ -195,31 +222,43 @@ install: all
 	  $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom $(DESTDIR)$(INITRAMFSDIR)/hooks
 	install -m 0755 $(PREFETCHD) $(DESTDIR)$(SBINDIR)/prefetchd
 	install -m 0755 $(REORDER_BIN) $(DESTDIR)$(SBINDIR)/prefetch-reorder
-	@if [ -f config/prefetch.default ]; then \
-	  if [ -e $(DESTDIR)$(SYSCONFDIR)/default/prefetch ]; then echo "keeping existing $(SYSCONFDIR)/default/prefetch"; \
-	  else install -m 0644 config/prefetch.default $(DESTDIR)$(SYSCONFDIR)/default/prefetch; fi; fi
-	@for f in systemd/*.service systemd/*.timer; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(SYSTEMDUNITDIR)/ || true; done
-	@for f in systemd/system-shutdown/*; do [ -f "$$f" ] && install -m 0755 "$$f" $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/ || true; done
-	@for f in initscripts/*; do [ -f "$$f" ] && install -m 0755 "$$f" $(DESTDIR)$(INITDIR)/ || true; done
-	install -m 0755 initramfs/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/default/prefetch ]; then echo "keeping existing $(SYSCONFDIR)/default/prefetch"; \
+	else install -m 0644 config/prefetch.default $(DESTDIR)$(SYSCONFDIR)/default/prefetch; fi
+	install -m 0644 $(wildcard $(GEN)/systemd/*.service $(GEN)/systemd/*.timer) $(DESTDIR)$(SYSTEMDUNITDIR)/
+	install -m 0755 $(GEN)/systemd/system-shutdown/* $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/
+	install -m 0755 $(GEN)/initscripts/* $(DESTDIR)$(INITDIR)/
+	install -m 0755 $(GEN)/initramfs/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch
 	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch # where earlier versions started it (twice is waste)
-	install -m 0755 initramfs/hooks/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch
+	install -m 0755 $(GEN)/initramfs/hooks/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch
 	@echo "run 'update-initramfs -u' to start prefetchd from the initramfs (START_FROM_INITRAMFS)"
-	@for f in man/*.5; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(MANDIR)/man5/ || true; done
-	@for f in man/*.8; do [ -f "$$f" ] && install -m 0644 "$$f" $(DESTDIR)$(MANDIR)/man8/ || true; done
+	install -m 0644 $(GEN)/man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 $(GEN)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/prefetchd $(DESTDIR)$(SBINDIR)/prefetch-reorder
-	@for f in systemd/*.service systemd/*.timer; do [ -f "$$f" ] && rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f) || true; done
-	@for f in systemd/system-shutdown/*; do [ -f "$$f" ] && rm -f $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/$$(basename $$f) || true; done
-	@for f in initscripts/*; do [ -f "$$f" ] && rm -f $(DESTDIR)$(INITDIR)/$$(basename $$f) || true; done
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(basename $(wildcard systemd/*.in))))
+	rm -f $(addprefix $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/,$(notdir $(basename $(wildcard systemd/system-shutdown/*.in))))
+	rm -f $(addprefix $(DESTDIR)$(INITDIR)/,$(notdir $(basename $(wildcard initscripts/*.in))))
 	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch \
 	  $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch
-	@for f in man/*.5; do [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$f) || true; done
-	@for f in man/*.8; do [ -f "$$f" ] && rm -f $(DESTDIR)$(MANDIR)/man8/$$(basename $$f) || true; done
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(basename $(wildcard man/*.5.in)))) \
+	  $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(basename $(wildcard man/*.8.in))))
 	@echo "left $(SYSCONFDIR)/default/prefetch and the state dir in place"
 
+# make dist: prefetch-VERSION.tar.gz of the committed tree (git archive: what is not committed is not in it).
+# make distcheck: that tarball unpacked elsewhere builds without -Werror, runs its unit tests and its demo.
+DIST        := prefetch-$(VERSION)
+dist:
+	@git diff --quiet HEAD || echo "dist: warning: uncommitted changes are not in the tarball"
+	git archive --format=tar.gz --prefix=$(DIST)/ -o $(DIST).tar.gz HEAD
+	@echo "$(DIST).tar.gz"
+distcheck: dist
+	rm -rf build/distcheck && mkdir -p build/distcheck && tar -xzf $(DIST).tar.gz -C build/distcheck
+	$(MAKE) -C build/distcheck/$(DIST) all unit demo
+	$(MAKE) -C build/distcheck/$(DIST) install DESTDIR=$(CURDIR)/build/distcheck/root >/dev/null
+	@test -x build/distcheck/root$(SBINDIR)/prefetchd && echo "distcheck: $(DIST).tar.gz builds, tests and installs on its own"
+
 clean:
-	rm -rf build prefetchd prefetch-reorder
+	rm -rf build prefetchd prefetch-reorder prefetch-*.tar.gz
 
 -include $(shell find build -name '*.d' 2>/dev/null)

@@ -10,6 +10,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 export TOP=$top BUILD=${BUILD:-build/default}
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 export PREFETCHD=$BUILD/prefetchd REORDER=$BUILD/prefetch-reorder TOOLS=$BUILD/tests/tools
+export GEN=$BUILD/gen # the units, scripts, hooks and man pages rendered from their .in templates
 passed=0 failed=0 skipped=0 failures=() skips=()
 
 # /var/tmp where it is a disk filesystem, else a folder of the build tree.

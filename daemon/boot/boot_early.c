@@ -28,7 +28,7 @@ int pf_boot_copy_current(const char *root)
 {
 	struct stat self, installed;
 	char bin[PATH_MAX];
-	snprintf(bin, sizeof(bin), "%s/usr/sbin/prefetchd", root);
+	snprintf(bin, sizeof(bin), "%s" PF_PREFETCHD_PATH, root);
 	return stat("/proc/self/exe", &self) == 0 && stat(bin, &installed) == 0 && self.st_size == installed.st_size;
 }
 

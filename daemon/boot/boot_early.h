@@ -12,8 +12,14 @@
 #ifndef PREFETCH_BOOT_EARLY_H
 #define PREFETCH_BOOT_EARLY_H
 
+#ifndef SBINDIR
+#define SBINDIR "/usr/sbin"
+#endif
+/* Where the installed prefetchd is, inside the root (the Makefile's SBINDIR). */
+#define PF_PREFETCHD_PATH SBINDIR "/prefetchd"
+
 /* Is the running prefetchd (the initramfs's copy) the version installed in the root mounted at root, i.e. its
- * /usr/sbin/prefetchd the same size?  An initramfs not updated since prefetch was holds an older copy. */
+ * PF_PREFETCHD_PATH the same size?  An initramfs not updated since prefetch was holds an older copy. */
 int pf_boot_copy_current(const char *root);
 
 /* Detach from the initramfs's session: new session, SIGHUP ignored, stdio on /dev/null. */

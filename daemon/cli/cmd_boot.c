@@ -200,8 +200,8 @@ static int enter_root(struct boot *b)
 	}
 	if (!current) { /* an initramfs not updated since prefetch was: run the installed version instead */
 		char *args[] = { "prefetchd", "boot", "--from-initramfs", config ? "--config" : NULL, (char *)config, NULL };
-		execv("/usr/sbin/prefetchd", args);
-		pf_err("cannot run /usr/sbin/prefetchd in %s: %s", root, pf_strerror(-errno));
+		execv(PF_PREFETCHD_PATH, args);
+		pf_err("cannot run " PF_PREFETCHD_PATH " in %s: %s", root, pf_strerror(-errno));
 		return -1;
 	}
 	/* The kernel log at once: udev's init-bottom script moves the initramfs's /dev into the root any moment

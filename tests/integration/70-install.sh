@@ -62,6 +62,8 @@ else
 fi
 if command -v mandoc >/dev/null; then
 	for m in "$D"/usr/share/man/man*/*; do mandoc -T lint -W warning "$m" || pf_fail "mandoc lint $m"; done
+else
+	pf_note "mandoc not installed: man pages not linted"
 fi
 
 # The units: verified as installed, with their paths pointing at the DESTDIR copies.
@@ -88,7 +90,7 @@ fi
 
 # The unit's bounding set holds every capability prefetchd keeps for tracing (daemon/cli/privileges.h): one
 # missing there is silently unavailable to the daemon.
-bound=$(sed -n 's/^CapabilityBoundingSet=//p' "$TOP/systemd/prefetch.service")
+bound=$(sed -n 's/^CapabilityBoundingSet=//p' "$GEN/systemd/prefetch.service")
 caps=$(sed -n 's/^#define PF_TRACER_CAPS { \(.*\) }$/\1/p' "$TOP/daemon/cli/privileges.h" | tr -d ',')
 [ -n "$caps" ] || pf_fail "PF_TRACER_CAPS not found in daemon/cli/privileges.h"
 for c in $caps CAP_SYS_ADMIN; do
@@ -97,7 +99,7 @@ done
 
 # prefetch-stop.service's shell command as systemd passes it ($$ -> $): the delay and the runtime dir come from
 # the environment file, the stop finds no tracer and exits 0.
-cmd=$(sed -n "s|^ExecStart=/bin/sh -c '\(.*\)'\$|\1|p" "$TOP/systemd/prefetch-stop.service" | sed 's/\$\$/$/g')
+cmd=$(sed -n "s|^ExecStart=/bin/sh -c '\(.*\)'\$|\1|p" "$GEN/systemd/prefetch-stop.service" | sed 's/\$\$/$/g')
 [ -n "$cmd" ] || pf_fail "cannot read prefetch-stop.service's ExecStart"
 cmd=${cmd//\/usr\/sbin\/prefetchd/$D\/usr\/sbin\/prefetchd}
 mkdir -p "$tmp/run"
@@ -113,4 +115,39 @@ make -s -C "$TOP" $san uninstall DESTDIR="$D" >"$tmp/uninstall.log" 2>&1 || pf_f
 left=$(cd "$D" && find . -type f ! -path ./etc/default/prefetch)
 [ -z "$left" ] || pf_fail "make uninstall left: $left"
 [ -f "$D/etc/default/prefetch" ] || pf_fail "make uninstall removed the configuration"
+
+# Paths from the Makefile reach every installed file: with SBINDIR=/usr/local/sbin no unit, script, hook or man
+# page names /usr/sbin (a unit's ConditionPathExists= would otherwise skip it silently), and no placeholder is left.
+# (A build tree of its own: SBINDIR is compiled in, and the tests' binaries must stay as they are.)
+D2=$tmp/local
+make -s -j2 -C "$TOP" $san install DESTDIR="$D2" SBINDIR=/usr/local/sbin BUILD="$tmp/build" >"$tmp/install2.log" 2>&1 ||
+	{ cat "$tmp/install2.log"; pf_fail "make install SBINDIR=/usr/local/sbin"; }
+[ -x "$D2/usr/local/sbin/prefetchd" ] || pf_fail "SBINDIR=/usr/local/sbin: prefetchd not installed there"
+grep -q '^ExecStart=/usr/local/sbin/prefetchd boot$' "$D2$unitdir/prefetch.service" || pf_fail "SBINDIR: prefetch.service ExecStart"
+grep -q '^ConditionPathExists=/usr/local/sbin/prefetchd$' "$D2$unitdir/prefetch.service" || pf_fail "SBINDIR: ConditionPathExists"
+left=$(grep -rl '/usr/sbin' "$D2$unitdir" "$D2$hookdir" "$D2/etc/init.d" "$D2/usr/share/initramfs-tools" "$D2/usr/share/man")
+[ -z "$left" ] && pf_fail "SBINDIR=/usr/local/sbin: still /usr/sbin in: $left"
+left=$(grep -rlI '@[A-Z]*@' "$D2")
+[ -z "$left" ] || pf_fail "placeholders left in: $left"
+# The installed prefetchd runs the initramfs fallback from SBINDIR too.
+strings "$D2/usr/local/sbin/prefetchd" | grep -q '/usr/local/sbin/prefetchd' || pf_fail "SBINDIR not compiled into prefetchd"
+# A distribution's flags are added to ours, never replace them; -Werror only in a git checkout unless WERROR says.
+make -s -j2 -C "$TOP" $san all BUILD="$tmp/build" SBINDIR=/usr/local/sbin CPPFLAGS=-DPF_DISTRO_FLAG=1 \
+	CFLAGS=-fstack-protector-strong LDFLAGS=-Wl,-z,relro WERROR=0 >"$tmp/flags.log" 2>&1 ||
+	{ cat "$tmp/flags.log"; pf_fail "make with CPPFLAGS/CFLAGS/LDFLAGS on the command line"; }
+flags=$(cat "$tmp/build/.flags")
+for f in -D_GNU_SOURCE -DPREFETCH_VERSION= -DPF_DISTRO_FLAG=1 -fstack-protector-strong -Wall; do
+	[[ $flags == *" $f"* ]] || pf_fail "compile flags lack $f: $flags"
+done
+[[ $flags == *-Werror* ]] && pf_fail "WERROR=0 still compiles with -Werror"
+if [ -e "$TOP/.git" ]; then
+	[[ $(cat "$BUILD/.flags") == *-Werror* ]] || pf_fail "a git checkout's build lacks -Werror"
+fi
+# Man pages carry the version and the ISO date of NEWS's first line.
+read -r _ version date _ < "$TOP/NEWS"
+date=${date//[()]/}
+grep -q "^\.TH PREFETCHD 8 \"$date\" \"prefetch $version\"" "$D/usr/share/man/man8/prefetchd.8" 2>/dev/null ||
+	grep -q "^\.TH PREFETCHD 8 \"$date\" \"prefetch $version\"" "$D2/usr/share/man/man8/prefetchd.8" ||
+	pf_fail "prefetchd.8 .TH does not carry $version ($date) from NEWS"
+"$D2/usr/local/sbin/prefetchd" --version | grep -qx "prefetchd $version" || pf_fail "prefetchd --version is not $version"
 exit 0

@@ -21,8 +21,8 @@ for i in 1 2 3 4; do head -c 200000 /dev/urandom >"$mnt/bin/prog$i"; done
 echo "conf" >"$mnt/etc/conf"
 sync
 
-init=$TOP/initscripts
-hook=$TOP/systemd/system-shutdown/prefetch-reorder
+init=$GEN/initscripts
+hook=$GEN/systemd/system-shutdown/prefetch-reorder
 export PREFETCH_FORCE_SYSV=1 PREFETCH_NO_LSB=1
 
 # 1. Missing binaries: harmless.

@@ -151,7 +151,7 @@ fi
 # Boot 4: the shutdown hook armed a reorder (ENABLE_FILE_REORDERING=1) -> recorded as prefetch+reorder.
 write_conf "ENABLE_FILE_REORDERING=1"
 PREFETCH_DEFAULTS=$conf PREFETCH_REORDER=$REORDER PREFETCH_ROOT=$mnt PREFETCH_KMSG=$tmp/kmsg \
-	"$TOP/systemd/system-shutdown/prefetch-reorder" arm 2>/dev/null || pf_fail "hook arm"
+	"$GEN/systemd/system-shutdown/prefetch-reorder" arm 2>/dev/null || pf_fail "hook arm"
 [ -s "$tmp/state/reorder-armed" ] || pf_fail "hook did not arm (marker missing)"
 boot 4
 [ "$(grep -v '^#' "$tmp/state/boottime.log" | tail -1 | awk '{ print $5 $6 }')" = 11 ] || pf_fail "boot 4 not recorded as prefetch+reorder"

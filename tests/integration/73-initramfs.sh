@@ -18,7 +18,7 @@ pf_require_root
 command -v dash >/dev/null || pf_skip "dash (the initramfs shell) not installed"
 
 tmp=$(pf_tmpdir)
-script=$TOP/initramfs/local-bottom/prefetch
+script=$GEN/initramfs/local-bottom/prefetch
 
 # --- the local-bottom script ---
 [ -z "$(dash "$script" prereqs)" ] || pf_fail "prereqs: want none"
