@@ -261,4 +261,4 @@ distcheck: dist
 clean:
 	rm -rf build prefetchd prefetch-reorder prefetch-*.tar.gz
 
--include $(shell find build -name '*.d' 2>/dev/null)
+-include $(shell find build -path build/distcheck -prune -o -name '*.d' -type f -print 2>/dev/null)

@@ -44,20 +44,81 @@ static const char *word(const char *s)
 	return s;
 }
 
+void pf_boot_record_init(struct pf_boot_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	strcpy(r->boot_id, "-");
+	strcpy(r->end_source, "-");
+	strcpy(r->disk, "-");
+	strcpy(r->policy, "-");
+	r->io_ms = r->reads = r->sectors = r->psi_io_ms = -1;
+	r->replay_mib = r->used_mib = r->uncovered_mib = r->replay_s = r->replay_cpu_s = -1.0;
+}
+
+/* A measurement as written: 2 decimals, or "-1" (unknown) for anything negative or not finite. */
+static const char *measured(double v, char *buf, size_t len)
+{
+	if (!(v >= 0 && v <= 1e9))
+		return "-1";
+	snprintf(buf, len, "%.2f", v);
+	return buf;
+}
+
 int pf_boot_record_format(const struct pf_boot_record *r, char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%s %" PRId64 " %.2f %s %d %d %s %" PRId64 " %" PRId64 " %" PRId64, word(r->boot_id),
-			 r->when, r->boot_s, word(r->end_source), r->prefetch ? 1 : 0, r->reorder ? 1 : 0,
-			 word(r->disk), r->io_ms, r->reads, r->sectors);
+	char m[5][32];
+	int n = snprintf(buf, len,
+			 "%s %" PRId64 " %.2f %s %d %d %s %" PRId64 " %" PRId64 " %" PRId64 " %d %s %s %s %s %" PRId64 " %s %s",
+			 word(r->boot_id), r->when, r->boot_s, word(r->end_source), r->prefetch ? 1 : 0,
+			 r->reorder ? 1 : 0, word(r->disk), r->io_ms, r->reads, r->sectors, r->control ? 1 : 0,
+			 word(r->policy), measured(r->replay_mib, m[0], sizeof(m[0])),
+			 measured(r->used_mib, m[1], sizeof(m[1])), measured(r->uncovered_mib, m[2], sizeof(m[2])),
+			 r->psi_io_ms < -1 ? -1 : r->psi_io_ms, measured(r->replay_s, m[3], sizeof(m[3])),
+			 measured(r->replay_cpu_s, m[4], sizeof(m[4])));
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	return n;
 }
 
+/* The self-check's columns, after the first ten: each one present must be valid; missing ones stay unknown. */
+static int parse_selfcheck(const char *rest, struct pf_boot_record *t)
+{
+	char end;
+	int got = sscanf(rest, "%d %7s %lf %lf %lf %" SCNd64 " %lf %lf %c", &t->control, t->policy, &t->replay_mib,
+			 &t->used_mib, &t->uncovered_mib, &t->psi_io_ms, &t->replay_s, &t->replay_cpu_s, &end);
+	if (got <= 0)
+		return 0;
+	if (t->control != 0 && t->control != 1)
+		return -EINVAL;
+	if (got >= 2 && strcmp(t->policy, "-") && strcmp(t->policy, "replay") && strcmp(t->policy, "narrow") &&
+	    strcmp(t->policy, "off"))
+		return -EINVAL;
+	const double *d[] = { &t->replay_mib, &t->used_mib, &t->uncovered_mib, &t->replay_s, &t->replay_cpu_s };
+	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
+		if (!(*d[i] >= -1.0 && *d[i] <= 1e9))
+			return -EINVAL;
+	if (t->psi_io_ms < -1)
+		return -EINVAL;
+	return 0;
+}
+
+/* The start of the n-th space-separated field of line ("" past the last). */
+static const char *field(const char *line, int n)
+{
+	const char *p = line;
+	for (int i = 0; i < n; i++) {
+		while (*p && *p != ' ')
+			p++;
+		while (*p == ' ')
+			p++;
+	}
+	return p;
+}
+
 int pf_boot_record_parse(const char *line, struct pf_boot_record *r)
 {
 	struct pf_boot_record t;
-	memset(&t, 0, sizeof(t));
+	pf_boot_record_init(&t);
 	char end;
 	/* %n-free: the last %c catches nothing but a trailing field of a newer version, which is allowed */
 	int got = sscanf(line, "%39s %" SCNd64 " %lf %15s %d %d %31s %" SCNd64 " %" SCNd64 " %" SCNd64 " %c", t.boot_id,
@@ -68,6 +129,8 @@ int pf_boot_record_parse(const char *line, struct pf_boot_record *r)
 	/* up to 1e7 s inclusive: a time just under it is written rounded to "10000000.00", which must read back */
 	if (!(t.boot_s >= 0 && t.boot_s <= 1e7) || (t.prefetch != 0 && t.prefetch != 1) ||
 	    (t.reorder != 0 && t.reorder != 1) || t.io_ms < -1 || t.reads < -1 || t.sectors < -1)
+		return -EINVAL;
+	if (got == 11 && parse_selfcheck(field(line, 10), &t))
 		return -EINVAL;
 	*r = t;
 	return 0;

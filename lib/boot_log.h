@@ -19,6 +19,15 @@
  *   io_ms       its "time spent doing I/Os" from /proc/diskstats at trace stop, ms (-1 unknown)
  *   reads       reads completed (-1 unknown)
  *   sectors     sectors read, 512 bytes each (-1 unknown)
+ * Appended in 0.1.0 for the self-check (a line that stops before them reads them as unknown):
+ *   control     1 when the replay was withheld on purpose (a control boot of the self-check, prefetch=noreplay)
+ *   policy      the self-check's decision in force at this boot: replay, narrow or off ("-" unknown)
+ *   replay_mib  MiB the replay read (-1 unknown; 0 when nothing was replayed)
+ *   used_mib    of the layout's bytes, MiB in files this boot then opened (-1 unknown)
+ *   uncovered_mib  MiB the boot read from the disk beyond prefetchd's own reads (-1 unknown)
+ *   psi_io_ms   /proc/pressure/io "some" total at boot end, ms (-1: no PSI, e.g. an older kernel)
+ *   replay_s    the replay's wall time, s (-1 none)
+ *   replay_cpu_s  the replay thread's CPU time, s (-1 none)
  * Unknown trailing fields are ignored, so later versions may append columns. */
 #ifndef PREFETCH_BOOT_LOG_H
 #define PREFETCH_BOOT_LOG_H
@@ -41,7 +50,15 @@ struct pf_boot_record {
 	int prefetch, reorder;
 	char disk[32];
 	int64_t io_ms, reads, sectors;
+	int control;
+	char policy[8];
+	double replay_mib, used_mib, uncovered_mib;
+	int64_t psi_io_ms;
+	double replay_s, replay_cpu_s;
 };
+
+/* A record with every measurement unknown (-1, "-"), as a line of an older version reads. */
+void pf_boot_record_init(struct pf_boot_record *r);
 
 /* Display name of a setup: "none", "prefetch", "prefetch+reorder", "reorder". */
 const char *pf_setup_name(enum pf_setup s);

@@ -457,6 +457,7 @@ static void wait_for_state_dir(struct boot *b)
 int cmd_boot(int argc, char **argv)
 {
 	struct boot b = { .replay_began = -1.0, .pid = { .fd = -1 }, .exit = PF_EXIT_OK };
+	pf_boot_record_init(&b.rec);
 	int rc = pf_boot_options_parse(argc, argv, &b.opt);
 	if (rc >= 0)
 		return rc;

@@ -19,8 +19,15 @@
 
 static struct pf_boot_record rec(double boot, int prefetch, int reorder, long long io_ms)
 {
-	struct pf_boot_record r = { .when = 1795288058, .boot_s = boot, .prefetch = prefetch, .reorder = reorder,
-				    .io_ms = io_ms, .reads = 1000, .sectors = 2048 * 10 };
+	struct pf_boot_record r;
+	pf_boot_record_init(&r);
+	r.when = 1795288058;
+	r.boot_s = boot;
+	r.prefetch = prefetch;
+	r.reorder = reorder;
+	r.io_ms = io_ms;
+	r.reads = 1000;
+	r.sectors = 2048 * 10;
 	strcpy(r.boot_id, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0");
 	strcpy(r.end_source, "systemd");
 	strcpy(r.disk, "sda");
@@ -34,7 +41,8 @@ static void test_record_round_trip(void **state)
 	char line[PF_BOOTTIME_LINE_MAX];
 	int n = pf_boot_record_format(&a, line, sizeof(line));
 	assert_true(n > 0);
-	assert_string_equal(line, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 1795288058 53.40 systemd 1 0 sda 12345 1000 20480");
+	assert_string_equal(line, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 1795288058 53.40 systemd 1 0 sda 12345 1000 20480 "
+				 "0 - -1 -1 -1 -1 -1 -1");
 	assert_int_equal(pf_boot_record_parse(line, &b), 0);
 	assert_string_equal(b.boot_id, a.boot_id);
 	assert_true(fabs(b.boot_s - 53.4) < 1e-9);
@@ -53,6 +61,31 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 1 - -1 -1 -1 extra", &b), 0);
 	assert_int_equal(pf_boot_record_setup(&b), PF_SETUP_REORDER_ONLY);
 	assert_int_equal(b.io_ms, -1);
+	assert_true(b.replay_mib < 0 && b.psi_io_ms == -1 && !b.control); /* an older line: unknown */
+
+	/* the self-check's columns round-trip; a line that stops among them keeps the rest unknown */
+	a = rec(40.25, 0, 0, 900);
+	a.control = 1;
+	strcpy(a.policy, "narrow");
+	a.replay_mib = 0;
+	a.used_mib = 12.5;
+	a.uncovered_mib = 80.126;
+	a.psi_io_ms = 4321;
+	a.replay_s = 1.5;
+	a.replay_cpu_s = 0.25;
+	assert_true(pf_boot_record_format(&a, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, " 20480 1 narrow 0.00 12.50 80.13 4321 1.50 0.25"));
+	assert_int_equal(pf_boot_record_parse(line, &b), 0);
+	assert_int_equal(b.control, 1);
+	assert_string_equal(b.policy, "narrow");
+	assert_true(fabs(b.used_mib - 12.5) < 1e-9 && b.psi_io_ms == 4321 && fabs(b.replay_cpu_s - 0.25) < 1e-9);
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 3.5", &b), 0);
+	assert_string_equal(b.policy, "off");
+	assert_true(fabs(b.replay_mib - 3.5) < 1e-9 && b.used_mib < 0 && b.psi_io_ms == -1);
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 2 off", &b), -EINVAL);   /* control 0/1 */
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 maybe", &b), -EINVAL); /* policy */
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off -7", &b), -EINVAL); /* -1 only */
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off nan", &b), -EINVAL);
 }
 
 static void test_record_bad(void **state)
