@@ -90,7 +90,8 @@ static void test_pidfile(void **state)
 	char path[128];
 	snprintf(path, sizeof(path), "%s/run/sub/p.pid", pf_test_dir); /* directories are created */
 	pid_t pid;
-	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid), 1); /* none running */
+	char why[256];
+	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid, why, sizeof(why)), 1); /* none running */
 
 	struct pf_pidfile a, b;
 	pid_t holder;
@@ -105,7 +106,7 @@ static void test_pidfile(void **state)
 	FILE *f = fopen(path, "w");
 	fprintf(f, "999999\n");
 	fclose(f);
-	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid), 1);
+	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid, why, sizeof(why)), 1);
 	assert_int_equal(pf_pidfile_acquire(path, &a, &holder), 0);
 	pf_pidfile_release(&a);
 
@@ -141,12 +142,14 @@ static void test_pidfile(void **state)
 		int sig;
 		sigwait(&set, &sig);
 		usleep(100000); /* "writing the trace" */
+		if (pf_pidfile_outcome(&c, NULL))
+			_exit(1);
 		pf_pidfile_release(&c);
 		_exit(0);
 	}
 	char x;
 	assert_int_equal(read(ready[0], &x, 1), 1);
-	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 5000, &pid), 0);
+	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 5000, &pid, why, sizeof(why)), 0);
 	assert_int_equal(pid, child);
 	int status;
 	assert_int_equal(waitpid(child, &status, 0), child);
