@@ -253,7 +253,8 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 		return;
 	case V_MOUNTS: {
 		/* space- or comma-separated absolute paths; one bad entry and the line is ignored as a whole */
-		char tmp[4096], mounts[PF_CONFIG_MAX_MOUNTS][sizeof(cfg->mounts[0])];
+		char tmp[4096];
+		char mounts[PF_CONFIG_MAX_MOUNTS][sizeof(cfg->mounts[0])] = { { 0 } }; /* no stack bytes copied out */
 		snprintf(tmp, sizeof(tmp), "%s", val);
 		int n = 0;
 		for (char *save, *tok = strtok_r(tmp, " ,\t", &save); tok; tok = strtok_r(NULL, " ,\t", &save)) {

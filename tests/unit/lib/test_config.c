@@ -174,6 +174,12 @@ static void test_line_ignored_as_a_whole(void **state)
 	assert_int_equal(c.nmounts, 1);
 	assert_string_equal(c.mounts[0], "/a");
 	assert_int_equal(c.replay_threads, 3);
+
+	/* the same text parses to the same bytes every time (the fuzz target compares whole structs) */
+	struct pf_config again;
+	pf_config_defaults(&again);
+	pf_config_parse(&again, "TRACE_MOUNTS=/a\nTRACE_MOUNTS=\"/b relative\"\nREPLAY_THREADS=2\nREPLAY_THREADS=3\n", "f", NULL);
+	assert_memory_equal(&c, &again, sizeof(c));
 }
 
 /* The values as 'prefetchd config' prints them, for every key; unknown keys are -ENOENT. */
