@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 #include "log.h"
+#include "number.h"
 #include "safe_file.h"
 
 #include <ctype.h>
@@ -11,83 +12,127 @@
 #include <string.h>
 #include <strings.h>
 
+enum vtype { V_INT, V_LONG, V_BOOL, V_PATH, V_MEDIUM, V_MOUNTS, V_IGNORED };
+
+/* One row per key: its name, where it goes, its range and its default.  The parser, the defaults, the ranges
+ * the warnings state and 'prefetchd config' all read this table, so they cannot disagree. */
+struct key {
+	const char *name;
+	enum vtype type;
+	size_t off;
+	long min, max;    /* V_INT, V_LONG */
+	long def;         /* V_INT, V_LONG, V_BOOL, V_MEDIUM */
+	const char *text; /* V_PATH: the default */
+};
+
+#define NUM(n, t, f, lo, hi, d) { n, t, offsetof(struct pf_config, f), lo, hi, d, NULL }
+#define STR(n, t, f, d) { n, t, offsetof(struct pf_config, f), 0, 0, 0, d }
+static const struct key keys[] = {
+	NUM("ENABLE_PREFETCH", V_BOOL, enable_prefetch, 0, 1, 1),
+	STR("PREFETCH_DIR", V_PATH, state_dir, "/var/lib/prefetch"),
+	STR("PREFETCH_RUNTIME_DIR", V_PATH, runtime_dir, "/run/prefetch"),
+	NUM("LOGIN_TRACING_DELAY", V_INT, login_tracing_delay, 0, 3600, 60),
+	NUM("TRACE_TIMEOUT", V_INT, trace_timeout, 1, 86400, 300),
+	NUM("TRACE_AGGREGATION_COUNT", V_INT, aggregation_count, 1, 32, 3),
+	NUM("ENABLE_FILE_REORDERING", V_BOOL, enable_reordering, 0, 1, 0),
+	NUM("CHUNK_SIZE_BLOCKS", V_LONG, chunk_size_blocks, 1, 1L << 30, 2000),
+	NUM("REORDER_TIME_BUDGET", V_INT, reorder_time_budget, 1, 3600, 20),
+	NUM("REORDER_FREE_RESERVE_PERCENT", V_INT, reorder_reserve_percent, 0, 50, 5),
+	NUM("MAX_PREFETCH_MB", V_INT, max_prefetch_mb, 1, 1 << 20, 256),
+	NUM("MAX_PREFETCH_FILES", V_INT, max_prefetch_files, 1, 1 << 20, 20000),
+	NUM("REPLAY_TIMEOUT", V_INT, replay_timeout, 1, 3600, 60),
+	NUM("REPLAY_THREADS", V_INT, replay_threads, 1, 64, 4),
+	NUM("PREFETCH_MEDIUM", V_MEDIUM, medium, 0, 0, PF_MEDIUM_AUTO),
+	STR("TRACE_MOUNTS", V_MOUNTS, nmounts, ""),
+	NUM("ENABLE_REPLAY", V_BOOL, enable_replay, 0, 1, 1),
+	NUM("START_FROM_INITRAMFS", V_BOOL, start_from_initramfs, 0, 1, 1),
+	/* historical (2007) keys of features that do not exist any more: accepted without a warning */
+	STR("ENABLE_APP_PREFETCHING", V_IGNORED, enable_prefetch, NULL),
+};
+#undef NUM
+#undef STR
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
+
+static const char *const medium_names[] = { [PF_MEDIUM_AUTO] = "auto", [PF_MEDIUM_FORCE_ROTATIONAL] = "rotational",
+					     [PF_MEDIUM_FORCE_SOLID] = "ssd" };
+
 void pf_config_defaults(struct pf_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->enable_prefetch = 1;
-	strcpy(cfg->state_dir, "/var/lib/prefetch");
-	strcpy(cfg->runtime_dir, "/run/prefetch");
-	cfg->login_tracing_delay = 60;
-	cfg->trace_timeout = 300;
-	cfg->aggregation_count = 3;
-	cfg->enable_reordering = 0;
-	cfg->chunk_size_blocks = 2000;
-	cfg->reorder_time_budget = 20;
-	cfg->reorder_reserve_percent = 5;
-	cfg->max_prefetch_mb = 256;
-	cfg->max_prefetch_files = 20000;
-	cfg->replay_timeout = 60;
-	cfg->replay_threads = 4;
-	cfg->medium = PF_MEDIUM_AUTO;
-	cfg->enable_replay = 1;
-	cfg->start_from_initramfs = 1;
+	for (size_t i = 0; i < NKEYS; i++) {
+		char *field = (char *)cfg + keys[i].off;
+		switch (keys[i].type) {
+		case V_INT:
+		case V_BOOL:
+		case V_MEDIUM: *(int *)field = (int)keys[i].def; break;
+		case V_LONG: *(long *)field = keys[i].def; break;
+		case V_PATH: snprintf(field, sizeof(cfg->state_dir), "%s", keys[i].text); break;
+		case V_MOUNTS: cfg->nmounts = 0; break;
+		case V_IGNORED: break;
+		}
+	}
 }
 
+static const struct key *find_key(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strlen(keys[i].name) == len && !strncmp(keys[i].name, name, len))
+			return &keys[i];
+	return NULL;
+}
+
+const char *pf_config_key_name(size_t i)
+{
+	for (size_t k = 0; k < NKEYS; k++)
+		if (keys[k].type != V_IGNORED && i-- == 0)
+			return keys[k].name;
+	return NULL;
+}
+
+int pf_config_get(const struct pf_config *cfg, const char *name, char *buf, size_t len)
+{
+	const struct key *k = find_key(name, strlen(name));
+	if (!k || k->type == V_IGNORED)
+		return -ENOENT;
+	const char *field = (const char *)cfg + k->off;
+	size_t n = 0;
+	switch (k->type) {
+	case V_INT:
+	case V_BOOL: n = (size_t)snprintf(buf, len, "%d", *(const int *)field); break;
+	case V_LONG: n = (size_t)snprintf(buf, len, "%ld", *(const long *)field); break;
+	case V_PATH: n = (size_t)snprintf(buf, len, "%s", field); break;
+	case V_MEDIUM: {
+		int m = *(const int *)field;
+		n = (size_t)snprintf(buf, len, "%s", m >= 0 && m <= PF_MEDIUM_FORCE_SOLID ? medium_names[m] : "auto");
+		break;
+	}
+	case V_MOUNTS:
+		if (len)
+			buf[0] = '\0';
+		for (int i = 0; i < cfg->nmounts; i++)
+			n += (size_t)snprintf(buf + (n < len ? n : len), n < len ? len - n : 0, "%s%s", i ? " " : "",
+					      cfg->mounts[i]);
+		break;
+	case V_IGNORED: break;
+	}
+	return n < len ? 0 : -ENOSPC;
+}
+
+/* Every problem is counted; the first PF_CONFIG_MAX_WARNINGS are kept as "origin:line: reason; line ignored". */
 static void warn(struct pf_config_diag *diag, const char *origin, int line, const char *fmt, ...)
 {
-	if (!diag || diag->nwarnings >= PF_CONFIG_MAX_WARNINGS)
+	if (!diag)
+		return;
+	diag->total++;
+	if (diag->nwarnings >= PF_CONFIG_MAX_WARNINGS)
 		return;
 	char msg[200];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(diag->warnings[diag->nwarnings++], sizeof(diag->warnings[0]), "%s:%d: %s", origin, line, msg);
-}
-
-enum vtype { V_INT, V_LONG, V_BOOL, V_PATH, V_MEDIUM, V_MOUNTS, V_IGNORED };
-
-struct key {
-	const char *name;
-	enum vtype type;
-	size_t off;
-	long min, max;
-};
-
-#define K(n, t, f, lo, hi) { n, t, offsetof(struct pf_config, f), lo, hi }
-static const struct key keys[] = {
-	K("ENABLE_PREFETCH", V_BOOL, enable_prefetch, 0, 1),
-	K("PREFETCH_DIR", V_PATH, state_dir, 0, 0),
-	K("PREFETCH_RUNTIME_DIR", V_PATH, runtime_dir, 0, 0),
-	K("LOGIN_TRACING_DELAY", V_INT, login_tracing_delay, 0, 3600),
-	K("TRACE_TIMEOUT", V_INT, trace_timeout, 1, 86400),
-	K("TRACE_AGGREGATION_COUNT", V_INT, aggregation_count, 1, 32),
-	K("ENABLE_FILE_REORDERING", V_BOOL, enable_reordering, 0, 1),
-	K("CHUNK_SIZE_BLOCKS", V_LONG, chunk_size_blocks, 1, 1L << 30),
-	K("REORDER_TIME_BUDGET", V_INT, reorder_time_budget, 1, 3600),
-	K("REORDER_FREE_RESERVE_PERCENT", V_INT, reorder_reserve_percent, 0, 50),
-	K("MAX_PREFETCH_MB", V_INT, max_prefetch_mb, 1, 1 << 20),
-	K("MAX_PREFETCH_FILES", V_INT, max_prefetch_files, 1, 1 << 20),
-	K("REPLAY_TIMEOUT", V_INT, replay_timeout, 1, 3600),
-	K("REPLAY_THREADS", V_INT, replay_threads, 1, 64),
-	K("PREFETCH_MEDIUM", V_MEDIUM, medium, 0, 0),
-	K("TRACE_MOUNTS", V_MOUNTS, nmounts, 0, 0),
-	K("ENABLE_REPLAY", V_BOOL, enable_replay, 0, 1),
-	K("START_FROM_INITRAMFS", V_BOOL, start_from_initramfs, 0, 1),
-	/* historical (2007) keys of features that do not exist any more: accepted without a warning */
-	K("ENABLE_APP_PREFETCHING", V_IGNORED, enable_prefetch, 0, 0),
-};
-#undef K
-
-static int parse_long(const char *s, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end != '\0')
-		return -1;
-	*out = v;
-	return 0;
+	snprintf(diag->warnings[diag->nwarnings++], sizeof(diag->warnings[0]), "%s:%d: %s; line ignored", origin,
+		 line, msg);
 }
 
 static int parse_bool(const char *s, int *out)
@@ -102,37 +147,63 @@ static int parse_bool(const char *s, int *out)
 	return -1;
 }
 
-/* Unquote a shell-style value in place: '...' literal, "..." with \" \\ \$ escapes, bare words end at '#'.
- * Returns 0, or -1 on an unterminated quote. */
-static int unquote(char *s)
+static int is_blank(char c)
 {
-	char *in = s, *out = s;
-	while (*in) {
-		if (*in == '\'') {
+	return c == ' ' || c == '\t';
+}
+
+/* The value after '=' (in place, unquoted into val), read as sh reads it in an assignment, or NULL with *why
+ * set when sh would read it differently from what we take, or do more than assign (run, expand, substitute). */
+static char *read_value(char *in, const char **why)
+{
+	char *val = in, *out = in;
+	if (is_blank(*in))
+		return *why = "no spaces allowed around '='", NULL;
+	while (*in && !is_blank(*in)) {
+		char c = *in;
+		if (c == '\'') {
 			char *end = strchr(in + 1, '\'');
 			if (!end)
-				return -1;
+				return *why = "unterminated quote", NULL;
 			memmove(out, in + 1, (size_t)(end - in - 1));
 			out += end - in - 1;
 			in = end + 1;
-		} else if (*in == '"') {
-			in++;
-			while (*in && *in != '"') {
-				if (*in == '\\' && (in[1] == '"' || in[1] == '\\' || in[1] == '$'))
+		} else if (c == '"') {
+			for (in++; *in && *in != '"'; in++) {
+				if (*in == '$')
+					return *why = "$ expansion is not supported", NULL;
+				if (*in == '`')
+					return *why = "` command substitution is not supported", NULL;
+				/* inside "...", sh drops a backslash only before these; elsewhere it stays */
+				if (*in == '\\' && in[1] && strchr("\"\\$`", in[1]))
 					in++;
-				*out++ = *in++;
+				*out++ = *in;
 			}
 			if (*in != '"')
-				return -1;
+				return *why = "unterminated quote", NULL;
 			in++;
-		} else if (isspace((unsigned char)*in) || *in == '#') {
-			break; /* trailing comment or whitespace */
+		} else if (c == '$') {
+			return *why = "$ expansion is not supported", NULL;
+		} else if (c == '`') {
+			return *why = "` command substitution is not supported", NULL;
+		} else if (c == '\\') {
+			return *why = "a backslash outside quotes is not supported; quote the value", NULL;
+		} else if (c == '~') {
+			return *why = "~ expansion is not supported", NULL;
+		} else if (c == '\r') {
+			return *why = "carriage return in the line (DOS line ends?)", NULL;
+		} else if (strchr(";&|<>()", c)) {
+			return *why = "unquoted ; & | < > ( ) are not allowed; quote the value", NULL;
 		} else {
 			*out++ = *in++;
 		}
 	}
+	while (is_blank(*in))
+		in++;
+	if (*in && *in != '#') /* sh: a word after the assignment is a command to run */
+		return *why = "text after the value; quote a value that holds spaces", NULL;
 	*out = '\0';
-	return 0;
+	return val;
 }
 
 static void set_key(struct pf_config *cfg, const struct key *k, const char *val, const char *origin, int line,
@@ -146,9 +217,8 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 		return;
 	case V_INT:
 	case V_LONG:
-		if (parse_long(val, &v) || v < k->min || v > k->max) {
-			warn(diag, origin, line, "%s=\"%s\" is not a number in %ld..%ld; using the default", k->name, val,
-			     k->min, k->max);
+		if (pf_parse_long(val, k->min, k->max, &v)) {
+			warn(diag, origin, line, "%s: '%s' is not a number (%ld..%ld)", k->name, val, k->min, k->max);
 			return;
 		}
 		if (k->type == V_INT)
@@ -158,14 +228,15 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 		return;
 	case V_BOOL:
 		if (parse_bool(val, &b)) {
-			warn(diag, origin, line, "%s=\"%s\" is not 0/1 (yes/no); using the default", k->name, val);
+			warn(diag, origin, line, "%s: '%s' is not 0 or 1 (or yes/no, true/false, on/off)", k->name, val);
 			return;
 		}
 		*(int *)field = b;
 		return;
 	case V_PATH:
-		if (val[0] != '/' || strlen(val) >= 256) {
-			warn(diag, origin, line, "%s=\"%s\" is not an absolute path; using the default", k->name, val);
+		if (val[0] != '/' || strlen(val) >= sizeof(cfg->state_dir)) {
+			warn(diag, origin, line, "%s: '%s' is not an absolute path (at most %zu bytes)", k->name, val,
+			     sizeof(cfg->state_dir) - 1);
 			return;
 		}
 		strcpy(field, val);
@@ -178,25 +249,72 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 		else if (!strcasecmp(val, "ssd") || !strcasecmp(val, "solid") || !strcasecmp(val, "nonrotational"))
 			cfg->medium = PF_MEDIUM_FORCE_SOLID;
 		else
-			warn(diag, origin, line, "%s=\"%s\" is not auto, rotational or ssd; using auto", k->name, val);
+			warn(diag, origin, line, "%s: '%s' is not auto, rotational or ssd", k->name, val);
 		return;
 	case V_MOUNTS: {
-		/* space- or comma-separated absolute paths */
+		/* space- or comma-separated absolute paths; one bad entry and the line is ignored as a whole */
 		char tmp[4096];
+		char mounts[PF_CONFIG_MAX_MOUNTS][sizeof(cfg->mounts[0])] = { { 0 } }; /* no stack bytes copied out */
 		snprintf(tmp, sizeof(tmp), "%s", val);
 		int n = 0;
 		for (char *save, *tok = strtok_r(tmp, " ,\t", &save); tok; tok = strtok_r(NULL, " ,\t", &save)) {
-			if (tok[0] != '/' || strlen(tok) >= 256 || n >= PF_CONFIG_MAX_MOUNTS) {
-				warn(diag, origin, line, "%s: \"%s\" is not an absolute path (or too many); ignoring it",
-				     k->name, tok);
-				continue;
+			if (n == PF_CONFIG_MAX_MOUNTS) {
+				warn(diag, origin, line, "%s: more than %d filesystems", k->name, PF_CONFIG_MAX_MOUNTS);
+				return;
 			}
-			strcpy(cfg->mounts[n++], tok);
+			if (tok[0] != '/' || strlen(tok) >= sizeof(mounts[0])) {
+				warn(diag, origin, line, "%s: '%s' is not an absolute path (at most %zu bytes)", k->name,
+				     tok, sizeof(mounts[0]) - 1);
+				return;
+			}
+			strcpy(mounts[n++], tok);
 		}
+		memcpy(cfg->mounts, mounts, (size_t)n * sizeof(mounts[0]));
 		cfg->nmounts = n;
 		return;
 	}
 	}
+}
+
+/* One line (a NUL-terminated copy, changed in place). */
+static void parse_line(struct pf_config *cfg, char *s, const char *origin, int lineno, struct pf_config_diag *diag)
+{
+	while (is_blank(*s))
+		s++;
+	if (!strncmp(s, "export", 6) && is_blank(s[6]))
+		for (s += 6; is_blank(*s);)
+			s++;
+	if (!*s || *s == '#' || (*s == '\r' && !s[1]))
+		return;
+	char *name = s;
+	if (isalpha((unsigned char)*s) || *s == '_')
+		while (isalnum((unsigned char)*s) || *s == '_')
+			s++;
+	size_t namelen = (size_t)(s - name);
+	char *after = s;
+	while (is_blank(*after))
+		after++;
+	if (!namelen || *after != '=') {
+		warn(diag, origin, lineno, "not a KEY=value line");
+		return;
+	}
+	name[namelen] = '\0'; /* clobbers the blank or the '=' itself: the value starts after it */
+	const struct key *k = find_key(name, namelen);
+	if (!k) {
+		warn(diag, origin, lineno, "unknown key %s", name);
+		return;
+	}
+	if (after != s) { /* "KEY = 5": sh runs a command KEY */
+		warn(diag, origin, lineno, "%s: no spaces allowed around '='", k->name);
+		return;
+	}
+	const char *why = NULL;
+	char *val = read_value(after + 1, &why);
+	if (!val) {
+		warn(diag, origin, lineno, "%s: %s", k->name, why);
+		return;
+	}
+	set_key(cfg, k, val, origin, lineno, diag);
 }
 
 void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_config_diag *diag)
@@ -209,38 +327,11 @@ void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin
 		char line[4096];
 		lineno++;
 		if (len >= sizeof(line)) {
-			warn(diag, origin, lineno, "line too long; ignored");
+			warn(diag, origin, lineno, "longer than %zu bytes", sizeof(line) - 1);
 		} else {
 			memcpy(line, p, len);
 			line[len] = '\0';
-			char *s = line;
-			while (isspace((unsigned char)*s))
-				s++;
-			if (!strncmp(s, "export", 6) && isspace((unsigned char)s[6]))
-				for (s += 6; isspace((unsigned char)*s);)
-					s++;
-			if (*s && *s != '#') {
-				char *eq = strchr(s, '=');
-				char *name_end = s;
-				while (*name_end && (isalnum((unsigned char)*name_end) || *name_end == '_'))
-					name_end++;
-				if (!eq || name_end != eq || eq == s) {
-					warn(diag, origin, lineno, "not a KEY=value line; ignored");
-				} else {
-					*eq = '\0';
-					char *val = eq + 1;
-					const struct key *k = NULL;
-					for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-						if (!strcmp(keys[i].name, s))
-							k = &keys[i];
-					if (!k)
-						warn(diag, origin, lineno, "unknown key %s; ignored", s);
-					else if (unquote(val))
-						warn(diag, origin, lineno, "%s: unterminated quote; using the default", s);
-					else
-						set_key(cfg, k, val, origin, lineno, diag);
-				}
-			}
+			parse_line(cfg, line, origin, lineno, diag);
 		}
 		if (!eol)
 			break;
@@ -255,9 +346,14 @@ int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_dia
 	int rc = pf_read_text(path, 1 << 20, 0, &text, &len);
 	if (rc)
 		return rc;
-	if (memchr(text, '\0', len))
-		warn(diag, path, 0, "file contains NUL bytes; reading up to the first one");
+	const char *nul = memchr(text, '\0', len);
 	pf_config_parse(cfg, text, path, diag);
+	if (nul) {
+		int line = 1;
+		for (const char *c = text; c < nul; c++)
+			line += *c == '\n';
+		warn(diag, path, line, "a NUL byte; the rest of the file is not read");
+	}
 	free(text);
 	return 0;
 }
@@ -269,5 +365,7 @@ int pf_config_read(struct pf_config *cfg, const char *path)
 	int rc = pf_config_load(cfg, path ? path : PF_DEFAULT_CONFIG, &diag);
 	for (int i = 0; i < diag.nwarnings; i++)
 		pf_warn("%s", diag.warnings[i]);
+	if (diag.total > diag.nwarnings)
+		pf_warn("%s: %d more problems not shown", path ? path : PF_DEFAULT_CONFIG, diag.total - diag.nwarnings);
 	return rc == -ENOENT && !path ? 0 : rc;
 }

@@ -1,9 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* /etc/default/prefetch: shell-style KEY=value settings shared by prefetchd and prefetch-reorder.
+/* /etc/default/prefetch: KEY=value settings shared by prefetchd and prefetch-reorder, and by the shell scripts
+ * and units through 'prefetchd config' (which prints what this parser took): one reader for everyone.
  *
+ * The syntax is the part of sh's that means the same to sh, to this parser and to systemd's EnvironmentFile;
+ * anything else is a bad line, never read differently:
+ *   - blank lines, and comments: '#' first on a line (after blanks), or after a blank following the value;
+ *   - [export ]KEY=VALUE, KEY of letters, digits and '_'; no blanks around '=' ("KEY = 5" is a bad line: sh
+ *     would run a command KEY);
+ *   - VALUE: bare text, '...' (literal), "..." (in which \" \\ \$ \` stand for the character), or these
+ *     run together; it ends at a blank, after which only a comment may follow (sh would run a command);
+ *   - not supported, a bad line: $ expansion ("$HOME/x", also inside "..."), ` substitution, ~ expansion, a
+ *     backslash outside quotes, an unquoted ; & | < > ( ), an unterminated quote, a carriage return;
+ *   - numbers are whole decimal numbers in the key's range: "30s" or "0x10" are bad lines (the warning states
+ *     the range); booleans 0/1, yes/no, true/false, on/off, y/n (any case); PREFETCH_MEDIUM auto, rotational
+ *     (or hdd) or ssd (or solid, nonrotational); TRACE_MOUNTS absolute paths separated by blanks or commas;
+ *   - a key set twice: the last line counts (as in sh).
  * The historical keys of the 2007 prefetch project keep their meaning (PREFETCH_DIR, LOGIN_TRACING_DELAY,
- * TRACE_AGGREGATION_COUNT, ENABLE_FILE_REORDERING, CHUNK_SIZE_BLOCKS).  A bad value or an unknown key
- * never stops anything: it is reported as a warning naming the line and the default is kept.
+ * TRACE_AGGREGATION_COUNT, ENABLE_FILE_REORDERING, CHUNK_SIZE_BLOCKS).  A bad line never stops anything: it is
+ * ignored as a whole (the value stays the default, or what an earlier line set) with a warning
+ * "FILE:LINE: reason; line ignored" - the same text 'prefetchd config --check' prints and the commands log.
  * ENABLE_APP_PREFETCHING (2007: application prefetching) is accepted and has no effect.
  */
 #ifndef PREFETCH_CONFIG_H
@@ -45,6 +60,7 @@ struct pf_config {
 };
 
 struct pf_config_diag {
+	int total;     /* problems found, also those past the PF_CONFIG_MAX_WARNINGS kept below */
 	int nwarnings;
 	char warnings[PF_CONFIG_MAX_WARNINGS][256];
 };
@@ -60,6 +76,14 @@ int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_dia
  * (file:line).  Returns 0, also when the default file is missing; otherwise the error of pf_config_load (cfg
  * then holds what could be read over the defaults), for the caller to report as its command sees fit. */
 int pf_config_read(struct pf_config *cfg, const char *path);
+
+/* The settings' names, in struct order, for i = 0, 1, ... until NULL (ENABLE_APP_PREFETCHING is not one). */
+const char *pf_config_key_name(size_t i);
+
+/* The value of setting key in cfg as text, as 'prefetchd config --get' prints it: numbers in decimal,
+ * booleans 0 or 1, PREFETCH_MEDIUM auto|rotational|ssd, TRACE_MOUNTS the paths separated by one space, paths as
+ * they are.  Returns 0, -ENOENT when key names no setting, -ENOSPC when len is too small (buf truncated). */
+int pf_config_get(const struct pf_config *cfg, const char *key, char *buf, size_t len);
 
 /* Parse text (for tests and for the loader). */
 void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_config_diag *diag);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 static const char *prog = "prefetch";
+static const char *command;
 static int threshold = PF_LOG_NOTICE;
 static int journal = -1;
 static int kmsg = -1;
@@ -35,6 +36,21 @@ void pf_log_init(const char *progname, int max_level)
 	threshold = max_level;
 }
 
+void pf_log_set_command(const char *cmd)
+{
+	command = cmd;
+}
+
+const char *pf_log_progname(void)
+{
+	return prog;
+}
+
+const char *pf_log_command(void)
+{
+	return command;
+}
+
 void pf_log(int level, const char *fmt, ...)
 {
 	if (level > threshold)
@@ -56,5 +72,6 @@ void pf_log(int level, const char *fmt, ...)
 	if (journal)
 		fprintf(stderr, "<%d>%s\n", level, msg);
 	else
-		fprintf(stderr, "%s: %s%s\n", prog, level <= PF_LOG_ERR ? "error: " : level == PF_LOG_WARNING ? "warning: " : "", msg);
+		fprintf(stderr, "%s: %s%s%s%s\n", prog, command ? command : "", command ? ": " : "",
+			level == PF_LOG_WARNING ? "warning: " : "", msg);
 }

@@ -4,14 +4,17 @@
  *   prefetch-reorder [--layout FILE]... [--chunk-blocks N] [--time-budget SEC] [--dry-run] [--config FILE]
  *                    [--final-shutdown] [-v|-q] DEVICE|IMAGE
  *   prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE
+ *   prefetch-reorder --help | --version
  *
  * Exit: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time budget (the next run continues). */
 #include "config.h"
 #include "disk_model.h"
 #include "error.h"
 #include "log.h"
+#include "number.h"
 #include "progress.h"
 #include "reorder.h"
+#include "usage_error.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -20,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXIT_USAGE 2
+#define EXIT_USAGE PF_USAGE_EXIT
 #define EXIT_BUDGET 3
 #define MAX_LAYOUTS 16
 
@@ -44,6 +47,7 @@ static void usage(FILE *f)
 		"  -v, --verbose           name every skipped file\n"
 		"  -q, --quiet             errors only\n"
 		"  -h, --help              this help\n"
+		"  -V, --version           print the version\n"
 		"Exit status: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time budget (continue next run).\n");
 }
 
@@ -51,18 +55,6 @@ static void note_cb(void *ctx, const char *msg)
 {
 	(void)ctx;
 	pf_info("%s", msg);
-}
-
-static long parse_long(const char *s, const char *what, long min)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min) {
-		fprintf(stderr, "prefetch-reorder: bad %s '%s'\n", what, s);
-		exit(EXIT_USAGE);
-	}
-	return v;
 }
 
 static void print_figures(const struct pf_reorder_result *r, int planned_label)
@@ -102,30 +94,32 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'C' },             { "config", required_argument, NULL, 'F' },
 		{ "final-shutdown", no_argument, NULL, 'S' },    { "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },             { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' },           { NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
 	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE;
 	long chunk = -1, budget = -1; /* budget in ms */
 	const char *config = NULL;
 	int c;
-	while ((c = getopt_long(argc, argv, "l:c:t:nvqh", longopts, NULL)) != -1) {
+	pf_log_init("prefetch-reorder", PF_LOG_NOTICE); /* -v/-q set the level below */
+	opterr = 0; /* one message of our own */
+	while ((c = getopt_long(argc, argv, ":l:c:t:nvqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
-			if (nlayouts == MAX_LAYOUTS) {
-				fprintf(stderr, "prefetch-reorder: at most %d layouts\n", MAX_LAYOUTS);
-				return EXIT_USAGE;
-			}
+			if (nlayouts == MAX_LAYOUTS)
+				return pf_usage_error("at most %d --layout options", MAX_LAYOUTS);
 			layouts[nlayouts++] = optarg;
 			break;
-		case 'c': chunk = parse_long(optarg, "chunk size", 1); break;
+		case 'c':
+			if (pf_parse_long(optarg, 1, 1L << 30, &chunk))
+				return pf_usage_error("--chunk-blocks: '%s' is not a number of blocks (1..%ld)", optarg,
+						      1L << 30);
+			break;
 		case 't': {
 			char *end;
 			double v = strtod(optarg, &end);
-			if (end == optarg || *end || !(v >= 0) || v > 86400) {
-				fprintf(stderr, "prefetch-reorder: bad time budget '%s'\n", optarg);
-				return EXIT_USAGE;
-			}
+			if (end == optarg || *end || !(v >= 0) || v > 86400)
+				return pf_usage_error("--time-budget: '%s' is not a number of seconds (0..86400)", optarg);
 			budget = (long)(v * 1000 + 0.5);
 			if (v > 0 && budget == 0)
 				budget = 1;
@@ -138,13 +132,12 @@ int main(int argc, char **argv)
 		case 'v': level = PF_LOG_INFO; break;
 		case 'q': level = PF_LOG_ERR; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return EXIT_USAGE;
+		case 'V': printf("prefetch-reorder %s\n", PREFETCH_VERSION); return 0;
+		default: return pf_usage_bad_option(c, argv);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return pf_usage_error(optind == argc ? "no DEVICE or IMAGE given" : "want exactly one DEVICE or IMAGE");
 	const char *device = argv[optind];
 	pf_log_init("prefetch-reorder", level);
 

@@ -33,6 +33,12 @@ run "replay missing" any "$BUILD/prefetchd" replay "$tmp/missing"
 run "aggregate corrupt" any "$BUILD/prefetchd" aggregate --output "$tmp/layout" "$tmp/corrupt"
 run "reorder missing image" any "$BUILD/prefetch-reorder" --layout "$tmp/corrupt" "$tmp/missing"
 run "usage" 2 "$BUILD/prefetchd" no-such-command
+run "bad option" 2 "$BUILD/prefetchd" stop --frobnicate
+printf 'PREFETCH_DIR=$HOME/x\nLOGIN_TRACING_DELAY=30s\nKEY = 5\nTRACE_MOUNTS="/ /usr"\n' >"$tmp/config"
+run "config --check bad" 1 "$BUILD/prefetchd" config --check "$tmp/config"
+run "config bad" 0 "$BUILD/prefetchd" config --config "$tmp/config"
+run "config --get unknown" 2 "$BUILD/prefetchd" config --get NO_SUCH_KEY
+run "reorder usage" 2 "$BUILD/prefetch-reorder" --chunk-blocks 0 "$tmp/missing"
 
 # The whole pipeline on a real ext4 image: trace, aggregate, dump, replay (both media), reorder, check.
 if [ "$(id -u)" -eq 0 ]; then

@@ -3,6 +3,7 @@
 
 #include "commands.h"
 #include "config.h"
+#include "usage_error.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -47,19 +48,20 @@ int pf_boot_options_parse(int argc, char **argv, struct pf_boot_options *o)
 	int from_initramfs = 0;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	opterr = 0; /* one message of our own */
+	while ((c = getopt_long(argc, argv, ":c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
 		case 'I': from_initramfs = 1; break;
 		case 'R': o->root = optarg; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
-		default: usage(stderr); return PF_EXIT_USAGE;
+		default: return pf_usage_bad_option(c, argv);
 		}
 	}
-	if (optind != argc || (o->root && !from_initramfs)) {
-		usage(stderr);
-		return PF_EXIT_USAGE;
-	}
+	if (optind != argc)
+		return pf_usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->root && !from_initramfs)
+		return pf_usage_error("--root needs --from-initramfs");
 	o->start = !from_initramfs ? PF_BOOT_FROM_SERVICE
 		 : o->root	   ? PF_BOOT_FROM_INITRAMFS_COPY
 				   : PF_BOOT_FROM_INITRAMFS_CHROOTED;

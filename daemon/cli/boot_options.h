@@ -25,7 +25,7 @@ struct pf_boot_options {
 };
 
 /* Parse the command line (argv[0] is "boot").  Returns -1 when the boot is to run; else the exit status, after
- * printing the usage (--help: to stdout; a bad command line: to stderr). */
+ * printing the usage to stdout (--help) or saying what is wrong with the command line (usage_error.h). */
 int pf_boot_options_parse(int argc, char **argv, struct pf_boot_options *o);
 
 #endif

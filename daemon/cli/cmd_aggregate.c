@@ -8,6 +8,8 @@
 #include "config.h"
 #include "format.h"
 #include "log.h"
+#include "number.h"
+#include "usage_error.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -38,12 +40,10 @@ static void usage(FILE *out)
 
 static int parse_count(const char *s, unsigned long max, unsigned long *out)
 {
-	char *end;
-	errno = 0;
-	unsigned long v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > max)
+	long v;
+	if (pf_parse_long(s, 0, (long)max, &v))
 		return -1;
-	*out = v;
+	*out = (unsigned long)v;
 	return 0;
 }
 
@@ -68,34 +68,28 @@ int cmd_aggregate(int argc, char **argv)
 	unsigned long max_mb = 0, max_files = 0;
 	int have_mb = 0, have_files = 0, check = 1, c;
 	optind = 0; /* callable more than once (tests) */
-	while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+	opterr = 0; /* one message of our own */
+	while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case OPT_MAX_MB:
-			if (parse_count(optarg, 1ul << 30, &max_mb)) {
-				pf_err("aggregate: --max-mb wants a number of MiB, not '%s'", optarg);
-				return PF_EXIT_USAGE;
-			}
+			if (parse_count(optarg, 1ul << 30, &max_mb))
+				return pf_usage_error("--max-mb: '%s' is not a number of MiB (0..%lu)", optarg, 1ul << 30);
 			have_mb = 1;
 			break;
 		case OPT_MAX_FILES:
-			if (parse_count(optarg, PF_MAX_FILES, &max_files)) {
-				pf_err("aggregate: --max-files wants a count up to %u, not '%s'", PF_MAX_FILES, optarg);
-				return PF_EXIT_USAGE;
-			}
+			if (parse_count(optarg, PF_MAX_FILES, &max_files))
+				return pf_usage_error("--max-files: '%s' is not a number (0..%u)", optarg, PF_MAX_FILES);
 			have_files = 1;
 			break;
 		case OPT_CONFIG: config = optarg; break;
 		case OPT_NO_CHECK: check = 0; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
-		default: pf_err("aggregate: try 'prefetchd aggregate --help'"); return PF_EXIT_USAGE;
+		default: return pf_usage_bad_option(c, argv);
 		}
 	}
-	if (!output || optind >= argc) {
-		pf_err("aggregate: %s (try 'prefetchd aggregate --help')",
-		       !output ? "--output LAYOUT is required" : "no TRACE given");
-		return PF_EXIT_USAGE;
-	}
+	if (!output || optind >= argc)
+		return pf_usage_error("%s", !output ? "--output LAYOUT is required" : "no TRACE given");
 	struct pf_config cfg;
 	int crc = pf_config_read(&cfg, config);
 	if (crc)
@@ -108,7 +102,7 @@ int cmd_aggregate(int argc, char **argv)
 
 	size_t given = (size_t)(argc - optind), first = optind;
 	if (given > PF_AGGREGATE_MAX_TRACES) {
-		pf_warn("aggregate: %zu traces given, using the newest %u", given, PF_AGGREGATE_MAX_TRACES);
+		pf_warn("%zu traces given, using the newest %u", given, PF_AGGREGATE_MAX_TRACES);
 		first += given - PF_AGGREGATE_MAX_TRACES;
 	}
 	struct pf_image *traces[PF_AGGREGATE_MAX_TRACES];
@@ -116,14 +110,14 @@ int cmd_aggregate(int argc, char **argv)
 	for (size_t i = first; i < (size_t)argc; i++) {
 		int rc = pf_image_load(argv[i], 0, PF_KIND_TRACE, &traces[n]);
 		if (rc) {
-			pf_warn("aggregate: skipping trace %s: %s", argv[i], pf_strerror(rc));
+			pf_warn("skipping trace %s: %s", argv[i], pf_strerror(rc));
 			continue;
 		}
 		n++;
 	}
 	size_t skipped = (size_t)argc - first - n;
 	if (!n) {
-		pf_err("aggregate: no usable trace among the %zu given; %s not written", (size_t)argc - first, output);
+		pf_err("no usable trace among the %zu given; %s not written", (size_t)argc - first, output);
 		return PF_EXIT_FAILURE;
 	}
 
@@ -133,14 +127,14 @@ int cmd_aggregate(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		pf_image_free(traces[i]);
 	if (rc) {
-		pf_err("aggregate: %s", pf_strerror(rc));
+		pf_err("%s", pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
 	rc = pf_image_save(output, layout);
 	int incomplete = !!(layout->flags & PF_IMG_INCOMPLETE);
 	pf_image_free(layout);
 	if (rc) {
-		pf_err("aggregate: cannot write %s: %s", output, pf_strerror(rc));
+		pf_err("cannot write %s: %s", output, pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
 	char notes[64] = "";

@@ -4,6 +4,7 @@
 #include "dump.h"
 #include "format.h"
 #include "log.h"
+#include "usage_error.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -33,17 +34,16 @@ int cmd_dump(int argc, char **argv)
 					       { NULL, 0, NULL, 0 } };
 	int files = 0, c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+	opterr = 0; /* one message of our own */
+	while ((c = getopt_long(argc, argv, ":fh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': files = 1; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
-		default: usage(stderr); return PF_EXIT_USAGE;
+		default: return pf_usage_bad_option(c, argv);
 		}
 	}
-	if (optind != argc - 1) {
-		usage(stderr);
-		return PF_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return pf_usage_error(optind == argc ? "no FILE given" : "want exactly one FILE argument");
 	const char *path = argv[optind];
 	struct pf_image *img;
 	int rc = pf_image_load(path, 0, 0, &img);

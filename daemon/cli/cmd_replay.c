@@ -12,7 +12,9 @@
 #include "error.h"
 #include "format.h"
 #include "log.h"
+#include "number.h"
 #include "replay.h"
+#include "usage_error.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -52,17 +54,6 @@ static void usage(FILE *out)
 		"ENABLE_PREFETCH and ENABLE_REPLAY govern 'prefetchd boot'; this command always replays.\n");
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static const char *medium_name(int m)
 {
 	return m == PF_MEDIUM_ROTATIONAL ? "rotational" : m == PF_MEDIUM_SOLID ? "ssd" : "none";
@@ -86,7 +77,7 @@ int cmd_replay(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0; /* one message of our own */
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			config = optarg;
@@ -95,16 +86,12 @@ int cmd_replay(int argc, char **argv)
 			medium = optarg;
 			break;
 		case 'j':
-			if (parse_int(optarg, 1, 64, &threads)) {
-				fprintf(stderr, "prefetchd replay: --threads wants 1-64, not '%s'\n", optarg);
-				return PF_EXIT_USAGE;
-			}
+			if (pf_parse_long(optarg, 1, 64, &threads))
+				return pf_usage_error("--threads: '%s' is not a number (1..64)", optarg);
 			break;
 		case 't':
-			if (parse_int(optarg, 0, 86400, &timeout)) {
-				fprintf(stderr, "prefetchd replay: --timeout wants seconds (0-86400), not '%s'\n", optarg);
-				return PF_EXIT_USAGE;
-			}
+			if (pf_parse_long(optarg, 0, 86400, &timeout))
+				return pf_usage_error("--timeout: '%s' is not a number of seconds (0..86400)", optarg);
 			break;
 		case 'd':
 			dump = optarg;
@@ -113,15 +100,11 @@ int cmd_replay(int argc, char **argv)
 			usage(stdout);
 			return PF_EXIT_OK;
 		default:
-			fprintf(stderr, "prefetchd replay: unknown option or missing value: '%s' (try --help)\n",
-				argv[optind - 1]);
-			return PF_EXIT_USAGE;
+			return pf_usage_bad_option(c, argv);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "prefetchd replay: want exactly one LAYOUT argument (try --help)\n");
-		return PF_EXIT_USAGE;
-	}
+	if (optind != argc - 1)
+		return pf_usage_error(optind == argc ? "no LAYOUT given" : "want exactly one LAYOUT argument");
 	const char *path = argv[optind];
 
 	struct pf_config cfg;
@@ -136,10 +119,8 @@ int cmd_replay(int argc, char **argv)
 			override = PF_MEDIUM_FORCE_ROTATIONAL;
 		else if (!strcmp(medium, "ssd") || !strcmp(medium, "solid"))
 			override = PF_MEDIUM_FORCE_SOLID;
-		else {
-			fprintf(stderr, "prefetchd replay: --medium wants auto, rotational or ssd, not '%s'\n", medium);
-			return PF_EXIT_USAGE;
-		}
+		else
+			return pf_usage_error("--medium: '%s' is not auto, rotational or ssd", medium);
 	}
 
 	struct pf_image *layout;

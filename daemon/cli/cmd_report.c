@@ -10,6 +10,7 @@
 #include "report_stats.h"
 #include "report_svg.h"
 #include "safe_file.h"
+#include "usage_error.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -44,20 +45,19 @@ int cmd_report(int argc, char **argv)
 	const char *config = NULL, *log = NULL, *svg = NULL, *title = NULL;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "c:l:s:t:h", opts, NULL)) != -1) {
+	opterr = 0; /* one message of our own */
+	while ((c = getopt_long(argc, argv, ":c:l:s:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': config = optarg; break;
 		case 'l': log = optarg; break;
 		case 's': svg = optarg; break;
 		case 't': title = optarg; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
-		default: usage(stderr); return PF_EXIT_USAGE;
+		default: return pf_usage_bad_option(c, argv);
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return PF_EXIT_USAGE;
-	}
+	if (optind != argc)
+		return pf_usage_error("unexpected argument '%s'", argv[optind]);
 
 	struct pf_config cfg;
 	int rc = pf_config_read(&cfg, config);

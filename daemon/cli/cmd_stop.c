@@ -3,7 +3,9 @@
 #include "commands.h"
 #include "error.h"
 #include "log.h"
+#include "number.h"
 #include "pidfile.h"
+#include "usage_error.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -41,27 +43,21 @@ int cmd_stop(int argc, char **argv)
 	long timeout = 30;
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "p:t:h", opts, NULL)) != -1) {
+	opterr = 0; /* one message of our own */
+	while ((c = getopt_long(argc, argv, ":p:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': pidpath = optarg; break;
-		case 't': {
-			char *end;
-			errno = 0;
-			timeout = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || timeout < 0 || timeout > INT_MAX / 1000) {
-				pf_err("--timeout: '%s' is not a number of seconds", optarg);
-				return PF_EXIT_USAGE;
-			}
+		case 't':
+			if (pf_parse_long(optarg, 0, INT_MAX / 1000, &timeout))
+				return pf_usage_error("--timeout: '%s' is not a number of seconds (0..%d)", optarg,
+						      INT_MAX / 1000);
 			break;
-		}
 		case 'h': usage(stdout); return PF_EXIT_OK;
-		default: usage(stderr); return PF_EXIT_USAGE;
+		default: return pf_usage_bad_option(c, argv);
 		}
 	}
-	if (optind != argc) {
-		usage(stderr);
-		return PF_EXIT_USAGE;
-	}
+	if (optind != argc)
+		return pf_usage_error("unexpected argument '%s'", argv[optind]);
 	pid_t pid;
 	char why[PF_PIDFILE_OUTCOME_MAX];
 	int rc = pf_pidfile_stop(pidpath, SIGTERM, (int)timeout * 1000, &pid, why, sizeof(why));

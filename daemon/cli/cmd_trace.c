@@ -6,9 +6,11 @@
 #include "format.h"
 #include "incomplete.h"
 #include "log.h"
+#include "number.h"
 #include "pidfile.h"
 #include "privileges.h"
 #include "trace.h"
+#include "usage_error.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -56,17 +58,6 @@ static void usage(FILE *out)
 		PF_DEFAULT_PIDFILE, PF_DEFAULT_CONFIG);
 }
 
-static int parse_int(const char *s, long max, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < 0 || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 static int dir_of_exists(const char *path)
 {
 	char *d = strdup(path);
@@ -102,41 +93,34 @@ int cmd_trace(int argc, char **argv)
 	long timeout = 0, max_files = 0;
 	int bounded = 0, config_default = 1;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:m:t:p:c:h", opts, NULL)) != -1) {
+	opterr = 0; /* one message of our own */
+	while ((c = getopt_long(argc, argv, ":o:m:t:p:c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 'm':
-			if (nmounts == MAX_MOUNT_ARGS) {
-				pf_err("at most %d --mount options", MAX_MOUNT_ARGS);
-				return PF_EXIT_USAGE;
-			}
+			if (nmounts == MAX_MOUNT_ARGS)
+				return pf_usage_error("at most %d --mount options", MAX_MOUNT_ARGS);
 			mounts[nmounts++] = optarg;
 			break;
 		case 't':
-			if (parse_int(optarg, INT_MAX, &timeout)) {
-				pf_err("--timeout: '%s' is not a number of seconds", optarg);
-				return PF_EXIT_USAGE;
-			}
+			if (pf_parse_long(optarg, 0, INT_MAX, &timeout))
+				return pf_usage_error("--timeout: '%s' is not a number of seconds (0..%d)", optarg, INT_MAX);
 			break;
 		case 'p': pidpath = optarg; break;
 		case 'c': config = optarg; config_default = 0; break;
 		case 'M':
-			if (parse_int(optarg, PF_MAX_FILES, &max_files) || max_files == 0) {
-				pf_err("--max-files: '%s' is not a number between 1 and %u", optarg, PF_MAX_FILES);
-				return PF_EXIT_USAGE;
-			}
+			if (pf_parse_long(optarg, 1, PF_MAX_FILES, &max_files))
+				return pf_usage_error("--max-files: '%s' is not a number (1..%u)", optarg, PF_MAX_FILES);
 			break;
 		case 'B': bounded = 1; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
-		default: usage(stderr); return PF_EXIT_USAGE;
+		default: return pf_usage_bad_option(c, argv);
 		}
 	}
-	if (optind != argc || !output) {
-		if (!output)
-			pf_err("trace: --output FILE is required");
-		usage(stderr);
-		return PF_EXIT_USAGE;
-	}
+	if (optind != argc)
+		return pf_usage_error("unexpected argument '%s'", argv[optind]);
+	if (!output)
+		return pf_usage_error("--output FILE is required");
 	if (!dir_of_exists(output)) {
 		pf_err("--output %s: its directory does not exist", output);
 		return PF_EXIT_FAILURE;

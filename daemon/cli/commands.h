@@ -6,9 +6,10 @@
 /* Exit codes shared by all subcommands. */
 #define PF_EXIT_OK 0
 #define PF_EXIT_FAILURE 1   /* the job could not be done (message says why) */
-#define PF_EXIT_USAGE 2     /* bad command line */
+#define PF_EXIT_USAGE 2     /* bad command line: pf_usage_error() (usage_error.h) says what is wrong */
 
-/* argv[0] is the subcommand name. */
+/* argv[0] is the subcommand name; main.c has set it as the log's command (log.h), so messages do not repeat it.
+ * --help prints the full usage on stdout (exit 0); a bad command line one line and a hint (exit 2). */
 int cmd_trace(int argc, char **argv);
 int cmd_aggregate(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
@@ -16,5 +17,6 @@ int cmd_dump(int argc, char **argv);
 int cmd_boot(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_config(int argc, char **argv);
 
 #endif

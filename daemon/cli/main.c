@@ -2,6 +2,7 @@
 /* prefetchd: trace a boot, aggregate traces into a layout, replay a layout into the page cache. */
 #include "commands.h"
 #include "log.h"
+#include "usage_error.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,6 +25,9 @@ static void usage(FILE *out)
 		"                          re-aggregate the next layout when tracing stops\n"
 		"  stop [--pid-file FILE]  tell a running tracer to finish and wait for it\n"
 		"  report [--config FILE]  boot-time table of the recorded boots\n"
+		"  config [--get KEY | --check [FILE]] [--config FILE]\n"
+		"                          print the effective settings (shell-evaluable), one of them, or check a\n"
+		"                          configuration file\n"
 		"\n"
 		"Options: --help, --version.  'prefetchd COMMAND --help' describes a command.\n"
 		"Configuration: " "/etc/default/prefetch" " (see prefetch(5)).\n");
@@ -32,10 +36,8 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
 	pf_log_init("prefetchd", PF_LOG_NOTICE);
-	if (argc < 2) {
-		usage(stderr);
-		return PF_EXIT_USAGE;
-	}
+	if (argc < 2)
+		return pf_usage_error("no command given");
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
 		usage(stdout);
@@ -51,10 +53,13 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "trace", cmd_trace }, { "aggregate", cmd_aggregate }, { "replay", cmd_replay }, { "dump", cmd_dump },
 		{ "boot", cmd_boot },   { "stop", cmd_stop },           { "report", cmd_report },
+		{ "config", cmd_config },
 	};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(cmd, cmds[i].name))
+		if (!strcmp(cmd, cmds[i].name)) {
+			/* every message from here on names the subcommand: "prefetchd: stop: ..." */
+			pf_log_set_command(cmds[i].name);
 			return cmds[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "prefetchd: unknown command '%s' (try 'prefetchd --help')\n", cmd);
-	return PF_EXIT_USAGE;
+		}
+	return pf_usage_error("unknown command '%s'", cmd);
 }

@@ -182,7 +182,7 @@ t6=$PF_BG_PID
 rmdir "$tmp/gone" # its output directory goes away while it traces
 out=$("$PREFETCHD" stop --pid-file "$tmp/pid6" 2>&1); rc=$?
 [ $rc -eq 1 ] || pf_fail "stop of a tracer that stored nothing: exit $rc, want 1 ($out)"
-[[ $out == "prefetchd: error: tracer (pid $t6) finished but stored no trace: cannot write $tmp/gone/t6: No such file or directory" ]] ||
+[[ $out == "prefetchd: stop: tracer (pid $t6) finished but stored no trace: cannot write $tmp/gone/t6: No such file or directory" ]] ||
 	pf_fail "stop message for a lost trace: $out"
 wait "$t6"; [ $? -eq 1 ] || pf_fail "tracer t6: want exit 1"
 

@@ -29,14 +29,21 @@ cp "$d/good" "$d/groupw"; chmod 0664 "$d/groupw"
 cp "$d/good" "$d/notroot"; chown 65534 "$d/notroot"
 chmod 0755 "$d" # the unprivileged owner above must not matter: the check is on the file
 
-# expect NAME EXIT PATTERN ARGS...: exit code, exactly one line on stderr matching PATTERN, nothing on stdout
+# expect NAME EXIT PATTERN ARGS...: exit code, exactly one line on stderr, "prefetchd: replay: " and matching
+# PATTERN (a usage error, exit 2: then the hint "Try 'prefetchd replay --help'." as a second line), nothing on stdout
 expect() {
 	local name=$1 want=$2 pat=$3 rc=0; shift 3
 	local start=$SECONDS
 	timeout 20 "$PREFETCHD" replay "$@" --config "$d/no-config" >"$d/out" 2>"$d/err" || rc=$?
 	[ $rc -ne 124 ] || pf_fail "$name: replay hung"
 	[ $rc -eq "$want" ] || { cat "$d/err" >&2; pf_fail "$name: exit $rc, want $want"; }
-	[ "$(wc -l <"$d/err")" -eq 1 ] || { cat "$d/err" >&2; pf_fail "$name: want one line on stderr"; }
+	if [ "$want" -eq 2 ]; then
+		[ "$(sed -n 2p "$d/err")" = "Try 'prefetchd replay --help'." ] && [ "$(wc -l <"$d/err")" -eq 2 ] ||
+			{ cat "$d/err" >&2; pf_fail "$name: want one line and the --help hint on stderr"; }
+	else
+		[ "$(wc -l <"$d/err")" -eq 1 ] || { cat "$d/err" >&2; pf_fail "$name: want one line on stderr"; }
+	fi
+	[[ $(head -1 "$d/err") == "prefetchd: replay: "* ]] || { cat "$d/err" >&2; pf_fail "$name: not 'prefetchd: replay: ...'"; }
 	grep -q -- "$pat" "$d/err" || { cat "$d/err" >&2; pf_fail "$name: message does not match '$pat'"; }
 	[ ! -s "$d/out" ] || pf_fail "$name: unexpected output: $(cat "$d/out")"
 	pf_note "$name ($rc, $((SECONDS - start)) s): $(cat "$d/err")"
@@ -54,7 +61,7 @@ expect not-root-owned 1 "not prefetching: layout .*notroot: " "$d/notroot"
 expect bad-medium 2 "medium" "$d/good" --medium floppy
 expect bad-threads 2 "threads" "$d/good" --threads 0
 expect unknown-option 2 "unknown option" "$d/good" --frobnicate
-expect bad-timeout 2 "timeout" "$d/good" --timeout -1
+expect bad-timeout 2 "^prefetchd: replay: --timeout: '-1' is not a number of seconds (0..86400)$" "$d/good" --timeout -1
 expect extra-arg 2 "one LAYOUT" "$d/good" "$d/good"
 
 # --help works and exits 0

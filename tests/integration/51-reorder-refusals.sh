@@ -42,8 +42,8 @@ refuse() {
 	after=$(sha256sum <"$target")
 	lines=$(printf '%s\n' "$out" | wc -l)
 	[ $rc -eq 1 ] || bad "$name: exit $rc, want 1: $out"
-	[ "$lines" -eq 1 ] && [[ $out == "prefetch-reorder: error: "* ]] ||
-		bad "$name: want exactly one line, 'prefetch-reorder: error: ...'; got $lines: $out"
+	[ "$lines" -eq 1 ] && [[ $out == "prefetch-reorder: "* ]] && [[ $out != "prefetch-reorder: warning: "* ]] ||
+		bad "$name: want exactly one line, 'prefetch-reorder: reason'; got $lines: $out"
 	# shellcheck disable=SC2053 # pat is a glob on purpose
 	[[ $out == $pat ]] || bad "$name: message does not say $pat: $out"
 	[ "$before" = "$after" ] || bad "$name: the refused run changed $target"

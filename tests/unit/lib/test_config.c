@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -88,12 +89,144 @@ static void test_bad_values_keep_defaults(void **state)
 	assert_int_equal(c.max_prefetch_mb, 256);
 	assert_int_equal(c.medium, PF_MEDIUM_AUTO);
 	assert_int_equal(d.nwarnings, 8);
-	/* each warning names the file and line */
-	assert_true(has_warning(&d, "/etc/default/prefetch:1: CHUNK_SIZE_BLOCKS"));
-	assert_true(has_warning(&d, ":2: TRACE_AGGREGATION_COUNT"));
-	assert_true(has_warning(&d, ":5: unknown key NO_SUCH_KEY"));
-	assert_true(has_warning(&d, ":6: not a KEY=value"));
+	assert_int_equal(d.total, 8);
+	/* each warning names the file and line, and for a number the range */
+	assert_true(has_warning(&d, "/etc/default/prefetch:1: CHUNK_SIZE_BLOCKS: 'lots' is not a number (1..1073741824); "
+				    "line ignored"));
+	assert_true(has_warning(&d, ":2: TRACE_AGGREGATION_COUNT: '0' is not a number (1..32)"));
+	assert_true(has_warning(&d, ":3: ENABLE_FILE_REORDERING: 'maybe' is not 0 or 1"));
+	assert_true(has_warning(&d, ":4: PREFETCH_DIR: 'relative/path' is not an absolute path"));
+	assert_true(has_warning(&d, ":5: unknown key NO_SUCH_KEY; line ignored"));
+	assert_true(has_warning(&d, ":6: not a KEY=value line; line ignored"));
 	assert_true(has_warning(&d, ":7: MAX_PREFETCH_MB: unterminated quote"));
+	assert_true(has_warning(&d, ":8: PREFETCH_MEDIUM: 'floppy' is not auto, rotational or ssd"));
+}
+
+/* What sh would read differently (or run) is a bad line, never taken another way; what sh reads the same is. */
+static void test_shell_syntax(void **state)
+{
+	(void)state;
+	struct pf_config c;
+	struct pf_config_diag d = { 0 };
+	pf_config_defaults(&c);
+	pf_config_parse(&c,
+			"PREFETCH_DIR=$HOME/x\n"                   /* 1 */
+			"LOGIN_TRACING_DELAY=30s\n"                /* 2 */
+			"TRACE_TIMEOUT = 5\n"                      /* 3 */
+			"REPLAY_TIMEOUT= 5\n"                      /* 4 */
+			"REPLAY_THREADS=5 6\n"                     /* 5 */
+			"PREFETCH_RUNTIME_DIR=\"/run/$USER\"\n"     /* 6 */
+			"MAX_PREFETCH_MB=`echo 5`\n"               /* 7 */
+			"MAX_PREFETCH_FILES=5;reboot\n"            /* 8 */
+			"TRACE_MOUNTS=~/x\n"                       /* 9 */
+			"CHUNK_SIZE_BLOCKS=\\5\n"                   /* 10 */
+			"REORDER_TIME_BUDGET=5\r\n"                /* 11 */
+			"TRACE_AGGREGATION_COUNT=' 5'\n"           /* 12: sh keeps the blank: not a number */
+			"ENABLE_PREFETCH=0 # off for now\n"        /* good from here on */
+			"REORDER_FREE_RESERVE_PERCENT=1\"0\"\n"     /* words run together: 10 */
+			"export ENABLE_REPLAY=\"no\"\n"
+			"START_FROM_INITRAMFS=o'ff'\n"
+			"\tPREFETCH_MEDIUM=hdd\n"
+			"TRACE_MOUNTS='/a /b' # a comment\n"
+			"LOGIN_TRACING_DELAY=\"1\"'2'3\n",
+			"f", &d);
+	assert_int_equal(d.total, 12);
+	assert_true(has_warning(&d, "f:1: PREFETCH_DIR: $ expansion is not supported; line ignored"));
+	assert_true(has_warning(&d, "f:2: LOGIN_TRACING_DELAY: '30s' is not a number (0..3600); line ignored"));
+	assert_true(has_warning(&d, "f:3: TRACE_TIMEOUT: no spaces allowed around '='"));
+	assert_true(has_warning(&d, "f:4: REPLAY_TIMEOUT: no spaces allowed around '='"));
+	assert_true(has_warning(&d, "f:5: REPLAY_THREADS: text after the value"));
+	assert_true(has_warning(&d, "f:6: PREFETCH_RUNTIME_DIR: $ expansion is not supported"));
+	assert_true(has_warning(&d, "f:7: MAX_PREFETCH_MB: ` command substitution"));
+	assert_true(has_warning(&d, "f:8: MAX_PREFETCH_FILES: unquoted"));
+	assert_true(has_warning(&d, "f:9: TRACE_MOUNTS: ~ expansion"));
+	assert_true(has_warning(&d, "f:10: CHUNK_SIZE_BLOCKS: a backslash"));
+	assert_true(has_warning(&d, "f:11: REORDER_TIME_BUDGET: carriage return"));
+	assert_true(has_warning(&d, "f:12: TRACE_AGGREGATION_COUNT: ' 5' is not a number (1..32)"));
+	struct pf_config def;
+	pf_config_defaults(&def);
+	assert_string_equal(c.state_dir, def.state_dir);
+	assert_string_equal(c.runtime_dir, def.runtime_dir);
+	assert_int_equal(c.trace_timeout, def.trace_timeout);
+	assert_int_equal(c.replay_threads, def.replay_threads);
+	assert_int_equal(c.aggregation_count, def.aggregation_count);
+	assert_int_equal(c.enable_prefetch, 0);
+	assert_int_equal(c.reorder_reserve_percent, 10);
+	assert_int_equal(c.enable_replay, 0);
+	assert_int_equal(c.start_from_initramfs, 0);
+	assert_int_equal(c.medium, PF_MEDIUM_FORCE_ROTATIONAL);
+	assert_int_equal(c.nmounts, 2);
+	assert_string_equal(c.mounts[0], "/a");
+	assert_string_equal(c.mounts[1], "/b");
+	assert_int_equal(c.login_tracing_delay, 123);
+}
+
+/* A bad TRACE_MOUNTS line changes nothing, not even its good paths; a later line overrides an earlier one. */
+static void test_line_ignored_as_a_whole(void **state)
+{
+	(void)state;
+	struct pf_config c;
+	struct pf_config_diag d = { 0 };
+	pf_config_defaults(&c);
+	pf_config_parse(&c, "TRACE_MOUNTS=/a\nTRACE_MOUNTS=\"/b relative\"\nREPLAY_THREADS=2\nREPLAY_THREADS=3\n", "f", &d);
+	assert_int_equal(d.total, 1);
+	assert_true(has_warning(&d, "f:2: TRACE_MOUNTS: 'relative' is not an absolute path"));
+	assert_int_equal(c.nmounts, 1);
+	assert_string_equal(c.mounts[0], "/a");
+	assert_int_equal(c.replay_threads, 3);
+
+	/* the same text parses to the same bytes every time (the fuzz target compares whole structs) */
+	struct pf_config again;
+	pf_config_defaults(&again);
+	pf_config_parse(&again, "TRACE_MOUNTS=/a\nTRACE_MOUNTS=\"/b relative\"\nREPLAY_THREADS=2\nREPLAY_THREADS=3\n", "f", NULL);
+	assert_memory_equal(&c, &again, sizeof(c));
+}
+
+/* The values as 'prefetchd config' prints them, for every key; unknown keys are -ENOENT. */
+static void test_get(void **state)
+{
+	(void)state;
+	struct pf_config c;
+	pf_config_defaults(&c);
+	pf_config_parse(&c, "TRACE_MOUNTS=/,/usr\nPREFETCH_MEDIUM=solid\nENABLE_FILE_REORDERING=yes\n", "f", NULL);
+	char v[64];
+	assert_int_equal(pf_config_get(&c, "TRACE_MOUNTS", v, sizeof(v)), 0);
+	assert_string_equal(v, "/ /usr");
+	assert_int_equal(pf_config_get(&c, "PREFETCH_MEDIUM", v, sizeof(v)), 0);
+	assert_string_equal(v, "ssd");
+	assert_int_equal(pf_config_get(&c, "ENABLE_FILE_REORDERING", v, sizeof(v)), 0);
+	assert_string_equal(v, "1");
+	assert_int_equal(pf_config_get(&c, "CHUNK_SIZE_BLOCKS", v, sizeof(v)), 0);
+	assert_string_equal(v, "2000");
+	assert_int_equal(pf_config_get(&c, "PREFETCH_DIR", v, sizeof(v)), 0);
+	assert_string_equal(v, "/var/lib/prefetch");
+	assert_int_equal(pf_config_get(&c, "NO_SUCH_KEY", v, sizeof(v)), -ENOENT);
+	assert_int_equal(pf_config_get(&c, "ENABLE_APP_PREFETCHING", v, sizeof(v)), -ENOENT);
+	assert_int_equal(pf_config_get(&c, "PREFETCH_DIR", v, 4), -ENOSPC);
+	/* every listed key has a value, and the list is the struct's settings */
+	size_t n = 0;
+	for (const char *k; (k = pf_config_key_name(n)); n++)
+		assert_int_equal(pf_config_get(&c, k, v, sizeof(v)), 0);
+	assert_int_equal(n, 18);
+}
+
+/* The defaults are in range: each parsed back from its own printed value gives the same settings. */
+static void test_defaults_round_trip(void **state)
+{
+	(void)state;
+	struct pf_config c, back;
+	pf_config_defaults(&c);
+	memcpy(&back, &c, sizeof(c));
+	char text[4096] = "", v[256];
+	const char *k;
+	for (size_t i = 0; (k = pf_config_key_name(i)); i++) {
+		assert_int_equal(pf_config_get(&c, k, v, sizeof(v)), 0);
+		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s='%s'\n", k, v);
+	}
+	struct pf_config_diag d = { 0 };
+	pf_config_parse(&back, text, "f", &d);
+	assert_int_equal(d.total, 0);
+	assert_memory_equal(&c, &back, sizeof(c));
 }
 
 static void test_missing_file(void **state)
@@ -112,6 +245,10 @@ int main(void)
 		cmocka_unit_test(test_historical_keys_and_quotes),
 		cmocka_unit_test(test_bad_values_keep_defaults),
 		cmocka_unit_test(test_missing_file),
+		cmocka_unit_test(test_shell_syntax),
+		cmocka_unit_test(test_line_ignored_as_a_whole),
+		cmocka_unit_test(test_get),
+		cmocka_unit_test(test_defaults_round_trip),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }
