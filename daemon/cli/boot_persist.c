@@ -7,9 +7,11 @@
 #include "incomplete.h"
 #include "log.h"
 #include "safe_file.h"
+#include "selfcheck.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Merge the newest TRACE_AGGREGATION_COUNT traces into the layout the next boot replays. */
@@ -60,6 +62,37 @@ static void aggregate_layout(const struct pf_boot_paths *p, const struct pf_conf
 	pf_image_free(layout);
 }
 
+/* The self-check's decision from the boot log as it is now, logged in one line and kept for the next boot. */
+static void self_check(const struct pf_boot_paths *p, const struct pf_config *cfg)
+{
+	if (!cfg->self_check_interval)
+		return;
+	char path[PF_BOOT_PATH + 16];
+	snprintf(path, sizeof(path), "%s/selfcheck", p->state);
+	struct pf_selfcheck sc;
+	int rc = pf_selfcheck_load(path, &sc);
+	if (rc)
+		pf_warn("self-check state %s unreadable (%s): starting again from the default", path, pf_strerror(rc));
+	struct pf_boot_record *recs;
+	size_t n, bad;
+	rc = pf_boottime_load(p->boottime, &recs, &n, &bad);
+	if (rc) {
+		pf_warn("self-check: cannot read %s (%s): the decision stays %s", p->boottime, pf_strerror(rc),
+			pf_policy_name(sc.policy));
+		return;
+	}
+	enum pf_policy was = sc.policy;
+	int disarmed = sc.reorder_disarmed;
+	pf_selfcheck_decide(recs, n, &sc);
+	free(recs);
+	if (sc.policy != was || sc.reorder_disarmed != disarmed)
+		pf_warn("self-check: %s", sc.why);
+	else
+		pf_notice("self-check: %s", sc.why);
+	if ((rc = pf_selfcheck_save(path, &sc)))
+		pf_warn("cannot write %s: %s", path, pf_strerror(rc));
+}
+
 int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
 		    const char *trace_name, const struct pf_boot_record *rec, int append_rec)
 {
@@ -86,6 +119,7 @@ int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, 
 	aggregate_layout(p, cfg);
 	if (append_rec && (rc = pf_boottime_append(p->boottime, rec)))
 		pf_warn("cannot append to %s: %s", p->boottime, pf_strerror(rc));
+	self_check(p, cfg);
 	if (pf_boot_reorder_armed(p) && (rc = pf_boot_reorder_consume(p, rec)))
 		pf_warn("cannot remove %s: %s", p->reorder_armed, pf_strerror(rc));
 	return stored;

@@ -10,6 +10,7 @@
 #include "boot_early.h"
 #include "boot_end.h"
 #include "boot_log.h"
+#include "boot_measure.h"
 #include "boot_options.h"
 #include "boot_persist.h"
 #include "boot_state.h"
@@ -25,6 +26,7 @@
 #include "privileges.h"
 #include "replay.h"
 #include "safe_file.h"
+#include "selfcheck.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -86,7 +88,8 @@ static void *replay_main(void *arg)
 
 /* Replay on a thread with the termination signals blocked, so that they reach the tracing thread.  relative:
  * the root is our working directory, not changed into yet (started from the initramfs with --root). */
-static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, const struct pf_config *cfg, int relative)
+static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, const struct pf_config *cfg, int relative,
+			 uint64_t max_bytes)
 {
 	const char *layout = relative ? pf_replay_relpath(p->layout) : p->layout;
 	if (access(layout, F_OK) != 0) {
@@ -97,7 +100,7 @@ static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, co
 	j->opts = (struct pf_replay_opts){ .medium_override = cfg->medium, .threads = cfg->replay_threads,
 					   .nice_after_head = BOOT_NICE,
 					   .timeout_s = cfg->replay_timeout, .relative_paths = relative,
-					   .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20, .stop = &replay_stop };
+					   .max_bytes = max_bytes, .stop = &replay_stop };
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
@@ -136,9 +139,7 @@ static int replay_finish(struct replay_job *j, int cut)
 			replayed = j->st.files > 0;
 		}
 	}
-	pf_image_free(j->layout);
-	j->layout = NULL;
-	return replayed;
+	return replayed; /* the layout stays loaded: the boot record measures how much of it the boot used */
 }
 
 /* The moment of the start-up at which the replay starts, by where we were started from. */
@@ -165,6 +166,8 @@ struct boot {
 	int ready_owed;  /* READY=1 still to send: a Type=notify start exiting without it counts as failed */
 	int pending;     /* the trace and record wait in the runtime dir for PREFETCH_DIR */
 	int recorded;    /* record_boot() ran: the pid file gets its outcome for 'prefetchd stop' */
+	struct pf_selfcheck sc;     /* the self-check's state as this boot found it */
+	enum pf_boot_role role;     /* what the self-check made of this boot */
 	char lost[3 * PF_BOOT_PATH]; /* why this boot's trace was not stored ("" when it was) */
 	int exit;
 };
@@ -238,6 +241,30 @@ static int wanted(struct boot *b)
 	return b->cfg.enable_prefetch && (b->opt.start == PF_BOOT_FROM_SERVICE || b->cfg.start_from_initramfs);
 }
 
+/* The self-check's role for this boot, from its state file, the boot id and the kernel command line (read
+ * before anything is replayed).  An unreadable state file means the default policy: keep replaying. */
+static void choose_role(struct boot *b)
+{
+	char path[PF_BOOT_PATH + 16], id[40];
+	snprintf(path, sizeof(path), "%s/selfcheck", b->p.state);
+	int rc = pf_selfcheck_load(relative_paths(b) ? pf_replay_relpath(path) : path, &b->sc);
+	if (rc)
+		pf_warn("self-check state %s unreadable (%s): replaying as by default", path, pf_strerror(rc));
+	char *cmdline = NULL;
+	size_t len;
+	int noreplay = pf_read_text("/proc/cmdline", 65536, 0, &cmdline, &len) == 0 && pf_cmdline_noreplay(cmdline);
+	free(cmdline);
+	pf_boot_id(id, sizeof(id));
+	enum pf_policy policy = b->cfg.self_check_interval ? b->sc.policy : PF_POLICY_REPLAY;
+	b->role = pf_selfcheck_role(policy, b->cfg.self_check_interval, id, noreplay);
+	snprintf(b->rec.policy, sizeof(b->rec.policy), "%s", pf_policy_name(policy));
+	b->rec.control = b->role == PF_ROLE_CONTROL || !b->cfg.enable_replay;
+	if (noreplay)
+		pf_notice("prefetch=noreplay: a control boot, nothing replayed");
+	else if (b->role != PF_ROLE_REPLAY && b->cfg.enable_replay)
+		pf_notice("self-check: a %s (policy %s: %s)", pf_role_name(b->role), pf_policy_name(policy), b->sc.why);
+}
+
 static void leave_initramfs_session(const struct boot *b)
 {
 	if (b->opt.start != PF_BOOT_FROM_SERVICE)
@@ -252,9 +279,12 @@ static void replay_if_due(struct boot *b, enum replay_moment now)
 {
 	if (now == REPLAY_AFTER_TRACING && !b->cfg.enable_replay)
 		pf_notice("ENABLE_REPLAY=0: tracing and measuring only (a baseline boot)");
-	if (now != replay_moment(b->opt.start) || !b->cfg.enable_replay)
+	if (now != replay_moment(b->opt.start) || !b->cfg.enable_replay || b->role == PF_ROLE_CONTROL)
 		return;
-	replay_start(&b->replay, &b->p, &b->cfg, relative_paths(b));
+	uint64_t max_bytes = (uint64_t)b->cfg.max_prefetch_mb << 20;
+	if (b->role == PF_ROLE_NARROW) /* the layout's head: init's files and what the boot reads first */
+		max_bytes /= SELFCHECK_NARROW_DIV;
+	replay_start(&b->replay, &b->p, &b->cfg, relative_paths(b), max_bytes);
 	if (now == REPLAY_AT_ROOT_MOUNT)
 		b->replay_began = pf_monotonic_s(); /* seconds since boot, as the kernel log says when */
 }
@@ -379,6 +409,10 @@ static void measure_boot_end(struct boot *b)
 	b->rec.boot_s = pf_boot_end(b->p.boot_end, b->rec.end_source, sizeof(b->rec.end_source));
 	b->cpu_at_end = cpu_seconds(RUSAGE_SELF); /* the work below is after the boot's end */
 	pf_boot_record_disk(b->cfg.nmounts ? b->cfg.mounts[0] : "/", &b->rec);
+	b->rec.psi_io_ms = pf_psi_io_ms();
+	int64_t own = pf_self_read_bytes();
+	if (own >= 0 && b->rec.sectors >= 0) /* what the boot read itself: the disk's reads less ours */
+		b->rec.uncovered_mib = (double)(b->rec.sectors * 512 > own ? b->rec.sectors * 512 - own : 0) / 1048576.0;
 	pf_notify_stopping();
 	b->cut_replay = 1;
 }
@@ -427,6 +461,15 @@ static void record_boot(struct boot *b)
 	struct pf_trace_stats st = { 0 };
 	struct pf_image *trace = finish_tracing(b, &st);
 	b->rec.when = (int64_t)time(NULL);
+	const struct replay_job *j = &b->replay;
+	if (j->started && j->load_rc == 0) {
+		b->rec.replay_mib = (double)j->st.bytes / 1048576.0;
+		b->rec.replay_s = j->st.seconds;
+		b->rec.replay_cpu_s = j->cpu;
+		b->rec.used_mib = (double)pf_layout_bytes_used(j->layout, trace) / 1048576.0;
+	} else {
+		b->rec.replay_mib = 0;
+	}
 	char name[128];
 	pf_boot_trace_name_free(&b->p, name, sizeof(name), b->rec.when, b->rec.boot_id);
 	pf_notice("boot finished at %.2f s (%s); disk %s busy %.2f s; %lu events (%lu own), %lu overflows; prefetchd "
@@ -468,6 +511,7 @@ int cmd_boot(int argc, char **argv)
 		goto out;
 	if (!wanted(&b))
 		goto out;
+	choose_role(&b);
 	leave_initramfs_session(&b);
 	replay_if_due(&b, REPLAY_AT_ROOT_MOUNT);
 	if (wait_for_root(&b))
@@ -487,6 +531,7 @@ out:
 	b.rec.prefetch = replay_finish(&b.replay, b.cut_replay);
 	if (b.tracer)
 		record_boot(&b);
+	pf_image_free(b.replay.layout);
 	if (b.recorded && (rc = pf_pidfile_outcome(&b.pid, b.lost[0] ? b.lost : NULL)))
 		pf_warn("cannot record the outcome in %s: %s", b.p.pidfile, pf_strerror(rc));
 	pf_pidfile_release(&b.pid); /* 'prefetchd stop' returns now: the trace is written (or buffered) */
