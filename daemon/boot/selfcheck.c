@@ -41,23 +41,27 @@ const char *pf_role_name(enum pf_boot_role r)
 	return "?";
 }
 
-/* FNV-1a of the boot id, mixed: the boot id is random per boot, so this is a fair draw no calendar can follow. */
-static uint64_t draw(const char *boot_id)
+/* FNV-1a of the boot id and the count, mixed: the boot id is random per boot, so this is a fair draw no
+ * calendar can follow (the count keeps it fair where one kernel boot runs 'prefetchd boot' many times: tests). */
+static uint64_t draw(const char *boot_id, unsigned long boots)
 {
 	uint64_t h = 1469598103934665603ull;
 	for (const char *p = boot_id; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	for (int i = 0; i < 8; i++, boots >>= 8)
+		h = (h ^ (boots & 0xff)) * 1099511628211ull;
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	return h;
 }
 
-enum pf_boot_role pf_selfcheck_role(enum pf_policy policy, int interval, const char *boot_id, int noreplay)
+enum pf_boot_role pf_selfcheck_role(enum pf_policy policy, int interval, const char *boot_id, unsigned long boots,
+				    int noreplay)
 {
 	if (noreplay)
 		return PF_ROLE_CONTROL;
-	int minority = interval > 0 && boot_id && strcmp(boot_id, "-") && draw(boot_id) % (uint64_t)interval == 0;
+	int minority = interval > 0 && boot_id && strcmp(boot_id, "-") && draw(boot_id, boots) % (uint64_t)interval == 0;
 	switch (policy) {
 	case PF_POLICY_OFF: return minority ? PF_ROLE_PROBE : PF_ROLE_CONTROL;
 	case PF_POLICY_NARROW: return minority ? PF_ROLE_CONTROL : PF_ROLE_NARROW;
@@ -142,6 +146,7 @@ static void judge_reorder(const struct pf_boot_record *recs, size_t n, struct pf
 void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_selfcheck *sc)
 {
 	enum pf_policy was = sc->policy;
+	sc->boots++;
 	double c[SELFCHECK_SAMPLES], r[SELFCHECK_SAMPLES];
 	size_t nc = 0, nr = 0;
 	for (size_t i = n; i-- > 0 && (nc < SELFCHECK_SAMPLES || nr < SELFCHECK_SAMPLES);) {
@@ -204,6 +209,8 @@ int pf_selfcheck_load(const char *path, struct pf_selfcheck *sc)
 		const char *v = sp + 1;
 		if (!strcmp(line, "policy"))
 			ok = pf_policy_parse(v, &t.policy) == 0;
+		else if (!strcmp(line, "boots"))
+			t.boots = strtoul(v, NULL, 10);
 		else if (!strcmp(line, "reorder"))
 			t.reorder_disarmed = !strcmp(v, "disarmed");
 		else if (!strcmp(line, "why"))
@@ -219,8 +226,8 @@ int pf_selfcheck_load(const char *path, struct pf_selfcheck *sc)
 int pf_selfcheck_save(const char *path, const struct pf_selfcheck *sc)
 {
 	char buf[512];
-	int len = snprintf(buf, sizeof(buf), "policy %s\nreorder %s\nwhy %s\n", pf_policy_name(sc->policy),
-			   sc->reorder_disarmed ? "disarmed" : "armed", sc->why);
+	int len = snprintf(buf, sizeof(buf), "policy %s\nreorder %s\nboots %lu\nwhy %s\n", pf_policy_name(sc->policy),
+			   sc->reorder_disarmed ? "disarmed" : "armed", sc->boots, sc->why);
 	if (len < 0 || (size_t)len >= sizeof(buf))
 		return -ENOSPC;
 	return pf_write_atomic(path, buf, (size_t)len, 0600);

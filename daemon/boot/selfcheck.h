@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The self-check: every boot prefetch measures what it gave, and it backs off where it does not help.
  *
- * Roles.  One boot in SELF_CHECK_INTERVAL (on average; drawn from the boot id, so that control boots follow no
- * weekly or daily pattern of the machine) is the minority kind of the policy in force:
+ * Roles.  One boot in SELF_CHECK_INTERVAL (on average; drawn from the boot id and the number of boots judged so
+ * far, so that control boots follow no weekly or daily pattern of the machine) is the minority kind of the
+ * policy in force:
  *   policy replay or narrow: a control boot — nothing replayed, traced as usual (the built-in A/B);
  *   policy off:              a probe boot — the full layout replayed, to see whether it helps again.
  * prefetch=noreplay on the kernel command line makes one boot a control boot whatever the policy.
@@ -45,6 +46,7 @@ enum pf_boot_role { PF_ROLE_REPLAY = 0, PF_ROLE_NARROW, PF_ROLE_CONTROL, PF_ROLE
 struct pf_selfcheck {
 	enum pf_policy policy;
 	int reorder_disarmed;
+	unsigned long boots;        /* boots judged so far (a part of the draw) */
 	size_t n_control, n_replay;
 	double control_s, replay_s; /* medians of the boot time, s (-1 without samples) */
 	double change;              /* median(replays) / median(controls) - 1 (0 without both) */
@@ -59,9 +61,11 @@ const char *pf_role_name(enum pf_boot_role r);
 
 /* This boot's role under policy (interval 0: never a control or probe boot).  noreplay: the kernel command line
  * asked for a boot without replay. */
-enum pf_boot_role pf_selfcheck_role(enum pf_policy policy, int interval, const char *boot_id, int noreplay);
+enum pf_boot_role pf_selfcheck_role(enum pf_policy policy, int interval, const char *boot_id, unsigned long boots,
+				    int noreplay);
 
-/* The next state from the current one (*sc: policy and reorder_disarmed as they are) and the boot log. */
+/* The next state from the current one (*sc: policy and reorder_disarmed as they are) and the boot log; counts
+ * the boot. */
 void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_selfcheck *sc);
 
 /* Does the kernel command line text hold the word prefetch=noreplay? */

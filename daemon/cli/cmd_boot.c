@@ -256,7 +256,7 @@ static void choose_role(struct boot *b)
 	free(cmdline);
 	pf_boot_id(id, sizeof(id));
 	enum pf_policy policy = b->cfg.self_check_interval ? b->sc.policy : PF_POLICY_REPLAY;
-	b->role = pf_selfcheck_role(policy, b->cfg.self_check_interval, id, noreplay);
+	b->role = pf_selfcheck_role(policy, b->cfg.self_check_interval, id, b->sc.boots, noreplay);
 	snprintf(b->rec.policy, sizeof(b->rec.policy), "%s", pf_policy_name(policy));
 	b->rec.control = b->role == PF_ROLE_CONTROL || !b->cfg.enable_replay;
 	if (noreplay)

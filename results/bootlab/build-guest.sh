@@ -100,6 +100,8 @@ build_golden() {
 			[ -f "$t" ] && systemctl --root="$dir" enable "$(basename "$t")" >/dev/null 2>&1
 		done
 		set_key "$cfg" ENABLE_PREFETCH 1
+		# Every boot of a setup replays (the lab compares setups itself); a self-check run sets it.
+		set_key "$cfg" SELF_CHECK_INTERVAL "${BOOTLAB_SELF_CHECK_INTERVAL:-0}"
 		if [ "$setup" = reorder ]; then set_key "$cfg" ENABLE_FILE_REORDERING 1; else set_key "$cfg" ENABLE_FILE_REORDERING 0; fi
 		;;
 	esac

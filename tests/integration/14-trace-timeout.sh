@@ -12,6 +12,7 @@ dev=$(pf_loop "$tmp/img")
 pf_mount "$dev" "$mnt"
 cat >"$tmp/conf" <<EOF
 PREFETCH_DIR=$tmp/state
+SELF_CHECK_INTERVAL=0
 PREFETCH_RUNTIME_DIR=$tmp/run
 TRACE_MOUNTS=$mnt
 TRACE_TIMEOUT=1

@@ -47,6 +47,7 @@ conf=$tmp/prefetch.conf
 cat >"$conf" <<EOF
 ENABLE_PREFETCH=0
 PREFETCH_DIR=$tmp/state
+SELF_CHECK_INTERVAL=0
 PREFETCH_RUNTIME_DIR=$tmp/run
 EOF
 export PREFETCHD PREFETCH_DEFAULTS=$conf
@@ -69,6 +70,7 @@ out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/prefetchd-copy" b
 cat >"$conf" <<EOF
 ENABLE_PREFETCH=1
 PREFETCH_DIR=$tmp/state
+SELF_CHECK_INTERVAL=0
 PREFETCH_RUNTIME_DIR=$tmp/run
 TRACE_MOUNTS=$mnt
 LOGIN_TRACING_DELAY=1

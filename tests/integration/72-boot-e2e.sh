@@ -41,6 +41,7 @@ conf=$tmp/prefetch.conf
 write_conf() { # extra lines
 	cat >"$conf" <<EOF
 PREFETCH_DIR=$tmp/state
+SELF_CHECK_INTERVAL=0
 PREFETCH_RUNTIME_DIR=$tmp/run
 TRACE_MOUNTS=$mnt
 LOGIN_TRACING_DELAY=0

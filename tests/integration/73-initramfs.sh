@@ -64,6 +64,7 @@ conf=$tmp/prefetch.conf
 write_conf() {
 	cat >"$conf" <<EOF
 PREFETCH_DIR=$tmp/state
+SELF_CHECK_INTERVAL=0
 PREFETCH_RUNTIME_DIR=$tmp/run
 TRACE_MOUNTS=$mnt
 TRACE_TIMEOUT=60
@@ -115,7 +116,7 @@ for d in dev proc sys; do
 	mount --bind "/$d" "$mnt/$d" || pf_fail "bind /$d"
 	pf_cleanup_add "umount '$mnt/$d'"
 done
-printf 'PREFETCH_DIR=/state\nPREFETCH_RUNTIME_DIR=/run-pf\nTRACE_MOUNTS=/\nTRACE_TIMEOUT=60\n' >"$mnt/prefetch.conf"
+printf 'PREFETCH_DIR=/state\nPREFETCH_RUNTIME_DIR=/run-pf\nTRACE_MOUNTS=/\nTRACE_TIMEOUT=60\nSELF_CHECK_INTERVAL=0\n' >"$mnt/prefetch.conf"
 echo "not prefetchd" >"$mnt/usr/sbin/prefetchd" # an upgraded binary the initramfs copy does not match
 chmod +x "$mnt/usr/sbin/prefetchd"
 timeout 10 "$PREFETCHD" boot --from-initramfs --root "$mnt" --config /prefetch.conf >"$tmp/stale.out" 2>&1 ||
