@@ -95,14 +95,26 @@ int pf_read_file(const char *path, size_t max, int require_root, void **bufp, si
 		rc = PF_ETOOBIG;
 		goto out;
 	}
-	size_t want = (size_t)st.st_size, have = 0;
-	buf = malloc(want ? want : 1);
+	/* procfs and sysfs files say size 0: read those until the end, one byte past max to see whether it fits */
+	int sized = st.st_size > 0;
+	size_t want = sized ? (size_t)st.st_size : max + 1, have = 0;
+	buf = malloc(sized ? want : 4096);
 	if (!buf) {
 		rc = -ENOMEM;
 		goto out;
 	}
+	size_t cap = sized ? want : 4096;
 	while (have < want) {
-		ssize_t n = read(fd, buf + have, want - have);
+		if (have == cap) {
+			cap = cap * 2 < want ? cap * 2 : want;
+			char *more = realloc(buf, cap);
+			if (!more) {
+				rc = -ENOMEM;
+				goto out;
+			}
+			buf = more;
+		}
+		ssize_t n = read(fd, buf + have, (cap < want ? cap : want) - have);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -112,6 +124,10 @@ int pf_read_file(const char *path, size_t max, int require_root, void **bufp, si
 		if (n == 0)
 			break; /* shrank under us: the decoder will call it truncated */
 		have += (size_t)n;
+	}
+	if (have > max) {
+		rc = PF_ETOOBIG;
+		goto out;
 	}
 	*bufp = buf;
 	*lenp = have;

@@ -9,7 +9,8 @@
  * Either the old or the new content is there after a crash, never a mix.  Returns 0 or -errno. */
 int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode);
 
-/* Read a whole regular file of at most max bytes into a malloc'd buffer.
+/* Read a whole regular file of at most max bytes into a malloc'd buffer (a procfs or sysfs file, which says
+ * size 0, up to max bytes).
  * With require_root, refuse (PF_EOWNER) a file not owned by root or writable by group/others.
  * Returns 0 or a negative pf error (lib/error.h): -errno, PF_ENOTREG, PF_ETOOBIG or PF_EOWNER. */
 int pf_read_file(const char *path, size_t max, int require_root, void **buf, size_t *len);

@@ -18,5 +18,6 @@ int cmd_boot(int argc, char **argv);
 int cmd_stop(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_config(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static void usage(FILE *out)
 		"                          re-aggregate the next layout when tracing stops\n"
 		"  stop [--pid-file FILE]  tell a running tracer to finish and wait for it\n"
 		"  report [--config FILE]  boot-time table of the recorded boots\n"
+		"  status [--config FILE]  is prefetch on, what the last boot got, the self-check's decision\n"
 		"  config [--get KEY | --check [FILE]] [--config FILE]\n"
 		"                          print the effective settings (shell-evaluable), one of them, or check a\n"
 		"                          configuration file\n"
@@ -53,7 +54,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "trace", cmd_trace }, { "aggregate", cmd_aggregate }, { "replay", cmd_replay }, { "dump", cmd_dump },
 		{ "boot", cmd_boot },   { "stop", cmd_stop },           { "report", cmd_report },
-		{ "config", cmd_config },
+		{ "config", cmd_config }, { "status", cmd_status },
 	};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(cmd, cmds[i].name)) {

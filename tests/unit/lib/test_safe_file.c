@@ -47,11 +47,27 @@ static void test_empty_text(void **state)
 	free(text);
 }
 
+/* procfs says size 0: the whole text is read all the same (the self-check reads /proc/cmdline, /proc/self/io) */
+static void test_proc_text(void **state)
+{
+	(void)state;
+	char *text;
+	size_t len;
+	assert_int_equal(pf_read_text("/proc/self/status", 1 << 20, 0, &text, &len), 0);
+	assert_true(len > 100);
+	assert_non_null(strstr(text, "Name:"));
+	assert_int_equal(strlen(text), len);
+	free(text);
+	assert_int_equal(pf_read_text("/proc/self/status", 16, 0, &text, &len), PF_ETOOBIG); /* bounded by max */
+	assert_null(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_round_trip),
 		cmocka_unit_test(test_empty_text),
+		cmocka_unit_test(test_proc_text),
 	};
 	return cmocka_run_group_tests(tests, pf_test_dir_setup, pf_test_dir_teardown);
 }

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* prefetchd status: is prefetch on, what the last boot got from it, the self-check's decision and why, the last
+ * reorder's outcome, and where the files are.  Reads only; every missing piece is said, never an error. */
+#include "boot_log.h"
+#include "boot_state.h"
+#include "commands.h"
+#include "config.h"
+#include "error.h"
+#include "log.h"
+#include "pidfile.h"
+#include "safe_file.h"
+#include "selfcheck.h"
+#include "usage_error.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: prefetchd status [--config FILE]\n"
+		"\n"
+		"Show whether prefetch is on and tracing now, what the last recorded boot got from it (MiB replayed\n"
+		"and used, what the boot read itself, I/O stall, boot time), the self-check's decision and why, the\n"
+		"last reorder's outcome and where the files are.\n"
+		"\n"
+		"  --config FILE   configuration (default " PF_DEFAULT_CONFIG ")\n"
+		"\n"
+		"Exit: 0, 2 on usage errors.\n");
+}
+
+static const char *on_off(int v)
+{
+	return v ? "on" : "off";
+}
+
+/* A measurement or "unknown". */
+static const char *fig(double v, const char *unit, char *buf, size_t len)
+{
+	if (v < 0)
+		return "unknown";
+	snprintf(buf, len, "%.1f %s", v, unit);
+	return buf;
+}
+
+static int tracing_now(const char *pidfile)
+{
+	int fd = open(pidfile, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	int busy = flock(fd, LOCK_SH | LOCK_NB) < 0;
+	close(fd);
+	return busy;
+}
+
+static void last_boot(const struct pf_boot_paths *p)
+{
+	struct pf_boot_record *recs;
+	size_t n, bad;
+	int rc = pf_boottime_load(p->boottime, &recs, &n, &bad);
+	if (rc || !n) {
+		printf("last boot:      none recorded (%s: %s)\n", p->boottime, rc ? pf_strerror(rc) : "empty");
+		free(recs);
+		return;
+	}
+	const struct pf_boot_record *r = &recs[n - 1];
+	char a[32], b[32], c[32], d[32];
+	printf("last boot:      %.2f s (%s), %s%s; %zu boots recorded\n", r->boot_s, r->end_source,
+	       r->control ? "a control boot (nothing replayed)" : r->prefetch ? "replayed" : "nothing replayed",
+	       r->reorder ? ", after a reorder" : "", n);
+	if (r->prefetch)
+		printf("  replay:       %s read in %s (CPU %s); %s of the layout in files the boot opened\n",
+		       fig(r->replay_mib, "MiB", a, sizeof(a)), fig(r->replay_s, "s", b, sizeof(b)),
+		       fig(r->replay_cpu_s, "s", c, sizeof(c)), fig(r->used_mib, "MiB", d, sizeof(d)));
+	printf("  the boot:     read %s from the disk itself; disk busy %s; I/O stall (PSI some) %s\n",
+	       fig(r->uncovered_mib, "MiB", a, sizeof(a)), fig(r->io_ms >= 0 ? r->io_ms / 1000.0 : -1, "s", b, sizeof(b)),
+	       r->psi_io_ms >= 0 ? fig(r->psi_io_ms / 1000.0, "s", c, sizeof(c)) : "unknown (no /proc/pressure/io)");
+	free(recs);
+}
+
+static void last_reorder(const struct pf_boot_paths *p)
+{
+	char *text;
+	size_t len;
+	if (pf_read_text(p->reorder_log, 1 << 20, 0, &text, &len)) {
+		printf("last reorder:   none recorded (%s)\n", p->reorder_log);
+		return;
+	}
+	char *last = NULL;
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+		last = line;
+	printf("last reorder:   %s\n", last ? last : "none recorded");
+	free(text);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
+					       { "help", no_argument, NULL, 'h' },
+					       { NULL, 0, NULL, 0 } };
+	const char *config = NULL;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': config = optarg; break;
+		case 'h': usage(stdout); return PF_EXIT_OK;
+		default: return pf_usage_bad_option(c, argv);
+		}
+	}
+	if (optind != argc)
+		return pf_usage_error("unexpected argument '%s'", argv[optind]);
+	struct pf_config cfg;
+	int rc = pf_config_read(&cfg, config);
+	if (rc)
+		pf_warn("cannot read %s: %s; using defaults", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
+	struct pf_boot_paths p;
+	pf_boot_paths_init(&p, &cfg);
+
+	printf("prefetch:       %s (replay %s, reorder at shutdown %s, start from the initramfs %s)\n",
+	       on_off(cfg.enable_prefetch), on_off(cfg.enable_replay), on_off(cfg.enable_reordering),
+	       on_off(cfg.start_from_initramfs));
+	printf("tracing now:    %s\n", tracing_now(p.pidfile) ? "yes" : "no");
+	last_boot(&p);
+
+	char path[PF_BOOT_PATH + 16];
+	snprintf(path, sizeof(path), "%s/selfcheck", p.state);
+	struct pf_selfcheck sc;
+	rc = pf_selfcheck_load(path, &sc);
+	if (!cfg.self_check_interval)
+		printf("self-check:     off (SELF_CHECK_INTERVAL=0): every boot replays\n");
+	else if (rc)
+		printf("self-check:     %s unreadable (%s): the next boot replays as by default\n", path, pf_strerror(rc));
+	else
+		printf("self-check:     policy %s, reorder %s; one boot in %d is a %s boot\n  why:          %s\n",
+		       pf_policy_name(sc.policy), sc.reorder_disarmed ? "disarmed (remove the state file to re-arm)" : "armed",
+		       cfg.self_check_interval, sc.policy == PF_POLICY_OFF ? "probe" : "control",
+		       sc.why[0] ? sc.why : "no boot judged yet");
+	last_reorder(&p);
+	printf("files:          config %s, state %s (layout, traces/, boottime.log, selfcheck, reorder.log), "
+	       "runtime %s\n",
+	       config ? config : PF_DEFAULT_CONFIG, p.state, p.runtime);
+	return PF_EXIT_OK;
+}
