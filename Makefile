@@ -227,6 +227,8 @@ install: all
 	install -m 0644 $(wildcard $(GEN)/systemd/*.service $(GEN)/systemd/*.timer) $(DESTDIR)$(SYSTEMDUNITDIR)/
 	install -m 0755 $(GEN)/systemd/system-shutdown/* $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/
 	install -m 0755 $(GEN)/initscripts/* $(DESTDIR)$(INITDIR)/
+	@if [ -e $(DESTDIR)$(INITDIR)/stop-prefetch ]; then rm -f $(DESTDIR)$(INITDIR)/stop-prefetch; \
+	  echo "removed $(INITDIR)/stop-prefetch (now prefetch-stop): run 'update-rc.d stop-prefetch remove; update-rc.d prefetch-stop defaults'"; fi
 	install -m 0755 $(GEN)/initramfs/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch
 	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch # where earlier versions started it (twice is waste)
 	install -m 0755 $(GEN)/initramfs/hooks/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch
@@ -238,7 +240,8 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/prefetchd $(DESTDIR)$(SBINDIR)/prefetch-reorder
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(basename $(wildcard systemd/*.in))))
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/,$(notdir $(basename $(wildcard systemd/system-shutdown/*.in))))
-	rm -f $(addprefix $(DESTDIR)$(INITDIR)/,$(notdir $(basename $(wildcard initscripts/*.in))))
+	rm -f $(addprefix $(DESTDIR)$(INITDIR)/,$(notdir $(basename $(wildcard initscripts/*.in)))) \
+	  $(DESTDIR)$(INITDIR)/stop-prefetch # prefetch-stop's name before 0.1.0
 	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch \
 	  $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(basename $(wildcard man/*.5.in)))) \

@@ -17,8 +17,11 @@ hookdir=$(pkg-config --variable=systemdshutdowndir systemd 2>/dev/null || echo /
 # the initramfs script of an earlier version (init-bottom): an upgrade removes it, or prefetchd would start twice
 mkdir -p "$D/usr/share/initramfs-tools/scripts/init-bottom"
 printf '#!/bin/sh\n' >"$D/usr/share/initramfs-tools/scripts/init-bottom/prefetch"
+# and the init script's earlier name (stop-prefetch, now prefetch-stop as its systemd unit is called)
+mkdir -p "$D/etc/init.d" && printf '#!/bin/sh\n' >"$D/etc/init.d/stop-prefetch"
 make -s -C "$TOP" $san install DESTDIR="$D" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; pf_fail "make install"; }
 [ -e "$D/usr/share/initramfs-tools/scripts/init-bottom/prefetch" ] && pf_fail "the old init-bottom script was left"
+[ -e "$D/etc/init.d/stop-prefetch" ] && pf_fail "the init script's old name stop-prefetch was left"
 
 exe() { [ -f "$D$1" ] && [ -x "$D$1" ] || pf_fail "not installed executable: $1"; }
 reg() { [ -f "$D$1" ] || pf_fail "not installed: $1"; [ "$(stat -c %a "$D$1")" = "${2:-644}" ] || pf_fail "$1: mode $(stat -c %a "$D$1")"; }
@@ -26,7 +29,7 @@ exe /usr/sbin/prefetchd
 exe /usr/sbin/prefetch-reorder
 for u in prefetch.service prefetch-stop.service prefetch-stop.timer prefetch-reorder.service; do reg "$unitdir/$u"; done
 exe "$hookdir/prefetch-reorder"
-for s in prefetch stop-prefetch prefetch-reorder; do exe "/etc/init.d/$s"; done
+for s in prefetch prefetch-stop prefetch-reorder; do exe "/etc/init.d/$s"; done
 exe /usr/share/initramfs-tools/scripts/local-bottom/prefetch
 exe /usr/share/initramfs-tools/hooks/prefetch
 reg /etc/default/prefetch
