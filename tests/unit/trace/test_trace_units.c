@@ -90,7 +90,8 @@ static void test_pidfile(void **state)
 	char path[128];
 	snprintf(path, sizeof(path), "%s/run/sub/p.pid", pf_test_dir); /* directories are created */
 	pid_t pid;
-	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid), 1); /* none running */
+	char why[PF_PIDFILE_OUTCOME_MAX];
+	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid, why, sizeof(why)), 1); /* none running */
 
 	struct pf_pidfile a, b;
 	pid_t holder;
@@ -105,7 +106,7 @@ static void test_pidfile(void **state)
 	FILE *f = fopen(path, "w");
 	fprintf(f, "999999\n");
 	fclose(f);
-	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid), 1);
+	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid, why, sizeof(why)), 1);
 	assert_int_equal(pf_pidfile_acquire(path, &a, &holder), 0);
 	pf_pidfile_release(&a);
 
@@ -124,35 +125,45 @@ static void test_pidfile(void **state)
 	assert_int_equal(holder, getpid());
 	pf_pidfile_release(&a);
 
-	/* a live holder gets the signal, and stop returns once it has released */
-	int ready[2];
-	assert_int_equal(pipe(ready), 0);
-	pid_t child = fork();
-	if (child == 0) {
-		sigset_t set;
-		sigemptyset(&set);
-		sigaddset(&set, SIGTERM);
-		sigprocmask(SIG_BLOCK, &set, NULL);
-		struct pf_pidfile c;
-		if (pf_pidfile_acquire(path, &c, NULL))
-			_exit(1);
-		if (write(ready[1], "x", 1) != 1)
-			_exit(1);
-		int sig;
-		sigwait(&set, &sig);
-		usleep(100000); /* "writing the trace" */
-		pf_pidfile_release(&c);
-		_exit(0);
+	/* a live holder gets the signal, and stop returns once it has released, with the outcome it left: stored
+	 * (0), failed with its reason (2), or nothing said (2: killed or crashed) */
+	static const char *const outcomes[] = { "", "no space", NULL };
+	for (int k = 0; k < 3; k++) {
+		int ready[2];
+		assert_int_equal(pipe(ready), 0);
+		pid_t child = fork();
+		if (child == 0) {
+			sigset_t set;
+			sigemptyset(&set);
+			sigaddset(&set, SIGTERM);
+			sigprocmask(SIG_BLOCK, &set, NULL);
+			struct pf_pidfile c;
+			if (pf_pidfile_acquire(path, &c, NULL))
+				_exit(1);
+			if (write(ready[1], "x", 1) != 1)
+				_exit(1);
+			int sig;
+			sigwait(&set, &sig);
+			usleep(100000); /* "writing the trace" */
+			if (outcomes[k] && pf_pidfile_outcome(&c, outcomes[k][0] ? outcomes[k] : NULL))
+				_exit(1);
+			pf_pidfile_release(&c);
+			_exit(0);
+		}
+		char x;
+		assert_int_equal(read(ready[0], &x, 1), 1);
+		assert_int_equal(pf_pidfile_stop(path, SIGTERM, 5000, &pid, why, sizeof(why)), k == 0 ? 0 : 2);
+		assert_int_equal(pid, child);
+		if (k == 1)
+			assert_string_equal(why, "no space");
+		if (k == 2)
+			assert_non_null(strstr(why, "without reporting"));
+		int status;
+		assert_int_equal(waitpid(child, &status, 0), child);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		close(ready[0]);
+		close(ready[1]);
 	}
-	char x;
-	assert_int_equal(read(ready[0], &x, 1), 1);
-	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 5000, &pid), 0);
-	assert_int_equal(pid, child);
-	int status;
-	assert_int_equal(waitpid(child, &status, 0), child);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	close(ready[0]);
-	close(ready[1]);
 }
 
 int main(void)
