@@ -87,6 +87,20 @@ if command -v systemd-analyze >/dev/null; then
 		echo "$out" | grep -qi "cycle" && pf_fail "ordering cycle with $t: $out"
 	done
 	grep -q '^Also=prefetch-stop.timer prefetch-reorder.service' "$U/prefetch.service" || pf_fail "prefetch.service Also="
+	# The helper units are sandboxed (exposure at most 5 of 10); prefetch.service keeps what fanotify needs
+	# (CAP_SYS_ADMIN, the host's mounts: see its comments) and must not get worse than it is.
+	if systemd-analyze security --help 2>/dev/null | grep -q -- '--offline'; then
+		for ux in prefetch-stop.service:5.0 prefetch-reorder.service:5.0 prefetch.service:5.7; do
+			u=${ux%%:*} max=${ux#*:}
+			out=$(cd "$U" && systemd-analyze security --offline=yes --no-pager "./$u" 2>&1)
+			level=$(echo "$out" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+			[ -n "$level" ] || pf_fail "systemd-analyze security $u: $out"
+			awk -v l="$level" -v m="$max" 'BEGIN { exit !(l <= m) }' || pf_fail "$u: exposure $level > $max"
+			pf_note "$u: exposure $level (at most $max)"
+		done
+	else
+		pf_note "systemd-analyze security has no --offline here: exposure not checked"
+	fi
 else
 	pf_note "systemd-analyze not installed: units not verified"
 fi
@@ -108,6 +122,22 @@ cmd=${cmd//\/usr\/sbin\/prefetchd/$D\/usr\/sbin\/prefetchd}
 mkdir -p "$tmp/run"
 out=$(env LOGIN_TRACING_DELAY=0 PREFETCH_RUNTIME_DIR="$tmp/run" /bin/sh -c "$cmd" 2>&1) || pf_fail "stop command: $out"
 echo "$out" | grep -q "no tracer running ($tmp/run/prefetchd.pid)" || pf_fail "stop command did not use the runtime dir: $out"
+
+# prefetch.service stays active when the tracer started from the initramfs holds the pid file (its ExecStart
+# exits at once), and its ExecStop ends whichever tracer runs through the pid file.
+grep -q '^RemainAfterExit=yes$' "$GEN/systemd/prefetch.service" || pf_fail "prefetch.service: RemainAfterExit=yes"
+cmd=$(sed -n "s|^ExecStop=/bin/sh -c '\(.*\)'\$|\1|p" "$GEN/systemd/prefetch.service" | sed 's/\$\$/$/g')
+[ -n "$cmd" ] || pf_fail "cannot read prefetch.service's ExecStop"
+cmd=${cmd//\/usr\/sbin\/prefetchd/$D\/usr\/sbin\/prefetchd}
+out=$(env PREFETCH_RUNTIME_DIR="$tmp/run" /bin/sh -c "$cmd" 2>&1) || pf_fail "prefetch.service stop command: $out"
+echo "$out" | grep -q "no tracer running ($tmp/run/prefetchd.pid)" || pf_fail "prefetch.service stop command: $out"
+
+# debian/changelog names NEWS's version, with a Debian revision.
+if [ -f "$TOP/debian/changelog" ]; then
+	read -r _ nv _ <"$TOP/NEWS"
+	dv=$(sed -n '1s/^prefetch (\([^)]*\)).*/\1/p' "$TOP/debian/changelog")
+	[ "${dv%-*}" = "$nv" ] && [ "$dv" != "$nv" ] || pf_fail "debian/changelog's version $dv is not NEWS's $nv with a Debian revision"
+fi
 
 # A second install keeps a changed /etc/default/prefetch.
 echo "# local change" >>"$D/etc/default/prefetch"
