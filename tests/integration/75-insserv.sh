@@ -32,7 +32,7 @@ before() { # ROOT RUNLEVEL K|S A B: A runs strictly before B
 
 root=$tmp/root
 mkdir -p "$root/etc"
-cp -r "$fix/init.d" "$root/etc/init.d"
+cp -r "$fix/scripts" "$root/etc/init.d"
 cp "$GEN"/initscripts/prefetch "$GEN"/initscripts/prefetch-stop "$GEN"/initscripts/prefetch-reorder "$root/etc/init.d/"
 order "$root"
 grep -i -E 'warning|loop|error' "$root/insserv.log" && pf_fail "insserv warned: $(cat "$root/insserv.log")"
@@ -58,7 +58,7 @@ pf_note "rcS.d: $(ls "$root/etc/rcS.d" | tr '\n' ' ')"
 # The test can tell: without the Should-Stop: line, prefetch-reorder shares halt's slot (and runs after it).
 root2=$tmp/root2
 mkdir -p "$root2/etc"
-cp -r "$fix/init.d" "$root2/etc/init.d"
+cp -r "$fix/scripts" "$root2/etc/init.d"
 cp "$GEN"/initscripts/prefetch "$GEN"/initscripts/prefetch-stop "$root2/etc/init.d/"
 grep -v '^# Should-Stop:' "$GEN/initscripts/prefetch-reorder" >"$root2/etc/init.d/prefetch-reorder"
 order "$root2"
