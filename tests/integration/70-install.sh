@@ -32,6 +32,8 @@ exe "$hookdir/prefetch-reorder"
 for s in prefetch prefetch-stop prefetch-reorder; do exe "/etc/init.d/$s"; done
 exe /usr/share/initramfs-tools/scripts/local-bottom/prefetch
 exe /usr/share/initramfs-tools/hooks/prefetch
+exe /usr/lib/dracut/modules.d/90prefetch/module-setup.sh
+exe /usr/lib/dracut/modules.d/90prefetch/prefetch-pre-pivot.sh
 reg /etc/default/prefetch
 cmp -s "$TOP/config/prefetch.default" "$D/etc/default/prefetch" || pf_fail "/etc/default/prefetch differs from config/prefetch.default"
 for m in man8/prefetchd.8 man8/prefetch-reorder.8 man5/prefetch.5; do reg "/usr/share/man/$m"; done
@@ -158,7 +160,7 @@ make -s -j2 -C "$TOP" $san install DESTDIR="$D2" SBINDIR=/usr/local/sbin BUILD="
 [ -x "$D2/usr/local/sbin/prefetchd" ] || pf_fail "SBINDIR=/usr/local/sbin: prefetchd not installed there"
 grep -q '^ExecStart=/usr/local/sbin/prefetchd boot$' "$D2$unitdir/prefetch.service" || pf_fail "SBINDIR: prefetch.service ExecStart"
 grep -q '^ConditionPathExists=/usr/local/sbin/prefetchd$' "$D2$unitdir/prefetch.service" || pf_fail "SBINDIR: ConditionPathExists"
-left=$(grep -rl '/usr/sbin' "$D2$unitdir" "$D2$hookdir" "$D2/etc/init.d" "$D2/usr/share/initramfs-tools" "$D2/usr/share/man")
+left=$(grep -rl '/usr/sbin' "$D2$unitdir" "$D2$hookdir" "$D2/etc/init.d" "$D2/usr/share/initramfs-tools" "$D2/usr/lib/dracut" "$D2/usr/share/man")
 [ -z "$left" ] && pf_fail "SBINDIR=/usr/local/sbin: still /usr/sbin in: $left"
 left=$(grep -rlI '@[A-Z]*@' "$D2")
 [ -z "$left" ] || pf_fail "placeholders left in: $left"
