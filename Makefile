@@ -20,6 +20,8 @@ SYSTEMDUNITDIR     ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir syst
 SYSTEMDSHUTDOWNDIR ?= $(shell $(PKG_CONFIG) --variable=systemdshutdowndir systemd 2>/dev/null || echo /lib/systemd/system-shutdown)
 INITDIR     ?= $(SYSCONFDIR)/init.d
 INITRAMFSDIR ?= /usr/share/initramfs-tools
+# dracut's modules (Fedora, RHEL, Arch, ...): prefetch's is 90prefetch/ there.
+DRACUTDIR   ?= /usr/lib/dracut/modules.d
 
 PKGS        := ext2fs com_err blkid libsystemd libcap
 PKG_CFLAGS  := $(shell $(PKG_CONFIG) --cflags $(PKGS))
@@ -100,11 +102,12 @@ DAEMON_LINK := $(STAGE_A) $(LIB_A)
 # Units, init scripts, the shutdown and initramfs hooks and the man pages are templates (NAME.in): the build
 # renders them into $(GEN) with the install paths, the version and its date; make install installs those.
 GEN         := $(BUILD)/gen
-TEMPLATES   := $(sort $(wildcard systemd/*.in systemd/system-shutdown/*.in initscripts/*.in initramfs/*/*.in man/*.in))
+TEMPLATES   := $(sort $(wildcard systemd/*.in systemd/system-shutdown/*.in initscripts/*.in initramfs/*/*.in dracut/*/*.in \
+	       man/*.in))
 RENDERED    := $(patsubst %.in,$(GEN)/%,$(TEMPLATES))
 SUBST_VARS  := VERSION=$(VERSION) DATE=$(DATE) SBINDIR=$(SBINDIR) SYSCONFDIR=$(SYSCONFDIR) \
 	       SYSTEMDUNITDIR=$(SYSTEMDUNITDIR) SYSTEMDSHUTDOWNDIR=$(SYSTEMDSHUTDOWNDIR) INITDIR=$(INITDIR) \
-	       INITRAMFSDIR=$(INITRAMFSDIR)
+	       INITRAMFSDIR=$(INITRAMFSDIR) DRACUTDIR=$(DRACUTDIR)
 
 .PHONY: all tools check check-long fuzz unit integration install uninstall clean demo bench bootlab valgrind sanitize \
 	dist distcheck FORCE
@@ -227,9 +230,13 @@ install: all
 	install -m 0644 $(wildcard $(GEN)/systemd/*.service $(GEN)/systemd/*.timer) $(DESTDIR)$(SYSTEMDUNITDIR)/
 	install -m 0755 $(GEN)/systemd/system-shutdown/* $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/
 	install -m 0755 $(GEN)/initscripts/* $(DESTDIR)$(INITDIR)/
+	@if [ -e $(DESTDIR)$(INITDIR)/stop-prefetch ]; then rm -f $(DESTDIR)$(INITDIR)/stop-prefetch; \
+	  echo "removed $(INITDIR)/stop-prefetch (now prefetch-stop): run 'update-rc.d stop-prefetch remove; update-rc.d prefetch-stop defaults'"; fi
 	install -m 0755 $(GEN)/initramfs/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch
 	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch # where earlier versions started it (twice is waste)
 	install -m 0755 $(GEN)/initramfs/hooks/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch
+	install -d $(DESTDIR)$(DRACUTDIR)/90prefetch
+	install -m 0755 $(GEN)/dracut/90prefetch/* $(DESTDIR)$(DRACUTDIR)/90prefetch/
 	@echo "run 'update-initramfs -u' to start prefetchd from the initramfs (START_FROM_INITRAMFS)"
 	install -m 0644 $(GEN)/man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(GEN)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
@@ -238,9 +245,12 @@ uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/prefetchd $(DESTDIR)$(SBINDIR)/prefetch-reorder
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(basename $(wildcard systemd/*.in))))
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/,$(notdir $(basename $(wildcard systemd/system-shutdown/*.in))))
-	rm -f $(addprefix $(DESTDIR)$(INITDIR)/,$(notdir $(basename $(wildcard initscripts/*.in))))
+	rm -f $(addprefix $(DESTDIR)$(INITDIR)/,$(notdir $(basename $(wildcard initscripts/*.in)))) \
+	  $(DESTDIR)$(INITDIR)/stop-prefetch # prefetch-stop's name before 0.1.0
 	rm -f $(DESTDIR)$(INITRAMFSDIR)/scripts/local-bottom/prefetch $(DESTDIR)$(INITRAMFSDIR)/hooks/prefetch \
 	  $(DESTDIR)$(INITRAMFSDIR)/scripts/init-bottom/prefetch
+	rm -f $(addprefix $(DESTDIR)$(DRACUTDIR)/90prefetch/,$(notdir $(basename $(wildcard dracut/90prefetch/*.in))))
+	-rmdir $(DESTDIR)$(DRACUTDIR)/90prefetch 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(basename $(wildcard man/*.5.in)))) \
 	  $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(basename $(wildcard man/*.8.in))))
 	@echo "left $(SYSCONFDIR)/default/prefetch and the state dir in place"

@@ -380,7 +380,7 @@ int pf_image_save(const char *path, const struct pf_image *img)
 	int rc = pf_image_encode(img, &buf, &len);
 	if (rc)
 		return rc;
-	rc = pf_write_atomic(path, buf, len, 0644);
+	rc = pf_write_atomic(path, buf, len, 0600);
 	free(buf);
 	return rc;
 }

@@ -123,8 +123,8 @@ int pf_image_decode(const void *buf, size_t len, struct pf_image **out);
 
 /* Read and validate a file.  want_kind 0 accepts either kind.  Returns 0 or a negative pf error (lib/error.h). */
 int pf_image_load(const char *path, unsigned opts, uint32_t want_kind, struct pf_image **out);
-/* Write atomically, mode 0644, owned by the caller (root when run as a service).  Returns 0 or a negative pf
- * error (lib/error.h). */
+/* Write atomically, mode 0600 (a trace or layout lists the files a user opened), owned by the caller (root when
+ * run as a service).  Returns 0 or a negative pf error (lib/error.h). */
 int pf_image_save(const char *path, const struct pf_image *img);
 
 /* Totals for summaries. */

@@ -41,7 +41,7 @@ void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg)
 
 int pf_boot_dir_writable(const char *dir)
 {
-	int rc = pf_mkdir_p(dir, 0755);
+	int rc = pf_mkdir_p(dir, 0700);
 	if (rc)
 		return rc;
 	return access(dir, W_OK) == 0 ? 0 : -errno;
@@ -143,7 +143,7 @@ static int move_file(const char *from, const char *to)
 	int rc = pf_read_file(from, 1u << 30, 0, &buf, &len);
 	if (rc)
 		return rc;
-	rc = pf_write_atomic(to, buf, len, 0644);
+	rc = pf_write_atomic(to, buf, len, 0600);
 	free(buf);
 	if (rc == 0)
 		unlink(from);
@@ -158,7 +158,7 @@ int pf_boot_flush_pending(const struct pf_boot_paths *p)
 	int lrc = pf_traces_list(p->pending_traces, &names, &n);
 	if (lrc)
 		return lrc;
-	if (n && (rc = pf_mkdir_p(p->traces, 0755))) {
+	if (n && (rc = pf_mkdir_p(p->traces, 0700))) {
 		pf_trace_names_free(names, n);
 		return rc;
 	}

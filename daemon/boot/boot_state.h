@@ -30,7 +30,8 @@ struct pf_boot_paths {
 
 void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg);
 
-/* Create dir and parents (0755) if missing.  Returns 0 when it exists and is writable now, else -errno
+/* Create dir and parents (0700: what it holds lists the files users opened) if missing.  Returns 0 when it
+ * exists and is writable now, else -errno
  * (-EROFS while the root is still read-only). */
 int pf_boot_dir_writable(const char *dir);
 

@@ -29,7 +29,7 @@ void pf_boot_trace_name_free(const struct pf_boot_paths *p, char *name, size_t l
 int pf_boot_buffer_pending(const struct pf_boot_paths *p, const struct pf_image *trace, const char *name,
 			   const struct pf_boot_record *rec)
 {
-	int rc = pf_mkdir_p(p->pending_traces, 0755);
+	int rc = pf_mkdir_p(p->pending_traces, 0700);
 	if (rc == 0 && trace) {
 		char path[PF_BOOT_PATH + 256];
 		snprintf(path, sizeof(path), "%s/%s", p->pending_traces, name);

@@ -105,7 +105,7 @@ int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, 
 	if (trace) {
 		char path[PF_BOOT_PATH + 256];
 		snprintf(path, sizeof(path), "%s/%s", p->traces, trace_name);
-		if ((rc = pf_mkdir_p(p->traces, 0755)) || (rc = pf_image_save(path, trace))) {
+		if ((rc = pf_mkdir_p(p->traces, 0700)) || (rc = pf_image_save(path, trace))) {
 			pf_warn("cannot store the trace %s: %s", path, pf_strerror(rc));
 			stored = rc;
 		} else

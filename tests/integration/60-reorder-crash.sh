@@ -26,7 +26,8 @@
 set -u
 # Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
 # benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
-if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && command -v unshare >/dev/null; then
+# (Not as a normal user, e.g. a package build's make check: pf_require_root below skips with its reason.)
+if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
 	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
 fi
 source "$TOP/tests/lib.sh"

@@ -17,8 +17,11 @@ hookdir=$(pkg-config --variable=systemdshutdowndir systemd 2>/dev/null || echo /
 # the initramfs script of an earlier version (init-bottom): an upgrade removes it, or prefetchd would start twice
 mkdir -p "$D/usr/share/initramfs-tools/scripts/init-bottom"
 printf '#!/bin/sh\n' >"$D/usr/share/initramfs-tools/scripts/init-bottom/prefetch"
+# and the init script's earlier name (stop-prefetch, now prefetch-stop as its systemd unit is called)
+mkdir -p "$D/etc/init.d" && printf '#!/bin/sh\n' >"$D/etc/init.d/stop-prefetch"
 make -s -C "$TOP" $san install DESTDIR="$D" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; pf_fail "make install"; }
 [ -e "$D/usr/share/initramfs-tools/scripts/init-bottom/prefetch" ] && pf_fail "the old init-bottom script was left"
+[ -e "$D/etc/init.d/stop-prefetch" ] && pf_fail "the init script's old name stop-prefetch was left"
 
 exe() { [ -f "$D$1" ] && [ -x "$D$1" ] || pf_fail "not installed executable: $1"; }
 reg() { [ -f "$D$1" ] || pf_fail "not installed: $1"; [ "$(stat -c %a "$D$1")" = "${2:-644}" ] || pf_fail "$1: mode $(stat -c %a "$D$1")"; }
@@ -26,9 +29,11 @@ exe /usr/sbin/prefetchd
 exe /usr/sbin/prefetch-reorder
 for u in prefetch.service prefetch-stop.service prefetch-stop.timer prefetch-reorder.service; do reg "$unitdir/$u"; done
 exe "$hookdir/prefetch-reorder"
-for s in prefetch stop-prefetch prefetch-reorder; do exe "/etc/init.d/$s"; done
+for s in prefetch prefetch-stop prefetch-reorder; do exe "/etc/init.d/$s"; done
 exe /usr/share/initramfs-tools/scripts/local-bottom/prefetch
 exe /usr/share/initramfs-tools/hooks/prefetch
+exe /usr/lib/dracut/modules.d/90prefetch/module-setup.sh
+exe /usr/lib/dracut/modules.d/90prefetch/prefetch-pre-pivot.sh
 reg /etc/default/prefetch
 cmp -s "$TOP/config/prefetch.default" "$D/etc/default/prefetch" || pf_fail "/etc/default/prefetch differs from config/prefetch.default"
 for m in man8/prefetchd.8 man8/prefetch-reorder.8 man5/prefetch.5; do reg "/usr/share/man/$m"; done
@@ -85,6 +90,20 @@ if command -v systemd-analyze >/dev/null; then
 		echo "$out" | grep -qi "cycle" && pf_fail "ordering cycle with $t: $out"
 	done
 	grep -q '^Also=prefetch-stop.timer prefetch-reorder.service' "$U/prefetch.service" || pf_fail "prefetch.service Also="
+	# The helper units are sandboxed (exposure at most 5 of 10); prefetch.service keeps what fanotify needs
+	# (CAP_SYS_ADMIN, the host's mounts: see its comments) and must not get worse than it is.
+	if systemd-analyze security --help 2>/dev/null | grep -q -- '--offline'; then
+		for ux in prefetch-stop.service:5.0 prefetch-reorder.service:5.0 prefetch.service:5.7; do
+			u=${ux%%:*} max=${ux#*:}
+			out=$(cd "$U" && systemd-analyze security --offline=yes --no-pager "./$u" 2>&1)
+			level=$(echo "$out" | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+			[ -n "$level" ] || pf_fail "systemd-analyze security $u: $out"
+			awk -v l="$level" -v m="$max" 'BEGIN { exit !(l <= m) }' || pf_fail "$u: exposure $level > $max"
+			pf_note "$u: exposure $level (at most $max)"
+		done
+	else
+		pf_note "systemd-analyze security has no --offline here: exposure not checked"
+	fi
 else
 	pf_note "systemd-analyze not installed: units not verified"
 fi
@@ -107,6 +126,22 @@ mkdir -p "$tmp/run"
 out=$(env LOGIN_TRACING_DELAY=0 PREFETCH_RUNTIME_DIR="$tmp/run" /bin/sh -c "$cmd" 2>&1) || pf_fail "stop command: $out"
 echo "$out" | grep -q "no tracer running ($tmp/run/prefetchd.pid)" || pf_fail "stop command did not use the runtime dir: $out"
 
+# prefetch.service stays active when the tracer started from the initramfs holds the pid file (its ExecStart
+# exits at once), and its ExecStop ends whichever tracer runs through the pid file.
+grep -q '^RemainAfterExit=yes$' "$GEN/systemd/prefetch.service" || pf_fail "prefetch.service: RemainAfterExit=yes"
+cmd=$(sed -n "s|^ExecStop=/bin/sh -c '\(.*\)'\$|\1|p" "$GEN/systemd/prefetch.service" | sed 's/\$\$/$/g')
+[ -n "$cmd" ] || pf_fail "cannot read prefetch.service's ExecStop"
+cmd=${cmd//\/usr\/sbin\/prefetchd/$D\/usr\/sbin\/prefetchd}
+out=$(env PREFETCH_RUNTIME_DIR="$tmp/run" /bin/sh -c "$cmd" 2>&1) || pf_fail "prefetch.service stop command: $out"
+echo "$out" | grep -q "no tracer running ($tmp/run/prefetchd.pid)" || pf_fail "prefetch.service stop command: $out"
+
+# debian/changelog names NEWS's version, with a Debian revision.
+if [ -f "$TOP/debian/changelog" ]; then
+	read -r _ nv _ <"$TOP/NEWS"
+	dv=$(sed -n '1s/^prefetch (\([^)]*\)).*/\1/p' "$TOP/debian/changelog")
+	[ "${dv%-*}" = "$nv" ] && [ "$dv" != "$nv" ] || pf_fail "debian/changelog's version $dv is not NEWS's $nv with a Debian revision"
+fi
+
 # A second install keeps a changed /etc/default/prefetch.
 echo "# local change" >>"$D/etc/default/prefetch"
 make -s -C "$TOP" $san install DESTDIR="$D" >"$tmp/install.log" 2>&1 || pf_fail "second make install"
@@ -126,7 +161,7 @@ make -s -j2 -C "$TOP" $san install DESTDIR="$D2" SBINDIR=/usr/local/sbin BUILD="
 [ -x "$D2/usr/local/sbin/prefetchd" ] || pf_fail "SBINDIR=/usr/local/sbin: prefetchd not installed there"
 grep -q '^ExecStart=/usr/local/sbin/prefetchd boot$' "$D2$unitdir/prefetch.service" || pf_fail "SBINDIR: prefetch.service ExecStart"
 grep -q '^ConditionPathExists=/usr/local/sbin/prefetchd$' "$D2$unitdir/prefetch.service" || pf_fail "SBINDIR: ConditionPathExists"
-left=$(grep -rl '/usr/sbin' "$D2$unitdir" "$D2$hookdir" "$D2/etc/init.d" "$D2/usr/share/initramfs-tools" "$D2/usr/share/man")
+left=$(grep -rl '/usr/sbin' "$D2$unitdir" "$D2$hookdir" "$D2/etc/init.d" "$D2/usr/share/initramfs-tools" "$D2/usr/lib/dracut" "$D2/usr/share/man")
 [ -z "$left" ] && pf_fail "SBINDIR=/usr/local/sbin: still /usr/sbin in: $left"
 left=$(grep -rlI '@[A-Z]*@' "$D2")
 [ -z "$left" ] || pf_fail "placeholders left in: $left"

@@ -3,9 +3,10 @@
 # sysvinit scripts and the shutdown reorder hook against a test root (paths from env overrides):
 #  - binaries missing, or ENABLE_PREFETCH=0: every action is harmless and exits 0 (status 4 / 3), bad action 3;
 #  - prefetch start: 'prefetchd boot' traces in the background, start returns once tracing is set up;
-#    stop-prefetch start: notes the boot end, ends tracing LOGIN_TRACING_DELAY later -> trace, layout and a
+#    prefetch-stop start: notes the boot end, ends tracing LOGIN_TRACING_DELAY later -> trace, layout and a
 #    boot-time record whose boot time is the noted boot end;
-#  - stop-prefetch stop with ENABLE_FILE_REORDERING=1 arms the reorder; prefetch-reorder stop runs the hook,
+#  - prefetch-stop stop with ENABLE_FILE_REORDERING=1 arms the reorder in runlevels 0 and 6 only (not by hand,
+#    not in runlevel 1); prefetch-reorder stop runs the hook (runlevels 0 and 6 only),
 #    which refuses a root still mounted read-write and runs prefetch-reorder --final-shutdown once it is
 #    read-only (a fake prefetch-reorder records its arguments), logging to the kernel log (a file here).
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
@@ -26,7 +27,7 @@ hook=$GEN/systemd/system-shutdown/prefetch-reorder
 export PREFETCH_FORCE_SYSV=1 PREFETCH_NO_LSB=1
 
 # 1. Missing binaries: harmless.
-for s in prefetch stop-prefetch; do
+for s in prefetch prefetch-stop; do
 	for a in start stop restart force-reload; do
 		PREFETCHD=$tmp/none PREFETCH_DEFAULTS=$tmp/none "$init/$s" $a >/dev/null 2>&1 || pf_fail "$s $a without binary: exit $?"
 	done
@@ -88,11 +89,11 @@ pf_cleanup_add "kill $pid"
 "$init/prefetch" status >/dev/null || pf_fail "status while tracing"
 "$init/prefetch" start | grep -q "already tracing" || pf_fail "second start"
 cat "$mnt/bin/prog2" "$mnt/etc/conf" "$mnt/bin/prog4" >/dev/null
-"$init/stop-prefetch" start || pf_fail "stop-prefetch start"
+"$init/prefetch-stop" start || pf_fail "prefetch-stop start"
 boot_end=$(cat "$tmp/run/boot-end") || pf_fail "no boot-end noted"
-"$init/stop-prefetch" status >/dev/null || pf_fail "stop-prefetch status: no stop pending"
+"$init/prefetch-stop" status >/dev/null || pf_fail "prefetch-stop status: no stop pending"
 for ((i = 0; i < 200; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && pf_fail "tracing did not end LOGIN_TRACING_DELAY after stop-prefetch start"
+kill -0 "$pid" 2>/dev/null && pf_fail "tracing did not end LOGIN_TRACING_DELAY after prefetch-stop start"
 "$init/prefetch" status >/dev/null
 [ $? -eq 3 ] || pf_fail "status after tracing ended should be 3"
 ls "$tmp/state/traces/"trace-*.pf >/dev/null 2>&1 || pf_fail "no trace stored"
@@ -105,7 +106,7 @@ echo "$rec" | awk -v w="$want" '$3 == w && $4 == "file" && $5 == 0 { ok = 1 } EN
 	pf_fail "record '$rec' does not carry the boot end $want from the stop script"
 pf_note "boot through the init scripts: $rec"
 
-# 4. Shutdown: stop-prefetch stop arms the reorder (layout copied, device noted, marker left).  A fake
+# 4. Shutdown: prefetch-stop stop arms the reorder (layout copied, device noted, marker left).  A fake
 # prefetch-reorder records its arguments and says the budget was spent.
 cat >"$tmp/fake-reorder" <<EOF
 #!/bin/sh
@@ -115,7 +116,11 @@ exit 3
 EOF
 chmod +x "$tmp/fake-reorder"
 export PREFETCH_HOOK=$hook PREFETCH_REORDER=$tmp/fake-reorder PREFETCH_ROOT=$mnt PREFETCH_KMSG=$tmp/kmsg
-"$init/stop-prefetch" stop || pf_fail "stop-prefetch stop"
+"$init/prefetch-stop" stop || pf_fail "prefetch-stop stop (by hand)"
+[ ! -e "$tmp/run/reorder/layout" ] || pf_fail "prefetch-stop stop outside runlevels 0/6 armed the reorder"
+RUNLEVEL=1 "$init/prefetch-stop" stop || pf_fail "prefetch-stop stop (runlevel 1)"
+[ ! -e "$tmp/run/reorder/layout" ] || pf_fail "prefetch-stop stop in runlevel 1 armed the reorder"
+RUNLEVEL=6 "$init/prefetch-stop" stop || pf_fail "prefetch-stop stop"
 [ -s "$tmp/run/reorder/layout" ] || pf_fail "reorder not armed (no layout copy)"
 [ "$(cat "$tmp/run/reorder/device")" = "$dev" ] || pf_fail "armed device $(cat "$tmp/run/reorder/device") != $dev"
 [ "$(cat "$tmp/run/reorder/budget")" = 75 ] || pf_fail "budget not capped at 75 s"
@@ -127,6 +132,12 @@ RUNLEVEL=6 "$init/prefetch-reorder" stop 2>/dev/null || pf_fail "prefetch-reorde
 [ ! -e "$tmp/reorder-args" ] || pf_fail "reorder ran on a read-write root"
 grep -q "still mounted read-write" "$tmp/kmsg" || pf_fail "no kernel-log line for the refused reorder"
 "$hook" arm 2>/dev/null || pf_fail "re-arm"
+mount -o remount,ro "$mnt" || pf_fail "remount ro"
+for rl in 1 ''; do
+	RUNLEVEL=$rl "$init/prefetch-reorder" stop 2>/dev/null || pf_fail "prefetch-reorder stop (runlevel '$rl')"
+	[ ! -e "$tmp/reorder-args" ] || pf_fail "reorder ran outside runlevels 0/6 (runlevel '$rl')"
+done
+mount -o remount,rw "$mnt" || pf_fail "remount rw"
 mount -o remount,ro "$mnt" || pf_fail "remount ro"
 RUNLEVEL=0 "$init/prefetch-reorder" stop 2>/dev/null || pf_fail "prefetch-reorder stop (ro root)"
 args=$(cat "$tmp/reorder-args") || pf_fail "prefetch-reorder not run on the read-only root"

@@ -110,6 +110,10 @@ static void test_flush_pending(void **state)
 	paths(&p);
 	assert_int_equal(pf_boot_dir_writable(p.pending_traces), 0);
 	assert_int_equal(pf_boot_dir_writable(p.state), 0);
+	/* the state directory is created root-only: what it holds lists the files users opened */
+	struct stat sd;
+	assert_int_equal(stat(p.state, &sd), 0);
+	assert_int_equal(sd.st_mode & 0777, 0700);
 	touch(p.pending_traces, "trace-2000-z.pf", "trace bytes");
 	struct pf_boot_record r = { .when = 2000, .boot_s = 12.5, .prefetch = 1, .io_ms = -1, .reads = -1, .sectors = -1 };
 	strcpy(r.boot_id, "z");
@@ -122,7 +126,7 @@ static void test_flush_pending(void **state)
 	struct stat st;
 	assert_int_equal(stat(path, &st), 0);
 	assert_int_equal(st.st_size, 11);
-	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(st.st_mode & 0777, 0600); /* a trace lists the files users opened */
 	snprintf(path, sizeof(path), "%s/trace-2000-z.pf", p.pending_traces);
 	assert_int_equal(access(path, F_OK), -1);
 	assert_int_equal(access(p.pending_boottime, F_OK), -1);

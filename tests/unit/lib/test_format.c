@@ -211,7 +211,12 @@ static void test_files(void **state)
 	char path[128];
 	snprintf(path, sizeof(path), "%s/layout", dir);
 	struct pf_image *a = sample(), *b = NULL;
+	mode_t old = umask(0);
 	assert_int_equal(pf_image_save(path, a), 0);
+	umask(old);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600); /* whatever the umask: a layout lists the files users opened */
 	assert_int_equal(pf_image_load(path, 0, PF_KIND_LAYOUT, &b), 0);
 	assert_int_equal(b->nextents, 2);
 	pf_image_free(b);

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The Debian package: built as an unprivileged user from a copy of the tree (dpkg-buildpackage -us -uc -b,
+# DEB_BUILD_OPTIONS=nocheck: the unprivileged make check runs in CI's own package build, .ci/run), lintian
+# without an error or a warning, the .deb's files exactly the expected list with their modes, its version
+# NEWS's with a Debian revision, and its maintainer scripts: units and init scripts enabled but never started,
+# the initramfs refreshed through the update-initramfs trigger only, /var/lib/prefetch made 0700, purge
+# removing the state.  Nothing is installed on this machine (that would enable the units on the host).
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
+pf_require_root
+for t in dpkg-buildpackage lintian dh fakeroot; do command -v "$t" >/dev/null || pf_skip "$t not installed (dpkg-dev, lintian, debhelper)"; done
+[ -f "$TOP/debian/control" ] || pf_skip "no debian/ in this tree"
+command -v setpriv >/dev/null || pf_skip "setpriv (util-linux) not installed"
+
+tmp=$(pf_tmpdir)
+chmod 0755 "$tmp"
+src=$tmp/prefetch
+mkdir "$src"
+# the tree without build products, owned by the build user (nobody)
+tar -C "$TOP" --exclude=./build --exclude=./.git --exclude=./prefetchd --exclude=./prefetch-reorder \
+	--exclude='./prefetch-*.tar.gz' --exclude='./tests/simdisk/simdisk' -cf - . | tar -C "$src" -xf - ||
+	pf_fail "copying the tree"
+chown -R 65534:65534 "$tmp"
+as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp" "$@"; }
+
+(cd "$src" && as_user env DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -us -uc -b) >"$tmp/build.log" 2>&1 ||
+	{ tail -40 "$tmp/build.log"; pf_fail "dpkg-buildpackage as an unprivileged user"; }
+read -r _ nv _ <"$TOP/NEWS"
+dv=$(sed -n '1s/^prefetch (\([^)]*\)).*/\1/p' "$TOP/debian/changelog")
+[ "${dv%-*}" = "$nv" ] && [ "$dv" != "$nv" ] || pf_fail "debian/changelog's version $dv is not NEWS's $nv with a Debian revision"
+arch=$(dpkg --print-architecture)
+deb=$tmp/prefetch_${dv}_$arch.deb
+changes=$tmp/prefetch_${dv}_$arch.changes
+[ -f "$deb" ] && [ -f "$changes" ] || pf_fail "no $deb or $changes: $(ls "$tmp")"
+[ "$(dpkg-deb -f "$deb" Version)" = "$dv" ] || pf_fail "the .deb's version is not $dv"
+
+# lintian: no error, no warning (info and pedantic tags listed)
+(cd "$tmp" && as_user lintian -I --pedantic "$changes") >"$tmp/lintian.log" 2>&1
+grep -E '^[EW]: ' "$tmp/lintian.log" && pf_fail "lintian reports errors or warnings"
+grep -E '^[A-Z]: ' "$tmp/lintian.log" | sed 's/^/lintian: /'
+pf_note "lintian: $(grep -c -E '^[IPX]: ' "$tmp/lintian.log") info/pedantic/experimental tags, no errors or warnings"
+
+# the files, with their modes
+dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print $1, $6 }' | sort >"$tmp/files"
+sort >"$tmp/want" <<'LIST'
+-rw-r--r-- ./etc/default/prefetch
+-rwxr-xr-x ./etc/init.d/prefetch
+-rwxr-xr-x ./etc/init.d/prefetch-reorder
+-rwxr-xr-x ./etc/init.d/prefetch-stop
+-rw-r--r-- ./lib/systemd/system/prefetch-reorder.service
+-rw-r--r-- ./lib/systemd/system/prefetch-stop.service
+-rw-r--r-- ./lib/systemd/system/prefetch-stop.timer
+-rw-r--r-- ./lib/systemd/system/prefetch.service
+-rwxr-xr-x ./lib/systemd/system-shutdown/prefetch-reorder
+-rwxr-xr-x ./usr/sbin/prefetch-reorder
+-rwxr-xr-x ./usr/sbin/prefetchd
+-rw-r--r-- ./usr/share/doc/prefetch/README.Debian
+-rw-r--r-- ./usr/share/doc/prefetch/changelog.Debian.gz
+-rw-r--r-- ./usr/share/doc/prefetch/copyright
+-rwxr-xr-x ./usr/share/initramfs-tools/hooks/prefetch
+-rwxr-xr-x ./usr/share/initramfs-tools/scripts/local-bottom/prefetch
+-rw-r--r-- ./usr/share/lintian/overrides/prefetch
+-rw-r--r-- ./usr/share/man/man5/prefetch.5.gz
+-rw-r--r-- ./usr/share/man/man8/prefetch-reorder.8.gz
+-rw-r--r-- ./usr/share/man/man8/prefetchd.8.gz
+LIST
+diff -u "$tmp/want" "$tmp/files" || pf_fail "the .deb's files differ from the expected list"
+dpkg-deb -c "$deb" | grep -q -E ' \./(var|run)/' && pf_fail "the .deb ships /var or /run (postinst makes the state dir)"
+
+# the control data
+f() { dpkg-deb -f "$deb" "$1"; }
+[ "$(f Package)" = prefetch ] && [ "$(f Architecture)" = "$arch" ] || pf_fail "Package/Architecture"
+[[ $(f Conflicts) == *e4rat* && $(f Conflicts) == *ureadahead* ]] || pf_fail "Conflicts: $(f Conflicts)"
+grep -q '^Architecture: linux-any$' "$TOP/debian/control" || pf_fail "debian/control: Architecture: linux-any"
+grep -q '^Rules-Requires-Root: no$' "$TOP/debian/control" || pf_fail "debian/control: Rules-Requires-Root: no"
+ctl=$tmp/control
+mkdir "$ctl" && dpkg-deb -e "$deb" "$ctl" || pf_fail "dpkg-deb -e"
+[ "$(grep -v '^#' "$ctl/triggers" | grep -v '^$')" = "activate-noawait update-initramfs" ] || pf_fail "triggers: $(cat "$ctl/triggers")"
+grep -q 'update-initramfs' "$ctl/postinst" "$ctl/postrm" "$ctl/preinst" "$ctl/prerm" 2>/dev/null &&
+	pf_fail "a maintainer script runs update-initramfs (the trigger does that)"
+grep -q -E 'deb-systemd-invoke (start|restart|try-restart)|invoke-rc.d [^ ]+ (start|restart)' "$ctl"/*inst "$ctl"/*rm 2>/dev/null &&
+	pf_fail "a maintainer script starts or restarts a unit or init script"
+for u in prefetch.service prefetch-stop.timer prefetch-reorder.service; do
+	grep -q "deb-systemd-helper enable '$u'" "$ctl/postinst" || pf_fail "postinst does not enable $u"
+done
+for s in prefetch prefetch-stop prefetch-reorder; do
+	grep -q "update-rc.d $s defaults" "$ctl/postinst" || pf_fail "postinst does not link the init script $s"
+	grep -q "update-rc.d $s remove" "$ctl/postrm" || pf_fail "postrm does not unlink the init script $s"
+done
+grep -q 'chmod 0700 /var/lib/prefetch' "$ctl/postinst" || pf_fail "postinst does not make /var/lib/prefetch 0700"
+sed -n '/^purge)/,/;;/p' "$ctl/postrm" | grep -q 'rm -rf /var/lib/prefetch /run/prefetch' || pf_fail "postrm purge keeps the state"
+grep -qx '/etc/default/prefetch' "$ctl/conffiles" || pf_fail "/etc/default/prefetch is not a conffile"
+for s in postinst postrm preinst; do sh -n "$ctl/$s" || pf_fail "$s: syntax"; done
+pf_note "$(basename "$deb"): $(wc -l <"$tmp/files") files, $(f Installed-Size) KiB installed"
+exit 0
