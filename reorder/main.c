@@ -11,6 +11,7 @@
 #include "error.h"
 #include "log.h"
 #include "progress.h"
+#include "gain_report.h"
 #include "reorder.h"
 
 #include <errno.h>
@@ -41,6 +42,8 @@ static void usage(FILE *f)
 		"      --check             report how the layout lies now and after a reorder (read-only)\n"
 		"      --config FILE       settings (default " PF_DEFAULT_CONFIG ")\n"
 		"      --final-shutdown    allow a filesystem mounted read-only (only at the very end of shutdown)\n"
+		"      --min-gain PERCENT  move only when the next replay is predicted faster by more than this\n"
+		"                          (default 10; negative: even a slower one; off: no prediction decides)\n"
 		"  -v, --verbose           name every skipped file\n"
 		"  -q, --quiet             errors only\n"
 		"  -h, --help              this help\n"
@@ -102,10 +105,11 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'C' },             { "config", required_argument, NULL, 'F' },
 		{ "final-shutdown", no_argument, NULL, 'S' },    { "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },             { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "min-gain", required_argument, NULL, 'G' },    { NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
-	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE;
+	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE, gate = 1;
+	double min_gain = PF_REORDER_MIN_GAIN_PERCENT;
 	long chunk = -1, budget = -1; /* budget in ms */
 	const char *config = NULL;
 	int c;
@@ -135,6 +139,7 @@ int main(int argc, char **argv)
 		case 'C': check = 1; break;
 		case 'F': config = optarg; break;
 		case 'S': final = 1; break;
+		case 'G': gate = pf_parse_min_gain(optarg, &min_gain); if (gate < 0) return EXIT_USAGE; break;
 		case 'v': level = PF_LOG_INFO; break;
 		case 'q': level = PF_LOG_ERR; break;
 		case 'h': usage(stdout); return 0;
@@ -174,6 +179,8 @@ int main(int argc, char **argv)
 		.allow_ro_mount = final,
 		.progress_cb = pf_progress_show,
 		.note = note_cb,
+		.gain_gate = gate,
+		.min_gain_percent = min_gain,
 	};
 	struct pf_reorder_result r;
 	char err[512];
@@ -193,10 +200,15 @@ int main(int argc, char **argv)
 		printf("%s: %llu blocks of the layout in %u files%s\n", device, (unsigned long long)r.layout_blocks,
 		       r.files, skipped);
 		print_figures(&r, check);
+		pf_print_replay_prediction(stdout, &r);
 		if (dry)
 			printf("dry run: nothing written\n");
 		return 0;
 	}
+	char decision[256];
+	pf_notice("%s", pf_gain_decision(&r, gate, min_gain, decision, sizeof(decision)));
+	if (r.not_worth)
+		return 0; /* a decision, not an error */
 	char stopped[160] = "";
 	if (!r.complete)
 		snprintf(stopped, sizeof(stopped), "; stopped by the time budget after %llu of %llu blocks: the next run "
