@@ -47,6 +47,7 @@ static const struct key keys[] = {
 	NUM("ENABLE_REPLAY", V_BOOL, enable_replay, 0, 1, 1),
 	NUM("START_FROM_INITRAMFS", V_BOOL, start_from_initramfs, 0, 1, 1),
 	NUM("SELF_CHECK_INTERVAL", V_INT, self_check_interval, 0, 1000, 8),
+	NUM("REORDER_MIN_GAIN_PERCENT", V_INT, reorder_min_gain_percent, -100, 100, 10),
 	/* historical (2007) keys of features that do not exist any more: accepted without a warning */
 	STR("ENABLE_APP_PREFETCHING", V_IGNORED, enable_prefetch, NULL),
 };

@@ -57,6 +57,8 @@ struct pf_config {
 	int start_from_initramfs;    /* START_FROM_INITRAMFS (1): the initramfs starts 'prefetchd boot' as soon as the
 				      * root is mounted, before systemd; 0 = only prefetch.service / the init script */
 	int enable_replay;           /* ENABLE_REPLAY (1): 0 = trace and measure boots without replaying (baseline) */
+	int reorder_min_gain_percent; /* REORDER_MIN_GAIN_PERCENT (10): move only when the predicted next replay is
+				       * this much faster (lib/replay_cost.h) */
 	int self_check_interval;     /* SELF_CHECK_INTERVAL (8): one boot in this many is a control (or probe) boot of
 				      * the self-check (daemon/boot/selfcheck.h); 0 = never */
 };

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "number.h"
 #include "progress.h"
+#include "gain_report.h"
 #include "reorder.h"
 #include "usage_error.h"
 
@@ -44,6 +45,8 @@ static void usage(FILE *f)
 		"      --check             report how the layout lies now and after a reorder (read-only)\n"
 		"      --config FILE       settings (default " PF_DEFAULT_CONFIG ")\n"
 		"      --final-shutdown    allow a filesystem mounted read-only (only at the very end of shutdown)\n"
+		"      --min-gain PERCENT  move only when the next replay is predicted faster by more than this\n"
+		"                          (default 10; negative: even a slower one; off: no prediction decides)\n"
 		"  -v, --verbose           name every skipped file\n"
 		"  -q, --quiet             errors only\n"
 		"  -h, --help              this help\n"
@@ -94,10 +97,12 @@ int main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'C' },             { "config", required_argument, NULL, 'F' },
 		{ "final-shutdown", no_argument, NULL, 'S' },    { "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },             { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },           { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' },           { "min-gain", required_argument, NULL, 'G' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
-	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE;
+	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE, gate = 1, gain_given = 0;
+	double min_gain = PF_REORDER_MIN_GAIN_PERCENT;
 	long chunk = -1, budget = -1; /* budget in ms */
 	const char *config = NULL;
 	int c;
@@ -129,6 +134,11 @@ int main(int argc, char **argv)
 		case 'C': check = 1; break;
 		case 'F': config = optarg; break;
 		case 'S': final = 1; break;
+		case 'G':
+			if ((gate = pf_parse_min_gain(optarg, &min_gain)) < 0)
+				return pf_usage_error("--min-gain: '%s' is not a percentage (-1000..100) or off", optarg);
+			gain_given = 1;
+			break;
 		case 'v': level = PF_LOG_INFO; break;
 		case 'q': level = PF_LOG_ERR; break;
 		case 'h': usage(stdout); return 0;
@@ -147,6 +157,8 @@ int main(int argc, char **argv)
 		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
 		return 1;
 	}
+	if (!gain_given) /* REORDER_MIN_GAIN_PERCENT; --min-gain overrides it */
+		min_gain = cfg.reorder_min_gain_percent;
 	char deflayout[300];
 	if (nlayouts == 0) {
 		snprintf(deflayout, sizeof(deflayout), "%s/layout", cfg.state_dir);
@@ -167,6 +179,8 @@ int main(int argc, char **argv)
 		.allow_ro_mount = final,
 		.progress_cb = pf_progress_show,
 		.note = note_cb,
+		.gain_gate = gate,
+		.min_gain_percent = min_gain,
 	};
 	struct pf_reorder_result r;
 	char err[512];
@@ -186,10 +200,15 @@ int main(int argc, char **argv)
 		printf("%s: %llu blocks of the layout in %u files%s\n", device, (unsigned long long)r.layout_blocks,
 		       r.files, skipped);
 		print_figures(&r, check);
+		pf_print_replay_prediction(stdout, &r);
 		if (dry)
 			printf("dry run: nothing written\n");
 		return 0;
 	}
+	char decision[256];
+	pf_notice("%s", pf_gain_decision(&r, gate, min_gain, decision, sizeof(decision)));
+	if (r.not_worth)
+		return 0; /* a decision, not an error */
 	char stopped[160] = "";
 	if (!r.complete)
 		snprintf(stopped, sizeof(stopped), "; stopped by the time budget after %llu of %llu blocks: the next run "

@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "relocate.h"
 #include "reorder_open.h"
+#include "replay_predict.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -243,9 +244,24 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		     (unsigned long long)plan.blocks_failed, res->not_fit);
 	}
 
+	/* The gate: a plan moves only when the next replay is predicted to gain more than the margin (a compaction
+	 * can spread what the replay reads: directory blocks among the data, the metadata pass's records stale). */
+	struct pf_replay_prediction pred;
+	rc = pf_replay_predict(fs, &lay, &col, &plan, &pred);
+	if (rc) {
+		snprintf(err, errlen, "predicting the replay failed: %s", pf_strerror(rc));
+		goto out;
+	}
+	res->replay_now = pred.now;
+	res->replay_after = pred.after;
+	res->gain_percent = pred.gain_percent;
+	res->predicted = 1;
+	if (o->gain_gate && plan.nunits > 0 && !(pred.gain_percent > o->min_gain_percent))
+		res->not_worth = 1;
+
 	/* Only now, with something to write, read-write: every refusal was decided on the read-only handle, so a
 	 * refused run, a dry run and a run with nothing to move never open the filesystem for writing. */
-	if (write && plan.nunits > 0) {
+	if (write && plan.nunits > 0 && !res->not_worth) {
 		rc = pf_reorder_reopen_rw(device, &oo, &fs, err, errlen);
 		if (!rc)
 			rc = do_relocate(fs, o, &plan, &col, t0, res, err, errlen);

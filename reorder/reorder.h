@@ -36,6 +36,12 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "replay_cost.h"
+
+/* The margin by which a plan's predicted replay must beat the current one before anything moves (percent of
+ * the current replay's model seconds; replay_predict.h).  A config key should set it (REORDER_MIN_GAIN_PERCENT);
+ * for now the command line's --min-gain does. */
+#define PF_REORDER_MIN_GAIN_PERCENT 10.0
 
 struct pf_reorder_opts {
 	const char *const *layouts;  /* layout files, in priority order */
@@ -55,6 +61,9 @@ struct pf_reorder_opts {
 	void (*progress_cb)(void *ctx, uint64_t done_blocks, uint64_t total_blocks);
 	void (*note)(void *ctx, const char *msg);  /* one line per skipped file and other remarks (may be NULL) */
 	int time_budget_ms;          /* > 0: overrides time_budget_s (finer, for tests) */
+	int gain_gate;               /* move only when the predicted replay gains more than min_gain_percent (0: no
+	                              * gate, as before: tools and tests that drive pf_reorder() directly) */
+	double min_gain_percent;
 };
 
 struct pf_reorder_result {
@@ -80,6 +89,11 @@ struct pf_reorder_result {
 	                              * or "" */
 	uint64_t near_blocks;        /* of already_in_place_blocks: not contiguous but near enough (plan.h) */
 	int compacted;               /* the set had spread: all of it planned into one run (plan.h) */
+	struct pf_cost replay_now, replay_after; /* the next replay predicted now / after the plan (replay_predict.h) */
+	double gain_percent;         /* of replay_after over replay_now */
+	int predicted;               /* replay_now and replay_after are set */
+	int not_worth;               /* the gate held the plan back: nothing written (planned_blocks still says
+	                              * what the plan would have moved) */
 };
 
 /* Returns 0 (res->complete says whether everything planned was done) or a negative pf error (lib/error.h) with

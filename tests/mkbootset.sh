@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# mkbootset.sh [--scale N] [--ratio R] [--seed S] [--size MB] [--no-host] [--workload FILE] IMAGE
+# mkbootset.sh [--scale N] [--ratio R] [--seed S] [--size MB] [--no-host] [--workload FILE] [--tsv FILE]
+#              [--package-order] IMAGE
 #
 # Build an aged ext4 image holding the file set of a real Debian 12 boot (tests/data/debian12-boot/boot1.tsv:
 # 419 files, 62 MiB, 43 MiB read) scattered among R times as much other data (default 8), and write the
@@ -8,6 +9,10 @@
 #   --scale N   the boot set N times (copies below /bootK/, same access pattern, interleaved): N=4 gives
 #               ~1700 files, 250 MiB (the issue's "thousands of files, 100-300 MB")
 #   --size MB   image size (default: the data fills ~55 %)
+#   --tsv FILE  another boot trace of tests/data/debian12-boot (e.g. boot2.tsv)
+#   --package-order  the boot files in path order, each followed by 2-20 siblings of lognormal size in its
+#               directory, then 30 % of the siblings deleted: a root filesystem as a package install leaves it
+#               (issue #13; tests/tools/mkbootset.c)
 #   --no-host   filler only (by default a boot file gets the host's content when the host has the same path
 #               with the same size — content does not change timings, it only looks real)
 # Deterministic: the same arguments write the same files in the same order (tests/tools/mkbootset.c).
@@ -16,8 +21,8 @@ TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 # shellcheck source=tests/lib.sh
 source "$TOP/tests/lib.sh"
 
-scale=1 ratio=8 seed=1 size='' host=/ workload=''
-usage() { sed -n '2,3p' "$0" | sed 's/^# //' >&2; exit 2; }
+scale=1 ratio=8 seed=1 size='' host=/ workload='' tsv=$TOP/tests/data/debian12-boot/boot1.tsv pkg=''
+usage() { sed -n '2,4p' "$0" | sed 's/^# //' >&2; exit 2; }
 while [ $# -gt 1 ]; do
 	case $1 in
 	--scale) scale=$2; shift 2 ;;
@@ -26,12 +31,13 @@ while [ $# -gt 1 ]; do
 	--size) size=$2; shift 2 ;;
 	--workload) workload=$2; shift 2 ;;
 	--no-host) host=''; shift ;;
+	--tsv) tsv=$2; shift 2 ;;
+	--package-order) pkg=--package-order; shift ;;
 	*) usage ;;
 	esac
 done
 [ $# -eq 1 ] && [[ $1 != -* ]] || usage
 img=$1 workload=${workload:-$1.workload}
-tsv=$TOP/tests/data/debian12-boot/boot1.tsv
 [ -x "$TOOLS/mkbootset" ] || pf_fail "$TOOLS/mkbootset missing (make tools)"
 
 if [ -z "$size" ]; then
@@ -44,7 +50,7 @@ mnt=$(pf_tmpdir)
 mount -o loop "$img" "$mnt" || pf_fail "mount $img"
 pf_cleanup_add "umount '$mnt'"
 "$TOOLS/mkbootset" --tsv "$tsv" --workload "$workload" --seed "$seed" --scale "$scale" --ratio "$ratio" \
-	${host:+--host-root "$host"} "$mnt" || pf_fail "mkbootset $img"
+	${host:+--host-root "$host"} $pkg "$mnt" || pf_fail "mkbootset $img"
 df -m --output=used,size "$mnt" | awk 'NR == 2 { printf "mkbootset.sh: %s: %d of %d MiB used\n", img, $1, $2 }' img="$img"
 umount "$mnt" || pf_fail "umount $mnt"
 pf_fsck_clean "$img"

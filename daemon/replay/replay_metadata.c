@@ -28,7 +28,6 @@
 
 /* Bounds: metadata is small next to data; a layout asking for more is strange, not a reason to read a lot. */
 #define META_MAX_BLOCKS (1u << 16)  /* 256 MiB of 4 KiB blocks over the whole pass */
-#define META_GAP_BLOCKS 32          /* read through gaps up to 128 KiB: cheaper than a seek */
 
 struct rvec {
 	struct pf_brange *r;
@@ -63,7 +62,7 @@ static int sweep(struct meta *m, struct rvec *v)
 	int rc = 0;
 	for (size_t i = 0; i < v->n && !rc; i++)
 		rc = push(&m->all, v->r[i].start, v->r[i].count);
-	size_t n = pf_branges_normalize(v->r, v->n, META_GAP_BLOCKS);
+	size_t n = pf_branges_normalize(v->r, v->n, PF_META_GAP_BLOCKS);
 	uint64_t bs = m->fs->blocksize, max = ext2fs_blocks_count(m->fs->super), chunk = m->chunk;
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint64_t b = v->r[i].start, end = b + v->r[i].count;

@@ -4,6 +4,7 @@
 #ifndef PREFETCH_REPLAY_PLAN_H
 #define PREFETCH_REPLAY_PLAN_H
 
+#include "block_ranges.h" /* pf_brange: the metadata pass's runs */
 #include "format.h"
 #include "layout_order.h"
 
@@ -51,17 +52,5 @@ void pf_rplan_sort_physical(struct pf_ritem *items, size_t n);
 /* Merge each DATA item into its predecessor when both are of the same file and bin, logically contiguous
  * and (when both are known) physically contiguous.  Returns the new count. */
 size_t pf_rplan_coalesce(struct pf_ritem *items, size_t n);
-
-/* A run of device blocks. */
-struct pf_brange {
-	uint64_t start, count;
-};
-
-/* Sort and merge overlapping runs and those separated by at most max_gap blocks (reading through a short
- * gap costs less than a seek).  Returns the new count. */
-size_t pf_branges_normalize(struct pf_brange *r, size_t n, uint64_t max_gap);
-
-/* Distinct blocks covered by a list of runs (sorts the list in place). */
-uint64_t pf_branges_count(struct pf_brange *r, size_t n);
 
 #endif

@@ -2,7 +2,8 @@
 /* mkbootset: fill a mounted, empty file system with a real boot's file set scattered as an install leaves
  * it, and write the boot's reads as a workload.
  *
- *   mkbootset --tsv BOOT.tsv --workload OUT [--seed N] [--scale N] [--ratio R] [--host-root DIR] DIR
+ *   mkbootset --tsv BOOT.tsv --workload OUT [--seed N] [--scale N] [--ratio R] [--host-root DIR]
+ *             [--package-order] DIR
  *
  * BOOT.tsv is a trace of tests/data/debian12-boot ("order first_ts path size resident_bytes").  Each boot
  * file is created at its path below DIR (and, with --scale N > 1, again below DIR/bootK/ for K = 2..N); its
@@ -17,6 +18,11 @@
  * blocks then, without the journal commit of an fsync) and the process stays on one CPU, so allocation
  * follows this order.  The same arguments give the same files in the same order (block placement is up to the kernel).
  *
+ * --package-order: the root filesystem as a package install leaves it instead: the boot files written in path
+ * order, each followed by 2-20 siblings in its directory (lognormal sizes, R times the boot data in all), then
+ * 30 % of the siblings deleted; no upgrades.  The boot files then lie in path order with holes between them
+ * (issue #13: the case where a reorder's compaction made the replay slower).
+ *
  * OUT gets the reads, in boot order: "BYTES<TAB>/PATH" (files untraced at boot start come first).
  * Prints one summary line.
  */
@@ -26,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -209,15 +216,72 @@ static void write_item(const struct item *it, int upgrade, unsigned char *buf, s
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: mkbootset --tsv BOOT.tsv --workload OUT [--seed N] [--scale N] [--ratio R]\n"
-		     "                 [--host-root DIR] DIR\n");
+		     "                 [--host-root DIR] [--package-order] DIR\n");
+}
+
+/* A standard normal draw (Box-Muller). */
+static double gauss(void)
+{
+	double u = ((double)(rnd() >> 11) + 0.5) / 9007199254740992.0, v = (double)(rnd() >> 11) / 9007199254740992.0;
+	return sqrt(-2 * log(u)) * cos(2 * M_PI * v);
+}
+
+/* --package-order: boot files (items[0..nboot)) in path order, each followed by its siblings; write, then
+ * delete 30 % of the siblings.  Returns the bytes of other data written; *freed gets those deleted. */
+static uint64_t package_order(double ratio, uint64_t bootbytes, uint64_t *freed)
+{
+	size_t nb = nitems;
+	qsort(items, nb, sizeof(*items), by_path);
+	/* lognormal sizes, sigma 1.5, whose mean makes the siblings (11 per boot file on average) ratio times the
+	 * boot data */
+	const double sigma = 1.5;
+	double mean = ratio * (double)bootbytes / (11.0 * (double)(nb ? nb : 1));
+	double mu = log(mean > 1 ? mean : 1) - sigma * sigma / 2;
+	struct item *order = xrealloc(NULL, nb * 21 * sizeof(*order));
+	size_t n = 0;
+	uint64_t other = 0;
+	for (size_t i = 0; i < nb; i++) {
+		order[n++] = items[i];
+		const char *slash = strrchr(items[i].path, '/');
+		int dirlen = slash ? (int)(slash - items[i].path) : 0;
+		for (uint64_t k = 2 + rnd() % 19; k; k--) {
+			double sz = exp(mu + sigma * gauss());
+			uint64_t size = sz > 64e6 ? (uint64_t)64e6 : (uint64_t)sz;
+			char name[32];
+			snprintf(name, sizeof(name), "s%06zu.dat", n);
+			char *path = dirlen ? NULL : strdup(name);
+			if (dirlen && asprintf(&path, "%.*s/%s", dirlen, items[i].path, name) < 0)
+				die("out of memory", NULL);
+			order[n++] = (struct item){ .path = path, .size = size };
+			other += size;
+		}
+	}
+	free(items);
+	items = order;
+	nitems = capitems = n;
+	size_t bufsz = 1 << 20;
+	unsigned char *buf = xrealloc(NULL, bufsz);
+	for (size_t i = 0; i < nitems; i++)
+		write_item(&items[i], 0, buf, bufsz);
+	free(buf);
+	*freed = 0;
+	for (size_t i = 0; i < nitems; i++)
+		if (!items[i].boot && rnd() % 10 < 3) {
+			if (unlink(items[i].path))
+				die(pf_strerror(-errno), items[i].path);
+			*freed += items[i].size;
+		}
+	return other;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "tsv", 1, 0, 't' },   { "workload", 1, 0, 'w' },  { "seed", 1, 0, 's' }, { "scale", 1, 0, 'n' },
-		{ "ratio", 1, 0, 'r' }, { "host-root", 1, 0, 'H' }, { "help", 0, 0, 'h' }, { 0, 0, 0, 0 },
+		{ "ratio", 1, 0, 'r' }, { "host-root", 1, 0, 'H' }, { "help", 0, 0, 'h' }, { "package-order", 0, 0, 'P' },
+		{ 0, 0, 0, 0 },
 	};
+	int pkg = 0;
 	const char *tsv = NULL, *wlpath = NULL, *host = NULL;
 	unsigned long long seed = 1;
 	long scale = 1;
@@ -231,6 +295,7 @@ int main(int argc, char **argv)
 		case 'n': scale = atol(optarg); break;
 		case 'r': ratio = atof(optarg); break;
 		case 'H': host = optarg; break;
+		case 'P': pkg = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -267,6 +332,14 @@ int main(int argc, char **argv)
 			bootbytes += boot[i].size;
 		}
 	}
+	uint64_t other = 0, freed = 0;
+	unsigned upgraded = 0;
+	size_t nbootitems = nitems;
+	if (pkg) {
+		other = package_order(ratio, bootbytes, &freed);
+		other -= freed; /* the summary counts written = other + freed */
+		goto workload;
+	}
 	/* Packages: bundles of 1-6 neighbouring paths. */
 	qsort(items, nitems, sizeof(*items), by_path);
 	int bundle = 0;
@@ -278,8 +351,7 @@ int main(int argc, char **argv)
 	 * spread over the usual trees (and sometimes beside boot files). */
 	static const char *const roots[] = { "usr/share", "usr/lib", "usr/lib/x86_64-linux-gnu", "usr/bin", "var/lib",
 					     "opt", "usr/share/doc", "usr/lib/python3/dist-packages" };
-	uint64_t other = 0, want = (uint64_t)(ratio * (double)bootbytes);
-	size_t nbootitems = nitems;
+	uint64_t want = (uint64_t)(ratio * (double)bootbytes);
 	while (other < want) {
 		char dir[256];
 		const struct item *near = &items[rnd() % nbootitems];
@@ -313,7 +385,6 @@ int main(int argc, char **argv)
 
 	/* Ageing: delete a quarter of the other data, then upgrades of a fifth of the boot files mixed with
 	 * new data of the deleted volume, in random order. */
-	uint64_t freed = 0;
 	for (size_t i = 0; i < nitems; i++)
 		if (!items[i].boot && rnd() % 4 == 0) {
 			if (unlink(items[i].path))
@@ -337,11 +408,15 @@ int main(int argc, char **argv)
 		age[i - 1] = age[j];
 		age[j] = t;
 	}
-	unsigned upgraded = 0;
 	for (size_t i = 0; i < nage; i++) {
 		write_item(&items[age[i]], items[age[i]].upgrade, buf, bufsz);
 		upgraded += items[age[i]].upgrade;
 	}
+	free(age);
+	free(bkey);
+	free(buf);
+
+workload:
 
 	/* The workload: every copy's read of boot entry i, for i in boot order. */
 	qsort(boot, nboot, sizeof(*boot), by_access);
@@ -367,8 +442,5 @@ int main(int argc, char **argv)
 	       nboot * (size_t)scale, hostfiles * (unsigned)scale, upgraded, bootbytes / 1048576.0,
 	       nitems - nbootitems, (other + freed) / 1048576.0, freed / 1048576.0, nboot * (size_t)scale,
 	       readbytes / 1048576.0);
-	free(age);
-	free(bkey);
-	free(buf);
 	return 0;
 }

@@ -207,7 +207,7 @@ static void test_get(void **state)
 	size_t n = 0;
 	for (const char *k; (k = pf_config_key_name(n)); n++)
 		assert_int_equal(pf_config_get(&c, k, v, sizeof(v)), 0);
-	assert_int_equal(n, 19);
+	assert_int_equal(n, 20);
 }
 
 /* The defaults are in range: each parsed back from its own printed value gives the same settings. */

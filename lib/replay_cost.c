@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The replay's cost on the disk model (see replay_cost.h). */
+#include "replay_cost.h"
+
+#include "array.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bvec {
+	struct pf_brange *r;
+	size_t n, cap;
+};
+
+static int bpush(struct bvec *v, uint64_t start, uint64_t count)
+{
+	if (!count)
+		return 0;
+	if (PF_ARRAY_RESERVE(v->r, v->cap, v->n + 1, 256))
+		return -ENOMEM;
+	v->r[v->n++] = (struct pf_brange){ start, count };
+	return 0;
+}
+
+static int move_cmp(const void *a, const void *b)
+{
+	const struct pf_cost_move *x = a, *y = b;
+	return (x->src > y->src) - (x->src < y->src);
+}
+
+/* First move (sorted by src) whose source ends after block b. */
+static size_t first_move_after(const struct pf_cost_move *m, size_t n, uint64_t b)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].src + m[mid].len <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Append run [s, s+c) to out as it would lie after the moves: the pieces inside a source at the
+ * destination, the rest where it is. */
+static int relocate_run(const struct pf_cost_move *m, size_t nm, uint64_t s, uint64_t c, struct bvec *out)
+{
+	uint64_t end = s + c;
+	int rc = 0;
+	for (size_t k = first_move_after(m, nm, s); s < end && !rc;) {
+		if (k < nm && m[k].src <= s) {
+			uint64_t e = m[k].src + m[k].len < end ? m[k].src + m[k].len : end;
+			rc = bpush(out, m[k].dst + (s - m[k].src), e - s);
+			s = e;
+			k++;
+		} else {
+			uint64_t e = k < nm && m[k].src < end ? m[k].src : end;
+			rc = bpush(out, s, e - s);
+			s = e;
+		}
+	}
+	return rc;
+}
+
+/* First cached run (normalized) ending after block b. */
+static size_t first_cached_after(const struct bvec *c, uint64_t b)
+{
+	size_t lo = 0, hi = c->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->r[mid].start + c->r[mid].count <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+struct head {
+	const struct pf_disk_model *d;
+	uint64_t at;
+	struct pf_cost *out;
+	int data;
+};
+
+static void request(struct head *h, uint64_t start, uint64_t count)
+{
+	int seek;
+	double t = pf_disk_move_s(h->d, h->at, start, &seek) + pf_disk_transfer_s(h->d, count);
+	h->out->seconds += t;
+	*(h->data ? &h->out->data_s : &h->out->meta_s) += t;
+	*(h->data ? &h->out->data_blocks : &h->out->meta_blocks) += count;
+	h->out->requests++;
+	h->out->seeks += seek;
+	h->at = start + count;
+}
+
+/* One pass: its runs (already relocated) merged, each read except what the cache holds; then cached. */
+static int pass(struct head *h, struct bvec *runs, uint64_t gap, struct bvec *cache)
+{
+	size_t n = pf_branges_normalize(runs->r, runs->n, gap);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s = runs->r[i].start, end = s + runs->r[i].count;
+		if (!cache) {
+			request(h, s, end - s);
+			continue;
+		}
+		for (size_t k = first_cached_after(cache, s); s < end; k++) {
+			uint64_t cs = k < cache->n ? cache->r[k].start : end;
+			if (cs > s)
+				request(h, s, (cs < end ? cs : end) - s);
+			if (k >= cache->n)
+				break;
+			s = cache->r[k].start + cache->r[k].count;
+		}
+	}
+	if (!cache)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (bpush(cache, runs->r[i].start, runs->r[i].count))
+			return -ENOMEM;
+	cache->n = pf_branges_normalize(cache->r, cache->n, 0);
+	return 0;
+}
+
+int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, size_t np,
+		   const struct pf_cost_move *moves, size_t nmoves, struct pf_cost *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct pf_cost_move *m = NULL;
+	if (moves && nmoves) {
+		m = malloc(nmoves * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		memcpy(m, moves, nmoves * sizeof(*m));
+		qsort(m, nmoves, sizeof(*m), move_cmp);
+	} else {
+		nmoves = 0;
+	}
+	struct bvec runs = { 0 }, cache = { 0 };
+	struct head h = { .d = d, .at = 0, .out = out };
+	int rc = 0;
+	for (size_t i = 0; i < np && !rc; i++) {
+		runs.n = 0;
+		for (size_t k = 0; k < p[i].n && !rc; k++)
+			rc = p[i].relocate && nmoves ? relocate_run(m, nmoves, p[i].r[k].start, p[i].r[k].count, &runs)
+						     : bpush(&runs, p[i].r[k].start, p[i].r[k].count);
+		h.data = p[i].data;
+		if (!rc)
+			rc = pass(&h, &runs, p[i].gap, p[i].cache == PF_COST_DEVICE ? &cache : NULL);
+	}
+	free(runs.r);
+	free(cache.r);
+	free(m);
+	return rc;
+}
+
+double pf_replay_gain_percent(double now_s, double after_s)
+{
+	return now_s > 0 ? (now_s - after_s) / now_s * 100.0 : 0;
+}

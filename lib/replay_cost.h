@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What the next boot's rotational replay costs on the 7200 rpm model (disk_model.h), predicted from the
+ * blocks it will read.  prefetch-reorder weighs a plan by it: the replay as the filesystem is now against the
+ * replay as the plan would leave it.
+ *
+ * The replay's reads are a sequence of passes, each one sorted sweep (daemon/replay: the metadata pass's
+ * steps, then the data sweep bin by bin).  For each pass in order:
+ *   - its runs are relocated when it asks for it (each block found in a move's source is read at its
+ *     destination: where a plan's copy would lie), else read where they are named (the layout's records of
+ *     directory blocks, stale once a reorder moved them, are read there all the same);
+ *   - sorted and merged with the pass's gap (the replay's rule: PF_META_GAP_BLOCKS for the metadata pass,
+ *     one readahead per merged run; 0 for the data sweep, whose reads go out item by item in block order);
+ *   - in a PF_COST_DEVICE pass, the blocks an earlier such pass read (gaps read through included) are cached:
+ *     each merged run costs one request per stretch of it not cached yet; a PF_COST_FILES pass (file data:
+ *     the files' own page caches) reads all of its runs;
+ *   - each request costs pf_disk_move_s(head, start) + pf_disk_transfer_s(length); the head starts at block 0
+ *     and carries over from pass to pass.
+ * So: seconds = sum over requests r of move(end of r-1, start of r) + transfer(r), in blocks over the
+ * filesystem's span.  What it leaves out: the head pass for init's files, what the boot itself reads during
+ * the replay, readahead beyond the recorded ranges.  Pure functions. */
+#ifndef PREFETCH_REPLAY_COST_H
+#define PREFETCH_REPLAY_COST_H
+
+#include "block_ranges.h"
+#include "disk_model.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum pf_cost_cache {
+	PF_COST_DEVICE = 0, /* read through the block device's page cache (the metadata pass; ext4's metadata) */
+	PF_COST_FILES = 1,  /* read into the files' page caches (the data sweep) */
+};
+
+struct pf_cost_pass {
+	const struct pf_brange *r; /* blocks it reads, in any order, may overlap */
+	size_t n;
+	uint64_t gap;              /* merge runs this close (blocks) */
+	int cache;                 /* enum pf_cost_cache */
+	int relocate;              /* read moved blocks at their destinations */
+	int data;                  /* counted as data (else metadata) in pf_cost */
+};
+
+struct pf_cost_move {              /* blocks [src, src+len) would lie at [dst, dst+len) */
+	uint64_t src, dst, len;
+};
+
+struct pf_cost {
+	double seconds;            /* all passes */
+	double meta_s, data_s;     /* of which metadata / data passes */
+	uint64_t requests, seeks;
+	uint64_t meta_blocks, data_blocks; /* read from the disk (gaps read through by the merge included) */
+};
+
+/* The cost of the passes, in order, on disk model d (unit = the filesystem's block size, span its blocks).
+ * moves (any order; sources must not overlap) may be NULL.  Returns 0 or -ENOMEM. */
+int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, size_t np,
+		   const struct pf_cost_move *moves, size_t nmoves, struct pf_cost *out);
+
+/* Predicted gain of after over now, in percent of now (negative: after is slower; 0 when now costs nothing). */
+double pf_replay_gain_percent(double now_s, double after_s);
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The gain gate in words (see gain_report.h). */
+#include "gain_report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int pf_parse_min_gain(const char *s, double *pct)
+{
+	if (!strcmp(s, "off"))
+		return 0;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || *end || !isfinite(v) || v > 100 || v < -1000)
+		return -1;
+	*pct = v;
+	return 1;
+}
+
+const char *pf_gain_decision(const struct pf_reorder_result *r, int gate, double margin, char *buf, size_t len)
+{
+	const char *what = r->not_worth ? "not moving" : r->planned_blocks ? "moving" : "nothing to move";
+	char m[48];
+	if (gate)
+		snprintf(m, sizeof(m), "margin %.0f %%", margin);
+	else
+		snprintf(m, sizeof(m), "no margin asked");
+	snprintf(buf, len, "%s: predicted replay %.2f s now, %.2f s after the plan (gain %.0f %%, %s)", what,
+		 r->replay_now.seconds, r->replay_after.seconds, r->gain_percent, m);
+	return buf;
+}
+
+void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r)
+{
+	if (!r->predicted)
+		return;
+	const struct pf_cost *a = &r->replay_now, *b = &r->replay_after;
+	fprintf(f, "%-26s %13.3fs %13.3fs\n", "replay: metadata pass", a->meta_s, b->meta_s);
+	fprintf(f, "%-26s %13.3fs %13.3fs\n", "replay: data sweep", a->data_s, b->data_s);
+	fprintf(f, "%-26s %13.3fs %13.3fs\n", "replay: predicted", a->seconds, b->seconds);
+	fprintf(f, "%-26s %14llu %14llu\n", "replay: metadata blocks", (unsigned long long)a->meta_blocks,
+		(unsigned long long)b->meta_blocks);
+	fprintf(f, "%-26s %14llu %14llu\n", "replay: seeks", (unsigned long long)a->seeks,
+		(unsigned long long)b->seeks);
+	fprintf(f, "predicted gain of the plan for the next replay: %.1f %%%s\n", r->gain_percent,
+		r->not_worth ? ": not worth a move (a run would leave everything in place)" : "");
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The gain gate in words, for the command line: its option, the one-line decision, the --check lines. */
+#ifndef PREFETCH_REORDER_GAIN_REPORT_H
+#define PREFETCH_REORDER_GAIN_REPORT_H
+
+#include "reorder.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* --min-gain's value: "off" (returns 0: no gate) or a percentage, negative allowed (returns 1, *pct set).
+ * Returns -1 with a message on stderr when it is neither. */
+int pf_parse_min_gain(const char *s, double *pct);
+
+/* The decision in one line, e.g. "not moving: predicted replay 0.68 s now, 0.71 s after the plan (gain -4 %,
+ * margin 10 %)", or "moving: ..." or "nothing to move: ...".  Returns buf. */
+const char *pf_gain_decision(const struct pf_reorder_result *r, int gate, double margin, char *buf, size_t len);
+
+/* --check / --dry-run: both predictions, metadata and data apart. */
+void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r);
+
+#endif

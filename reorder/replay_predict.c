@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The replay's reads from the libext2fs view, costed now and after a plan (see replay_predict.h). */
+#include "replay_predict.h"
+
+#include "array.h"
+#include "layout_order.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct bvec {
+	struct pf_brange *r;
+	size_t n, cap;
+};
+
+static int bpush(struct bvec *v, uint64_t start, uint64_t count)
+{
+	if (!count)
+		return 0;
+	if (PF_ARRAY_RESERVE(v->r, v->cap, v->n + 1, 64))
+		return -ENOMEM;
+	v->r[v->n++] = (struct pf_brange){ start, count };
+	return 0;
+}
+
+struct passes {
+	struct bvec *v;
+	struct pf_cost_pass *p;
+	size_t n, cap;
+};
+
+/* A new empty pass; returns its block list or NULL. */
+static struct bvec *new_pass(struct passes *ps, uint64_t gap, int cache, int relocate, int data)
+{
+	if (ps->n == ps->cap) {
+		size_t cap = ps->cap ? 2 * ps->cap : 16;
+		struct bvec *v = realloc(ps->v, cap * sizeof(*v));
+		if (!v)
+			return NULL;
+		ps->v = v;
+		struct pf_cost_pass *p = realloc(ps->p, cap * sizeof(*p));
+		if (!p)
+			return NULL;
+		ps->p = p;
+		ps->cap = cap;
+	}
+	ps->v[ps->n] = (struct bvec){ 0 };
+	ps->p[ps->n] = (struct pf_cost_pass){ .gap = gap, .cache = cache, .relocate = relocate, .data = data };
+	return &ps->v[ps->n++];
+}
+
+static int inode_block(ext2_filsys fs, uint64_t ino, uint64_t *blk)
+{
+	struct ext2_super_block *sb = fs->super;
+	if (ino < 1 || ino > sb->s_inodes_count || !sb->s_inodes_per_group)
+		return -1;
+	dgrp_t g = (dgrp_t)((ino - 1) / sb->s_inodes_per_group);
+	blk64_t tab = ext2fs_inode_table_loc(fs, g);
+	if (!tab)
+		return -1;
+	*blk = tab + (ino - 1) % sb->s_inodes_per_group * EXT2_INODE_SIZE(sb) / fs->blocksize;
+	return 0;
+}
+
+struct iter {
+	struct bvec *v;
+	int data;
+	int err;
+};
+
+static int block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk64_t ref_blk, int ref_offset,
+		    void *priv)
+{
+	(void)fs, (void)ref_blk, (void)ref_offset;
+	struct iter *it = priv;
+	if (blockcnt < 0 || it->data)
+		it->err = bpush(it->v, *blocknr, 1);
+	return it->err ? BLOCK_ABORT : 0;
+}
+
+/* The tree blocks of ino (extent nodes below the inode, indirect blocks) and, with data, its data blocks. */
+static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct bvec *v)
+{
+	struct ext2_inode in;
+	if (ext2fs_read_inode(fs, ino, &in) || (in.i_flags & EXT4_INLINE_DATA_FL))
+		return 0;
+	if (data && !LINUX_S_ISDIR(in.i_mode))
+		return 0;
+	struct iter it = { v, data, 0 };
+	(void)ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY, NULL, block_cb, &it);
+	return it.err;
+}
+
+/* ---- the images' files on this filesystem ---- */
+
+struct fsfile {
+	const struct pf_image *img;
+	uint32_t fsi;
+};
+
+static int images_here(ext2_filsys fs, const struct pf_layouts *l, struct fsfile **out, size_t *n)
+{
+	*out = calloc(l->nimgs ? (size_t)l->nimgs : 1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*n = 0;
+	for (int i = 0; i < l->nimgs; i++) {
+		int fsi = pf_image_find_fs(l->imgs[i], fs->super->s_uuid);
+		if (fsi >= 0)
+			(*out)[(*n)++] = (struct fsfile){ l->imgs[i], (uint32_t)fsi };
+	}
+	return 0;
+}
+
+/* Path of a layout file relative to its mount point, or NULL if it is not below it. */
+static const char *relative(const char *path, const char *mnt)
+{
+	size_t ml = strlen(mnt);
+	while (ml && mnt[ml - 1] == '/')
+		ml--;
+	if (!path || strncmp(path, mnt, ml) || (path[ml] != '/' && path[ml]))
+		return NULL;
+	path += ml;
+	while (*path == '/')
+		path++;
+	return path;
+}
+
+struct dirent_ {
+	char *path;      /* relative, no trailing slash */
+	uint32_t depth;
+	ext2_ino_t ino;
+};
+
+static int dir_cmp(const void *a, const void *b)
+{
+	const struct dirent_ *x = a, *y = b;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* The directories on the layouts' paths (and the directories they name), by depth, unique, with their
+ * inodes looked up from the root. */
+static int dir_tree(ext2_filsys fs, const struct fsfile *ims, size_t nims, struct dirent_ **out, size_t *nout)
+{
+	struct dirent_ *d = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t k = 0; k < nims; k++) {
+		const struct pf_image *img = ims[k].img;
+		for (uint32_t i = 0; i < img->nfiles; i++) {
+			const struct pf_file *f = &img->files[i];
+			const char *r = f->fs == ims[k].fsi ? relative(f->path, img->fs[ims[k].fsi].mountpoint) : NULL;
+			if (!r || !*r)
+				continue;
+			uint32_t depth = 0;
+			for (const char *p = r;; p++) {
+				if (*p && *p != '/')
+					continue;
+				int last = !*p;
+				if (p > r && p[-1] != '/')
+					depth++;
+				if ((!last || (f->flags & PF_FILE_DIR)) && p > r && p[-1] != '/') {
+					if (PF_ARRAY_RESERVE(d, cap, n + 1, 256))
+						goto nomem;
+					d[n] = (struct dirent_){ .path = strndup(r, (size_t)(p - r)), .depth = depth };
+					if (!d[n++].path)
+						goto nomem;
+				}
+				if (last)
+					break;
+			}
+		}
+	}
+	if (n > 1)
+		qsort(d, n, sizeof(*d), dir_cmp);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (w && !dir_cmp(&d[w - 1], &d[i])) {
+			free(d[i].path);
+			continue;
+		}
+		d[w++] = d[i];
+	}
+	n = w;
+	for (size_t i = 0; i < n; i++) {
+		ext2_ino_t ino = 0;
+		if (ext2fs_namei(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, d[i].path, &ino))
+			ino = 0;
+		d[i].ino = ino;
+	}
+	*out = d;
+	*nout = n;
+	return 0;
+nomem:
+	for (size_t i = 0; i < n; i++)
+		free(d[i].path);
+	free(d);
+	return -ENOMEM;
+}
+
+/* ---- data bins ---- */
+
+static long owner_of(const struct pf_collect *c, uint64_t ino)
+{
+	size_t lo = 0, hi = c->nfiles;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->files[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nfiles && c->files[lo].ino == ino ? (long)lo : -1;
+}
+
+/* Each owner's bin: that of its first data item in the replay's order (UINT32_MAX: none). */
+static int owner_bins(const struct pf_collect *c, const struct fsfile *ims, size_t nims, uint32_t **bins,
+		      uint32_t *nbins)
+{
+	*bins = malloc((c->nfiles ? c->nfiles : 1) * sizeof(**bins));
+	if (!*bins)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nfiles; i++)
+		(*bins)[i] = UINT32_MAX;
+	*nbins = 1;
+	for (size_t k = 0; k < nims; k++) {
+		struct pf_litem *it;
+		size_t n;
+		struct pf_lorder_opts o = { .flags = PF_LORDER_ONE_FS, .fs = ims[k].fsi };
+		if (pf_layout_order(ims[k].img, &o, &it, &n))
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			if (it[i].kind != PF_LITEM_DATA)
+				continue;
+			long ow = owner_of(c, ims[k].img->files[it[i].file].ino);
+			if (ow >= 0 && it[i].bin < (*bins)[ow])
+				(*bins)[ow] = it[i].bin;
+			if (it[i].bin + 1 > *nbins)
+				*nbins = it[i].bin + 1;
+		}
+		free(it);
+	}
+	return 0;
+}
+
+/* ---- the passes ---- */
+
+static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *c, struct passes *ps)
+{
+	struct fsfile *ims = NULL;
+	size_t nims = 0;
+	struct dirent_ *d = NULL;
+	size_t nd = 0;
+	uint32_t *bins = NULL, nbins = 0;
+	int rc = images_here(fs, l, &ims, &nims);
+	struct bvec *v;
+	uint64_t blk, nblocks = ext2fs_blocks_count(fs->super);
+	/* 0: what opening the filesystem reads */
+	if (!rc && !(v = new_pass(ps, 0, PF_COST_DEVICE, 0, 0)))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = bpush(v, 0, fs->super->s_first_data_block + 1 + fs->desc_blocks);
+	/* 1: inode tables, and the directory blocks where the layouts recorded them */
+	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
+		rc = -ENOMEM;
+	if (!rc && inode_block(fs, EXT2_ROOT_INO, &blk) == 0)
+		rc = bpush(v, blk, 1);
+	for (size_t k = 0; k < nims && !rc; k++) {
+		const struct pf_image *img = ims[k].img;
+		for (uint32_t i = 0; i < img->nfiles && !rc; i++)
+			if (img->files[i].fs == ims[k].fsi && inode_block(fs, img->files[i].ino, &blk) == 0)
+				rc = bpush(v, blk, 1);
+		for (uint32_t i = 0; i < img->nextents && !rc; i++) {
+			const struct pf_extent *e = &img->extents[i];
+			const struct pf_file *f = &img->files[e->file];
+			if (f->fs != ims[k].fsi || !(f->flags & PF_FILE_DIR) || !(e->flags & PF_EXT_PHYS_KNOWN) ||
+			    e->physical >= nblocks)
+				continue;
+			uint64_t cnt = (e->length + fs->blocksize - 1) / fs->blocksize;
+			rc = bpush(v, e->physical, cnt < 16 ? cnt : 16);
+		}
+	}
+	/* 2: tree blocks of the regular files */
+	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
+		rc = -ENOMEM;
+	for (size_t k = 0; k < nims && !rc; k++) {
+		const struct pf_image *img = ims[k].img;
+		for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
+			const struct pf_file *f = &img->files[i];
+			if (f->fs == ims[k].fsi && !(f->flags & PF_FILE_DIR) && f->ino >= 1 &&
+			    f->ino <= fs->super->s_inodes_count)
+				rc = inode_blocks(fs, (ext2_ino_t)f->ino, 0, v);
+		}
+	}
+	/* 3: the directory tree, level by level from the root */
+	if (!rc)
+		rc = dir_tree(fs, ims, nims, &d, &nd);
+	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = inode_blocks(fs, EXT2_ROOT_INO, 1, v);
+	for (size_t lo = 0, hi; lo < nd && !rc; lo = hi) {
+		for (hi = lo; hi < nd && d[hi].depth == d[lo].depth;)
+			hi++;
+		if (!(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
+			rc = -ENOMEM;
+		for (size_t i = lo; i < hi && !rc; i++)
+			if (d[i].ino && inode_block(fs, d[i].ino, &blk) == 0)
+				rc = bpush(v, blk, 1);
+		if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
+			rc = -ENOMEM;
+		for (size_t i = lo; i < hi && !rc; i++)
+			if (d[i].ino)
+				rc = inode_blocks(fs, d[i].ino, 1, v);
+	}
+	/* 4: the data, bin by bin */
+	if (!rc)
+		rc = owner_bins(c, ims, nims, &bins, &nbins);
+	for (uint32_t b = 0; b < nbins && !rc; b++) {
+		if (!(v = new_pass(ps, 0, PF_COST_FILES, 1, 1))) {
+			rc = -ENOMEM;
+			break;
+		}
+		for (size_t i = 0; i < c->nsegs && !rc; i++) {
+			const struct pf_seg *s = &c->segs[i];
+			const struct pf_file *rec = c->files[s->owner].rec;
+			uint32_t ob = bins[s->owner] == UINT32_MAX ? 0 : bins[s->owner];
+			if (ob == b && rec && !(rec->flags & PF_FILE_DIR))
+				rc = bpush(v, s->pblk, s->len);
+		}
+	}
+	for (size_t i = 0; i < nd; i++)
+		free(d[i].path);
+	free(d);
+	free(bins);
+	free(ims);
+	return rc;
+}
+
+/* The plan's copies: each moved piece's source and destination. */
+static int plan_moves(const struct pf_plan *p, struct pf_cost_move **out, size_t *n)
+{
+	*out = malloc((p->nmoves ? p->nmoves : 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	*n = 0;
+	for (size_t c = 0; c < p->nchunks; c++) {
+		const struct pf_chunk *ch = &p->chunks[c];
+		if (ch->state != PF_CHUNK_PLACED && ch->state != PF_CHUNK_SPLIT)
+			continue;
+		for (size_t u = ch->first_unit; u < ch->first_unit + ch->nunits; u++)
+			for (size_t m = p->units[u].first; m < p->units[u].first + p->units[u].count; m++)
+				(*out)[(*n)++] = (struct pf_cost_move){ p->moves[m].src, p->moves[m].dst, p->moves[m].len };
+	}
+	return 0;
+}
+
+int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
+		      const struct pf_plan *plan, struct pf_replay_prediction *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct passes ps = { 0 };
+	struct pf_cost_move *moves = NULL;
+	size_t nmoves = 0;
+	int rc = build(fs, l, col, &ps);
+	if (!rc && plan)
+		rc = plan_moves(plan, &moves, &nmoves);
+	for (size_t i = 0; i < ps.n; i++) {
+		ps.p[i].r = ps.v[i].r;
+		ps.p[i].n = ps.v[i].n;
+	}
+	struct pf_disk_model d = pf_disk_7200rpm(ext2fs_blocks_count(fs->super), fs->blocksize);
+	if (!rc)
+		rc = pf_replay_cost(&d, ps.p, ps.n, NULL, 0, &out->now);
+	if (!rc)
+		rc = nmoves ? pf_replay_cost(&d, ps.p, ps.n, moves, nmoves, &out->after) : 0;
+	if (!rc && !nmoves)
+		out->after = out->now;
+	out->gain_percent = pf_replay_gain_percent(out->now.seconds, out->after.seconds);
+	for (size_t i = 0; i < ps.n; i++)
+		free(ps.v[i].r);
+	free(ps.v);
+	free(ps.p);
+	free(moves);
+	return rc;
+}

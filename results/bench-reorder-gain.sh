@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Does a reorder make the next replay faster?  Issue #13, on the simulated 7200 rpm disk in count mode (model
+# seconds summed per request: exact, one run per case suffices).
+#
+# Image: tests/mkbootset.sh --package-order (the Debian 12 boot's 419 files of TSV written in path order, each
+# followed by 2-20 siblings of lognormal size, ~RATIO times the boot data, then 30 % of the siblings deleted), SIZE
+# MiB.  Layout: learnt by the daemon (`prefetchd trace` while the boot's reads run, then `prefetchd aggregate`).
+# Cases, each cold: none; replay (`prefetchd replay --medium rotational`, then the boot's reads); then the
+# reorder (forced with --min-gain off, so that "after" can be measured; its default decision is printed first
+# from a --dry-run); after/none; after/replay.  Beside each replay, the model's prediction (prefetch-reorder
+# --check / --dry-run: lib/replay_cost.h).
+#
+# Environment: SEED (1), RATIO (8), SIZE (1024), TSV (boot2.tsv), MIN_GAIN (default of prefetch-reorder).
+# OUT=FILE also writes the report there.
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+source "$TOP/tests/lib.sh"
+source "$TOP/tests/simdisk/lib-sim.sh"
+pf_require_root
+pf_private_mount_ns "$@"
+SEED=${SEED:-1} RATIO=${RATIO:-8} SIZE=${SIZE:-1024} TSV=${TSV:-$TOP/tests/data/debian12-boot/boot2.tsv}
+sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"
+for b in "$PREFETCHD" "$REORDER" "$WLRUN" "$TOOLS/mkbootset"; do
+	[ -x "$b" ] || pf_fail "$b missing (make all tools; make -C tests/simdisk)"
+done
+tmp=$(sim_tmpfs_dir $((SIZE + 64)))
+work=$(pf_tmpdir)
+# Private copies of the programs: the figures belong to one build even if the tree is rebuilt meanwhile.
+mkdir -p "$work/bin" && cp "$PREFETCHD" "$REORDER" "$WLRUN" "$work/bin/" || pf_fail "copying the programs"
+PREFETCHD=$work/bin/prefetchd REORDER=$work/bin/prefetch-reorder WLRUN=$work/bin/wlrun
+fs=$work/fs
+img=$tmp/pkg.img
+
+pf_note "building the image (package order, seed $SEED, ratio $RATIO, $SIZE MiB)"
+"$TOP/tests/mkbootset.sh" --package-order --tsv "$TSV" --ratio "$RATIO" --seed "$SEED" --size "$SIZE" "$img" |
+	sed 's/^/   /' || pf_fail "mkbootset"
+cp "$img.workload" "$work/workload"
+
+sim_start "$img" count
+sim_mount "$fs"
+describe=$(sim_describe)
+sim_trace_workload "$fs" "$work/workload" "$work/trace" "$work"
+"$PREFETCHD" aggregate --output "$work/layout" "$work/trace" >"$work/aggregate.out" || pf_fail "aggregate"
+
+# case NAME: one cold run; prints "total_s replay_s requests seeks"
+run_case() {
+	local rs=0
+	pf_drop_caches
+	sim_reset
+	if [ "$1" = replay ]; then
+		"$PREFETCHD" replay --medium rotational "$work/layout" >"$work/replay.out" 2>&1 || pf_fail "replay"
+		rs=$(sim_seconds)
+	fi
+	"$WLRUN" -q -C "$fs" "$work/workload" >/dev/null || pf_fail "workload"
+	echo "$(sim_seconds) $rs $(sim_stat requests) $(sim_stat seeks)"
+}
+reorder_on() { # ARGS...: on the unmounted simulated disk (retrying a device still busy after the unmount)
+	local i rc
+	for ((i = 0; i < 20; i++)); do
+		"$REORDER" "$@" "$SIM_DEV" >"$work/reorder.out" 2>&1; rc=$?
+		grep -q busy "$work/reorder.out" || return $rc
+		sleep 0.25
+	done
+	return $rc
+}
+predicted() { awk '$1 == "replay:" && $2 == "predicted" { sub("s", "", $3); sub("s", "", $4); print $3, $4 }' "$work/reorder.out"; }
+
+read -r none_s _ none_rq none_sk <<<"$(run_case none)"
+read -r rep_s rep_rs rep_rq rep_sk <<<"$(run_case replay)"
+sim_umount
+pf_drop_caches
+reorder_on --dry-run ${MIN_GAIN:+--min-gain "$MIN_GAIN"} --layout "$work/layout" || pf_fail "dry run: $(tail -2 "$work/reorder.out")"
+read -r pred_now pred_plan <<<"$(predicted)"
+decision=$(grep 'predicted gain' "$work/reorder.out" | tail -1)
+cp "$work/reorder.out" "$work/dry.out"
+sim_reset
+reorder_on --min-gain off --layout "$work/layout" || pf_fail "reorder: $(tail -2 "$work/reorder.out")"
+moved=$(grep -o 'moved [0-9]* blocks ([0-9.]* MB)[^;]*' "$work/reorder.out")
+pf_drop_caches
+reorder_on --check --layout "$work/layout" || pf_fail "check: $(tail -2 "$work/reorder.out")"
+read -r pred_after _ <<<"$(predicted)"
+sim_mount "$fs"
+read -r anone_s _ anone_rq anone_sk <<<"$(run_case none)"
+read -r arep_s arep_rs arep_rq arep_sk <<<"$(run_case replay)"
+sim_umount
+
+pct() { awk -v p="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%+.1f %%", (p - m) / m * 100; else print "-" }'; }
+{
+	echo "## bench-reorder-gain.sh ($(date -u +%Y-%m-%d), seed $SEED, ratio $RATIO, $SIZE MiB, $(basename "$TSV"))"
+	echo
+	echo "$describe"
+	echo "layout: $(tail -1 "$work/aggregate.out")"
+	echo "dry run's decision: $decision"
+	echo "forced reorder: $moved"
+	echo
+	echo "| case | boot's reads + replay (s) | replay alone (s) | predicted replay (s) | prediction error | requests | seeks |"
+	echo "|---|---:|---:|---:|---:|---:|---:|"
+	echo "| none | $none_s | - | - | - | $none_rq | $none_sk |"
+	echo "| replay | $rep_s | $rep_rs | $pred_now | $(pct "$pred_now" "$rep_rs") | $rep_rq | $rep_sk |"
+	echo "| reorder, none | $anone_s | - | - | - | $anone_rq | $anone_sk |"
+	echo "| reorder, replay | $arep_s | $arep_rs | $pred_after (plan: $pred_plan) | $(pct "$pred_after" "$arep_rs") | $arep_rq | $arep_sk |"
+	echo
+	echo "dry run (before the reorder):"
+	sed 's/^/    /' "$work/dry.out"
+} | tee ${OUT:+"$OUT"}
