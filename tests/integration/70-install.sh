@@ -118,12 +118,18 @@ for c in $caps CAP_SYS_ADMIN; do
 done
 
 # prefetch-stop.service's shell command as systemd passes it ($$ -> $): the delay and the runtime dir come from
-# the environment file, the stop finds no tracer and exits 0.
+# 'prefetchd config --get' (here a wrapper points it at a test file, whose bad line is reported, not fatal), the
+# stop finds no tracer and exits 0.  No unit reads the file with EnvironmentFile= (a second parser).
+grep -n '^EnvironmentFile=' "$GEN"/systemd/*.service && pf_fail "a unit reads the configuration with EnvironmentFile="
+printf 'LOGIN_TRACING_DELAY=0\nPREFETCH_RUNTIME_DIR=%s\nTRACE_TIMEOUT = 5\n' "$tmp/run" >"$tmp/stop.conf"
+printf '#!/bin/sh\n[ "$1" = config ] && { shift; exec "%s" config --config "%s" "$@"; }\nexec "%s" "$@"\n' \
+	"$D/usr/sbin/prefetchd" "$tmp/stop.conf" "$D/usr/sbin/prefetchd" >"$tmp/pfd"
+chmod +x "$tmp/pfd"
 cmd=$(sed -n "s|^ExecStart=/bin/sh -c '\(.*\)'\$|\1|p" "$GEN/systemd/prefetch-stop.service" | sed 's/\$\$/$/g')
 [ -n "$cmd" ] || pf_fail "cannot read prefetch-stop.service's ExecStart"
-cmd=${cmd//\/usr\/sbin\/prefetchd/$D\/usr\/sbin\/prefetchd}
+cmd=${cmd//\/usr\/sbin\/prefetchd/$tmp\/pfd}
 mkdir -p "$tmp/run"
-out=$(env LOGIN_TRACING_DELAY=0 PREFETCH_RUNTIME_DIR="$tmp/run" /bin/sh -c "$cmd" 2>&1) || pf_fail "stop command: $out"
+out=$(timeout 20 /bin/sh -c "$cmd" 2>&1) || pf_fail "stop command: $out"
 echo "$out" | grep -q "no tracer running ($tmp/run/prefetchd.pid)" || pf_fail "stop command did not use the runtime dir: $out"
 
 # prefetch.service stays active when the tracer started from the initramfs holds the pid file (its ExecStart
@@ -131,8 +137,8 @@ echo "$out" | grep -q "no tracer running ($tmp/run/prefetchd.pid)" || pf_fail "s
 grep -q '^RemainAfterExit=yes$' "$GEN/systemd/prefetch.service" || pf_fail "prefetch.service: RemainAfterExit=yes"
 cmd=$(sed -n "s|^ExecStop=/bin/sh -c '\(.*\)'\$|\1|p" "$GEN/systemd/prefetch.service" | sed 's/\$\$/$/g')
 [ -n "$cmd" ] || pf_fail "cannot read prefetch.service's ExecStop"
-cmd=${cmd//\/usr\/sbin\/prefetchd/$D\/usr\/sbin\/prefetchd}
-out=$(env PREFETCH_RUNTIME_DIR="$tmp/run" /bin/sh -c "$cmd" 2>&1) || pf_fail "prefetch.service stop command: $out"
+cmd=${cmd//\/usr\/sbin\/prefetchd/$tmp\/pfd}
+out=$(timeout 20 /bin/sh -c "$cmd" 2>&1) || pf_fail "prefetch.service stop command: $out"
 echo "$out" | grep -q "no tracer running ($tmp/run/prefetchd.pid)" || pf_fail "prefetch.service stop command: $out"
 
 # debian/changelog names NEWS's version, with a Debian revision.
