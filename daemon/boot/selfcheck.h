@@ -38,7 +38,7 @@
 #define SELFCHECK_SAMPLES 8    /* the newest boots of each kind compared */
 #define SELFCHECK_MIN 3        /* fewer of either kind: no decision yet */
 #define SELFCHECK_MARGIN 0.03  /* a change under 3 % of the boot time is no clear change */
-#define SELFCHECK_NARROW_DIV 4 /* narrow: the replay reads at most MAX_PREFETCH_MB / 4, the layout's head */
+#define SELFCHECK_NARROW_DIV 4 /* narrow: the replay reads the layout's head, a quarter of its bytes */
 
 enum pf_policy { PF_POLICY_REPLAY = 0, PF_POLICY_NARROW, PF_POLICY_OFF };
 enum pf_boot_role { PF_ROLE_REPLAY = 0, PF_ROLE_NARROW, PF_ROLE_CONTROL, PF_ROLE_PROBE };

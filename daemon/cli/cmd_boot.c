@@ -71,6 +71,7 @@ struct replay_job {
 	int load_rc;
 	struct pf_replay_opts opts;
 	struct pf_replay_stats st;
+	int narrow; /* the self-check's narrow replay: the layout's head only */
 	int rc;
 	double cpu; /* the replay thread's CPU time */
 };
@@ -80,6 +81,11 @@ static void *replay_main(void *arg)
 {
 	struct replay_job *j = arg;
 	j->load_rc = pf_image_load(j->path, PF_LOAD_REQUIRE_ROOT, PF_KIND_LAYOUT, &j->layout);
+	if (j->load_rc == 0 && j->narrow) {
+		uint64_t head = pf_image_bytes(j->layout) / SELFCHECK_NARROW_DIV;
+		if (head < j->opts.max_bytes)
+			j->opts.max_bytes = head;
+	}
 	if (j->load_rc == 0)
 		j->rc = pf_replay(j->layout, &j->opts, &j->st);
 	j->cpu = cpu_seconds(RUSAGE_THREAD);
@@ -89,7 +95,7 @@ static void *replay_main(void *arg)
 /* Replay on a thread with the termination signals blocked, so that they reach the tracing thread.  relative:
  * the root is our working directory, not changed into yet (started from the initramfs with --root). */
 static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, const struct pf_config *cfg, int relative,
-			 uint64_t max_bytes)
+			 int narrow)
 {
 	const char *layout = relative ? pf_replay_relpath(p->layout) : p->layout;
 	if (access(layout, F_OK) != 0) {
@@ -100,7 +106,8 @@ static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, co
 	j->opts = (struct pf_replay_opts){ .medium_override = cfg->medium, .threads = cfg->replay_threads,
 					   .nice_after_head = BOOT_NICE,
 					   .timeout_s = cfg->replay_timeout, .relative_paths = relative,
-					   .max_bytes = max_bytes, .stop = &replay_stop };
+					   .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20, .stop = &replay_stop };
+	j->narrow = narrow;
 	sigset_t block, old;
 	sigemptyset(&block);
 	sigaddset(&block, SIGTERM);
@@ -281,10 +288,7 @@ static void replay_if_due(struct boot *b, enum replay_moment now)
 		pf_notice("ENABLE_REPLAY=0: tracing and measuring only (a baseline boot)");
 	if (now != replay_moment(b->opt.start) || !b->cfg.enable_replay || b->role == PF_ROLE_CONTROL)
 		return;
-	uint64_t max_bytes = (uint64_t)b->cfg.max_prefetch_mb << 20;
-	if (b->role == PF_ROLE_NARROW) /* the layout's head: init's files and what the boot reads first */
-		max_bytes /= SELFCHECK_NARROW_DIV;
-	replay_start(&b->replay, &b->p, &b->cfg, relative_paths(b), max_bytes);
+	replay_start(&b->replay, &b->p, &b->cfg, relative_paths(b), b->role == PF_ROLE_NARROW);
 	if (now == REPLAY_AT_ROOT_MOUNT)
 		b->replay_began = pf_monotonic_s(); /* seconds since boot, as the kernel log says when */
 }
@@ -409,7 +413,8 @@ static void measure_boot_end(struct boot *b)
 	b->rec.boot_s = pf_boot_end(b->p.boot_end, b->rec.end_source, sizeof(b->rec.end_source));
 	b->cpu_at_end = cpu_seconds(RUSAGE_SELF); /* the work below is after the boot's end */
 	pf_boot_record_disk(b->cfg.nmounts ? b->cfg.mounts[0] : "/", &b->rec);
-	b->rec.psi_io_ms = pf_psi_io_ms();
+	if ((b->rec.psi_io_ms = pf_psi_io_ms()) < 0)
+		pf_notice("no /proc/pressure/io (a kernel without PSI, or psi=0): this boot's I/O stall is not recorded");
 	int64_t own = pf_self_read_bytes();
 	if (own >= 0 && b->rec.sectors >= 0) /* what the boot read itself: the disk's reads less ours */
 		b->rec.uncovered_mib = (double)(b->rec.sectors * 512 > own ? b->rec.sectors * 512 - own : 0) / 1048576.0;
@@ -466,7 +471,8 @@ static void record_boot(struct boot *b)
 		b->rec.replay_mib = (double)j->st.bytes / 1048576.0;
 		b->rec.replay_s = j->st.seconds;
 		b->rec.replay_cpu_s = j->cpu;
-		b->rec.used_mib = (double)pf_layout_bytes_used(j->layout, trace) / 1048576.0;
+		uint64_t used = pf_layout_bytes_used(j->layout, trace); /* of the layout; the replay may have read less */
+		b->rec.used_mib = (double)(used < j->st.bytes ? used : j->st.bytes) / 1048576.0;
 	} else {
 		b->rec.replay_mib = 0;
 	}

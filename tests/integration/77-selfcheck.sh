@@ -170,6 +170,16 @@ grep -q "self-check: resume replay: probe boots clearly faster" "$tmp/boot$nboot
 grep -q "probe boot (full replay)" "$tmp"/boot*.log || pf_fail "C: no probe boot said so"
 pf_note "C: resumed after $((nboot - b_boots)) boots: $(grep -o 'self-check: .*' "$tmp/boot$nboot.log")"
 
+# The series, boot by boot (results/SELF-CHECK.md records one run's).
+series() { # LOG FIRST-BOOT-NUMBER
+	awk -v n="$2" '!/^#/ && NF >= 18 { printf "    %3d  %-7s %-7s %-6s %6.2f %8s %8s\n", n++,
+		$11 == 1 ? "control" : ($5 == 1 ? "replay" : "none"), $12, $5 == 1 && $11 == 0 && $12 == "off" ? "probe" : "",
+		$3, $13, $14 }' "$1"
+}
+pf_note "the series (boot, kind, policy in force, probe, boot s, MiB replayed, MiB of it used):"
+series "$tmp/state-A/boottime.log" 1
+series "$tmp/state/boottime.log" $((a_boots + 1))
+
 # ---- bad input: each a clear line and the default decision (replay) ----
 echo "policy sometimes" >"$tmp/state/selfcheck"
 boot
