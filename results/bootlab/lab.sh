@@ -17,7 +17,7 @@ IMG_SIZE=${BOOTLAB_IMG_SIZE:-2G}
 GUEST_MEM=${BOOTLAB_MEM:-1024}
 BOOT_TIMEOUT=${BOOTLAB_TIMEOUT:-300}
 KERNEL_APPEND=${BOOTLAB_APPEND:-root=/dev/vda console=ttyS0 panic=-1}
-SETUPS_ALL="none prefetch reorder warm"
+SETUPS_ALL="none prefetch reorder warm selfcheck"
 
 log() { printf '[bootlab %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
