@@ -91,21 +91,6 @@ deb_package() {
 	ls -dt "$CACHE"/deb-* 2>/dev/null | tail -n +4 | xargs -r rm -rf
 }
 
-# Install the package file $2 into the root $1 as a user would: apt-get install of the .deb (its dependencies
-# are in the base guest already, so no download).  No service is started in the image (the package starts none
-# anyway; policy-rc.d says so to invoke-rc.d).
-install_deb() {
-	local root=$1 deb=$2 f
-	f=/tmp/$(basename "$deb")
-	cp "$deb" "$root$f"
-	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"; chmod 0755 "$root/usr/sbin/policy-rc.d"
-	local rc=0
-	DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -q --no-install-recommends "$f" || rc=$?
-	rm -f "$root$f" "$root/usr/sbin/policy-rc.d"
-	chroot "$root" apt-get clean
-	return $rc
-}
-
 # Set KEY=value in a shell-style config file (replace the key's lines or append).
 set_key() {
 	local f=$1 k=$2 v=$3
@@ -139,21 +124,22 @@ build_golden() {
 		make -s -C "$PROJ_SRC" install DESTDIR="$dir" >/dev/null
 		mkdir -p "$dir/var/lib/prefetch"
 	fi
-	local cfg=$dir/etc/default/prefetch units="prefetch.service prefetch-stop.timer prefetch-reorder.service"
+	local cfg=$dir/etc/default/prefetch
 	case "$setup" in
 	none)
 		# none = installed, not enabled: the package enabled its units at install, so they are disabled here
 		# (as an administrator would); with 'make install' nothing was enabled.  The initramfs script does
 		# nothing where prefetch.service is not enabled, and the hook copies no prefetchd there.
-		# shellcheck disable=SC2086
-		systemctl --root="$dir" disable $units >/dev/null 2>&1 || true
+		# 'disable prefetch.service' takes the others along (Also=); naming prefetch-reorder.service itself
+		# fails on Debian: systemctl hands it to update-rc.d, which refuses a script without Default-Start.
+		systemctl --root="$dir" disable prefetch.service >/dev/null 2>&1 || true
 		if ls "$dir"/etc/systemd/system/*.wants/prefetch* >/dev/null 2>&1; then die "none: prefetch units still enabled"; fi
 		;;
 	prefetch|reorder|selfcheck)
 		[ -f "$dir/lib/systemd/system/prefetch.service" ] || die "prefetch.service not installed (systemd/ not ready?)"
-		# The package has enabled them already; 'make install' has not.
-		# shellcheck disable=SC2086
-		systemctl --root="$dir" enable $units >/dev/null 2>&1
+		# The package has enabled them already; 'make install' has not (Also= enables the timer and reorder unit).
+		systemctl --root="$dir" enable prefetch.service >/dev/null 2>&1 || true
+		[ -L "$dir/etc/systemd/system/sysinit.target.wants/prefetch.service" ] || die "$setup: prefetch.service not enabled"
 		set_key "$cfg" ENABLE_PREFETCH 1
 		# Every boot of a setup replays (the lab compares setups itself); the selfcheck setup runs the self-check
 		# (BOOTLAB_SELF_CHECK_INTERVAL, 2 there: half the boots are control boots, so that a decision comes
