@@ -2,11 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bootlab: the Debian package's install and purge, in a chroot of the base guest (no boot).
 #   check-package.sh [DEB]     (default: the package of the project tree, built by 'build-guest.sh deb')
-# In a copy of $CACHE/rootfs-base (an ext4 image on tmpfs, loop-mounted): list every path (type, mode, owner, and a checksum of regular files), then
+# In a copy of $CACHE/rootfs-base (an ext4 image on tmpfs, loop-mounted): list every path (type, mode, owner, and
+# a checksum of regular files), then
 #   apt-get install ./prefetch_*.deb            (units enabled, none started; the trigger rebuilds the initramfs)
-#   one 'prefetchd boot' run in the chroot       (proc, sys, dev, run mounted): a real replay + trace + 'prefetchd
-#                                                 stop', so that /var/lib/prefetch and /run/prefetch hold what a
-#                                                 boot leaves (trace, layout, boottime.log, self-check state)
+#   two 'prefetchd boot' runs in the chroot      (proc, sys, dev, run mounted; each stopped by 'prefetchd stop'):
+#                                                 the first traces, the second replays what the first learnt (or is
+#                                                 a control boot) and traces again, so that /var/lib/prefetch and
+#                                                 /run/prefetch hold what boots leave (traces, layout, boottime.log,
+#                                                 the self-check's state)
 #   apt-get purge -y prefetch
 # and list again: every path that is new, gone or changed against the first list, outside dpkg's and apt's own
 # records and logs, is printed.  Expected: nothing new, nothing gone; changed only the initramfs (rebuilt by the
@@ -65,7 +68,7 @@ kver=$(basename "$(ls "$root"/boot/vmlinuz-* | sort -V | tail -n 1)"); kver=${kv
 echo "initramfs after install: $(chroot "$root" lsinitramfs "/boot/initrd.img-$kver" | grep -c prefetch) prefetch files" \
 	"($(chroot "$root" lsinitramfs "/boot/initrd.img-$kver" | grep prefetch | tr '\n' ' '))"
 
-echo "== state: one 'prefetchd boot' run in the chroot"
+echo "== state: two 'prefetchd boot' runs in the chroot"
 for m in proc sys dev run; do
 	case $m in
 	proc) mount -t proc proc "$root/proc" ;;
