@@ -5,9 +5,10 @@
 # In a copy of $CACHE/rootfs-base (an ext4 image on tmpfs, loop-mounted): list every path (type, mode, owner, and
 # a checksum of regular files), then
 #   apt-get install ./prefetch_*.deb            (units enabled, none started; the trigger rebuilds the initramfs)
-#   two 'prefetchd boot' runs in the chroot      (proc, sys, dev, run mounted; each stopped by 'prefetchd stop'):
-#                                                 the first traces, the second replays what the first learnt (or is
-#                                                 a control boot) and traces again, so that /var/lib/prefetch and
+#   two 'prefetchd boot' runs in the chroot      (proc, sys, dev, run mounted; each stopped by 'prefetchd stop';
+#                                                 the conffile edited first: SELF_CHECK_INTERVAL=0): the first
+#                                                 traces, the second replays what the first learnt and traces
+#                                                 again, so that /var/lib/prefetch and
 #                                                 /run/prefetch hold what boots leave (traces, layout, boottime.log,
 #                                                 the self-check's state)
 #   apt-get purge -y prefetch
@@ -77,6 +78,10 @@ for m in proc sys dev run; do
 	run) mount -t tmpfs -o mode=0755 run "$root/run" ;;
 	esac && MOUNTS+=("$root/$m")
 done
+# The conffile edited as an administrator might (purge must remove it all the same): no self-check control boot,
+# so that the second run replays (both runs have the host's boot id, so both would get the same draw).
+sed -i 's/^SELF_CHECK_INTERVAL=.*/SELF_CHECK_INTERVAL=0/' "$root/etc/default/prefetch"
+echo "edited conffile: $(grep '^SELF_CHECK_INTERVAL=' "$root/etc/default/prefetch")"
 # Two runs: the first traces (no layout yet), the second replays the layout the first left and traces again.
 for n in 1 2; do
 	chroot "$root" /usr/sbin/prefetchd boot >"$work/boot$n.log" 2>&1 &
