@@ -6,7 +6,7 @@
 # a checksum of regular files), then
 #   apt-get install ./prefetch_*.deb            (units enabled, none started; the trigger rebuilds the initramfs)
 #   two 'prefetchd boot' runs in the chroot      (proc, sys, dev, run mounted; each stopped by 'prefetchd stop';
-#                                                 the conffile edited first: SELF_CHECK_INTERVAL=0): the first
+#                                                 the conffile edited first: SELF_CHECK_INTERVAL=1000): the first
 #                                                 traces, the second replays what the first learnt and traces
 #                                                 again, so that /var/lib/prefetch and
 #                                                 /run/prefetch hold what boots leave (traces, layout, boottime.log,
@@ -78,9 +78,10 @@ for m in proc sys dev run; do
 	run) mount -t tmpfs -o mode=0755 run "$root/run" ;;
 	esac && MOUNTS+=("$root/$m")
 done
-# The conffile edited as an administrator might (purge must remove it all the same): no self-check control boot,
+# The conffile edited as an administrator might (purge must remove it all the same): the self-check on (its state
+# file is part of what a boot leaves) but a control boot one in 1000 only,
 # so that the second run replays (both runs have the host's boot id, so both would get the same draw).
-sed -i 's/^SELF_CHECK_INTERVAL=.*/SELF_CHECK_INTERVAL=0/' "$root/etc/default/prefetch"
+sed -i 's/^SELF_CHECK_INTERVAL=.*/SELF_CHECK_INTERVAL=1000/' "$root/etc/default/prefetch"
 echo "edited conffile: $(grep '^SELF_CHECK_INTERVAL=' "$root/etc/default/prefetch")"
 # Two runs: the first traces (no layout yet), the second replays the layout the first left and traces again.
 for n in 1 2; do
