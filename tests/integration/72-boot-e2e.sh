@@ -103,7 +103,7 @@ head -1 "$tmp/state/boottime.log" | grep -qx "# prefetch boottime log, format 1"
 
 "$PREFETCHD" report --config "$conf" --svg "$tmp/report.svg" >"$tmp/report.txt" || pf_fail "prefetchd report"
 grep -q "^none  *1 " "$tmp/report.txt" && grep -q "^prefetch  *2 " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "report table"; }
-grep -q "</svg>" "$tmp/report.svg" && [ "$(grep -c 'class="bar"' "$tmp/report.svg")" -eq 4 ] || pf_fail "report SVG"
+grep -q "</svg>" "$tmp/report.svg" && [ "$(grep -c 'class="point"' "$tmp/report.svg")" -eq 3 ] || pf_fail "report SVG"
 pf_note "report after 3 boots:"
 sed 's/^/    /' "$tmp/report.txt"
 
