@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
+#include "error.h"
 #include "log.h"
 #include "number.h"
 #include "safe_file.h"
@@ -370,4 +371,11 @@ int pf_config_read(struct pf_config *cfg, const char *path)
 	if (diag.total > diag.nwarnings)
 		pf_warn("%s: %d more problems not shown", path ? path : PF_DEFAULT_CONFIG, diag.total - diag.nwarnings);
 	return rc == -ENOENT && !path ? 0 : rc;
+}
+
+void pf_config_read_or_defaults(struct pf_config *cfg, const char *path)
+{
+	int rc = pf_config_read(cfg, path);
+	if (rc)
+		pf_warn("cannot read %s: %s; using defaults", path ? path : PF_DEFAULT_CONFIG, pf_strerror(rc));
 }

@@ -81,6 +81,10 @@ int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_dia
  * then holds what could be read over the defaults), for the caller to report as its command sees fit. */
 int pf_config_read(struct pf_config *cfg, const char *path);
 
+/* pf_config_read for the commands that go on without their file: an unreadable one is one warning ("cannot read
+ * PATH: reason; using defaults") and cfg holds the defaults with what could be read. */
+void pf_config_read_or_defaults(struct pf_config *cfg, const char *path);
+
 /* The settings' names, in struct order, for i = 0, 1, ... until NULL (ENABLE_APP_PREFETCHING is not one). */
 const char *pf_config_key_name(size_t i);
 

@@ -75,9 +75,7 @@ int cmd_report(int argc, char **argv)
 		return pf_usage_error("unexpected argument '%s'", argv[optind]);
 
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, config);
-	if (rc)
-		pf_warn("cannot read %s: %s; using defaults", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
+	pf_config_read_or_defaults(&cfg, config);
 
 	char logpath[512];
 	if (log)
@@ -87,7 +85,7 @@ int cmd_report(int argc, char **argv)
 
 	struct pf_boot_record *recs;
 	size_t n, bad;
-	rc = pf_boottime_load(logpath, &recs, &n, &bad);
+	int rc = pf_boottime_load(logpath, &recs, &n, &bad);
 	if (rc == -ENOENT) {
 		pf_err("%s does not exist: no traced boot has finished yet", logpath);
 		return PF_EXIT_FAILURE;

@@ -118,9 +118,7 @@ int cmd_status(int argc, char **argv)
 	if (optind != argc)
 		return pf_usage_error("unexpected argument '%s'", argv[optind]);
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, config);
-	if (rc)
-		pf_warn("cannot read %s: %s; using defaults", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
+	pf_config_read_or_defaults(&cfg, config);
 	struct pf_boot_paths p;
 	pf_boot_paths_init(&p, &cfg);
 
@@ -133,7 +131,7 @@ int cmd_status(int argc, char **argv)
 	char path[PF_BOOT_PATH + 16];
 	snprintf(path, sizeof(path), "%s/selfcheck", p.state);
 	struct pf_selfcheck sc;
-	rc = pf_selfcheck_load(path, &sc);
+	int rc = pf_selfcheck_load(path, &sc);
 	if (!cfg.self_check_interval)
 		printf("self-check:     off (SELF_CHECK_INTERVAL=0): every boot replays\n");
 	else if (rc)

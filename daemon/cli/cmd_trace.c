@@ -127,9 +127,7 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, config_default ? NULL : config);
-	if (rc)
-		pf_warn("%s: %s (using defaults)", config, pf_strerror(rc));
+	pf_config_read_or_defaults(&cfg, config_default ? NULL : config);
 	if (nmounts == 0)
 		for (int i = 0; i < cfg.nmounts && i < MAX_MOUNT_ARGS; i++)
 			mounts[nmounts++] = cfg.mounts[i];
@@ -146,7 +144,7 @@ int cmd_trace(int argc, char **argv)
 				   .medium_override = cfg.medium, .max_files = (unsigned)max_files,
 				   .bounded_queue = bounded, .err = err, .errlen = sizeof(err) };
 	struct pf_tracer *t;
-	rc = pf_tracer_open(&o, &t);
+	int rc = pf_tracer_open(&o, &t);
 	if (rc) {
 		pf_err("cannot start tracing: %s", err[0] ? err : pf_strerror(rc));
 		return PF_EXIT_FAILURE;

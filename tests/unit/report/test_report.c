@@ -276,7 +276,7 @@ static void test_svg(void **state)
 	/* every boot a point, the control boot hollow; 3 setups with boots summarised, with the change vs none */
 	assert_int_equal(count(svg, "class=\"point\""), 6);
 	assert_non_null(strstr(svg, "<title>boot 2: 52.00 s, none (control boot)</title>"));
-	assert_int_equal(count(svg, "fill=\"white\" stroke="), 1);
+	assert_int_equal(count(svg, "fill=\"white\" stroke="), 2); /* the control boot, and the legend's */
 	assert_int_equal(count(svg, "class=\"summary\""), 3);
 	assert_non_null(strstr(svg, "prefetch: mean 42.00 s, stddev 2.00 s, min 40.00 s, max 44.00 s, 3 boots"));
 	assert_non_null(strstr(svg, "-17.6 %")); /* prefetch 42 against none 51 */
