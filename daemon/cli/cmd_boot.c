@@ -335,9 +335,15 @@ static int claim_the_boot(struct boot *b)
 	rc = pf_pidfile_lock(b->p.pidfile, &b->pid, &holder);
 	if (rc == 0)
 		return 0;
-	if (rc == -EBUSY)
+	if (rc == -EBUSY && holder > 0 && b->opt.start == PF_BOOT_FROM_SERVICE &&
+	    pf_notify_adopt(holder, "tracing (started from the initramfs)") > 0) {
+		pf_notice("prefetchd is already running (pid %ld, %s: started from the initramfs): the unit adopts it",
+			  (long)holder, b->p.pidfile);
+		b->ready_owed = 0; /* READY=1 went with MAINPID= */
+	} else if (rc == -EBUSY) {
 		pf_notice("prefetchd is already running (pid %ld, %s; started from the initramfs?): nothing to do",
 			  (long)holder, b->p.pidfile);
+	}
 	else
 		pf_err("pid file %s: %s", b->p.pidfile, pf_strerror(rc));
 	b->cut_replay = 1; /* begun from the initramfs: the instance holding the lock replays */
