@@ -181,6 +181,7 @@ int main(int argc, char **argv)
 		.note = note_cb,
 		.gain_gate = gate,
 		.min_gain_percent = min_gain,
+		.chunk_sweep = check,
 	};
 	struct pf_reorder_result r;
 	char err[512];
@@ -201,6 +202,8 @@ int main(int argc, char **argv)
 		       r.files, skipped);
 		print_figures(&r, check);
 		pf_print_replay_prediction(stdout, &r);
+		if (check)
+			pf_print_chunk_trials(stdout, &r, chunk > 0 ? chunk : cfg.chunk_size_blocks);
 		if (dry)
 			printf("dry run: nothing written\n");
 		return 0;
