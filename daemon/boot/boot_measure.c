@@ -12,8 +12,10 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_image *trace)
+uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_image *trace, uint64_t *files)
 {
+	if (files)
+		*files = 0;
 	if (!layout || !trace || !trace->nfiles)
 		return 0;
 	char **paths = malloc(trace->nfiles * sizeof(*paths));
@@ -27,6 +29,10 @@ uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_ima
 		const char *p = layout->files[layout->extents[i].file].path;
 		if (bsearch(&p, paths, trace->nfiles, sizeof(*paths), cmp_str))
 			used += layout->extents[i].length;
+	}
+	for (uint32_t i = 0; files && i < layout->nfiles; i++) {
+		const char *p = layout->files[i].path;
+		*files += bsearch(&p, paths, trace->nfiles, sizeof(*paths), cmp_str) != NULL;
 	}
 	free(paths);
 	return used;

@@ -477,10 +477,13 @@ static void record_boot(struct boot *b)
 		b->rec.replay_mib = (double)j->st.bytes / 1048576.0;
 		b->rec.replay_s = j->st.seconds;
 		b->rec.replay_cpu_s = j->cpu;
-		uint64_t used = pf_layout_bytes_used(j->layout, trace); /* of the layout; the replay may have read less */
+		uint64_t files, used = pf_layout_bytes_used(j->layout, trace, &files); /* the replay may have read less */
 		b->rec.used_mib = (double)(used < j->st.bytes ? used : j->st.bytes) / 1048576.0;
+		b->rec.replay_files = j->st.files;
+		b->rec.used_files = (int64_t)(files < j->st.files ? files : j->st.files);
 	} else {
 		b->rec.replay_mib = 0;
+		b->rec.replay_files = 0;
 	}
 	char name[128];
 	pf_boot_trace_name_free(&b->p, name, sizeof(name), b->rec.when, b->rec.boot_id);

@@ -49,16 +49,16 @@ void pf_report_boots_table(FILE *out, const struct pf_boot_record *recs, size_t 
 void pf_report_boots_csv(FILE *out, const struct pf_boot_record *recs, size_t n)
 {
 	fputs("boot,boot_id,unix_time,setup,control,policy,boot_s,end_source,disk,io_ms,reads,sectors,replay_mib,"
-	      "used_mib,uncovered_mib,psi_io_ms,replay_s,replay_cpu_s\n",
+	      "used_mib,uncovered_mib,psi_io_ms,replay_s,replay_cpu_s,replay_files,used_files\n",
 	      out);
 	for (size_t i = 0; i < n; i++) {
 		const struct pf_boot_record *r = &recs[i];
 		/* every text field is one word without commas or quotes (boot_log.c writes "-" otherwise) */
 		fprintf(out, "%zu,%s,%" PRId64 ",%s,%d,%s,%.2f,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.2f,%.2f,%.2f,%" PRId64
-			     ",%.2f,%.2f\n",
+			     ",%.2f,%.2f,%" PRId64 ",%" PRId64 "\n",
 			i + 1, r->boot_id, r->when, pf_setup_name(pf_boot_record_setup(r)), r->control, r->policy, r->boot_s,
 			r->end_source, r->disk, r->io_ms, r->reads, r->sectors, r->replay_mib, r->used_mib, r->uncovered_mib,
-			r->psi_io_ms, r->replay_s, r->replay_cpu_s);
+			r->psi_io_ms, r->replay_s, r->replay_cpu_s, r->replay_files, r->used_files);
 	}
 }
 
@@ -130,6 +130,10 @@ void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *rec
 		json_num(out, r->replay_s);
 		fputs(", \"replay_cpu_s\": ", out);
 		json_num(out, r->replay_cpu_s);
+		fputs(", \"replay_files\": ", out);
+		json_num(out, r->replay_files >= 0 ? (double)r->replay_files : -1);
+		fputs(", \"used_files\": ", out);
+		json_num(out, r->used_files >= 0 ? (double)r->used_files : -1);
 		fputc('}', out);
 	}
 	fputs("\n  ],\n  \"setups\": {", out);

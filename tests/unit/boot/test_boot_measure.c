@@ -51,11 +51,14 @@ static void test_bytes_used(void **state)
 	}
 	struct pf_file opened = { .ino = 11, .mode = 0100755, .path = "/usr/bin/b" };
 	assert_true(pf_image_add_file(trace, &opened) >= 0);
-	assert_int_equal(pf_layout_bytes_used(layout, trace), 8192);
+	uint64_t files;
+	assert_int_equal(pf_layout_bytes_used(layout, trace, &files), 8192);
+	assert_int_equal(files, 1);
 	struct pf_file other = { .ino = 99, .mode = 0100644, .path = "/not/in/layout" };
 	assert_true(pf_image_add_file(trace, &other) >= 0);
-	assert_int_equal(pf_layout_bytes_used(layout, trace), 8192);
-	assert_int_equal(pf_layout_bytes_used(layout, NULL), 0);
+	assert_int_equal(pf_layout_bytes_used(layout, trace, NULL), 8192);
+	assert_int_equal(pf_layout_bytes_used(layout, NULL, &files), 0);
+	assert_int_equal(files, 0);
 	pf_image_free(layout);
 	pf_image_free(trace);
 }

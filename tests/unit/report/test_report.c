@@ -43,7 +43,7 @@ static void test_record_round_trip(void **state)
 	int n = pf_boot_record_format(&a, line, sizeof(line));
 	assert_true(n > 0);
 	assert_string_equal(line, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 1795288058 53.40 systemd 1 0 sda 12345 1000 20480 "
-				 "0 - -1 -1 -1 -1 -1 -1");
+				 "0 - -1 -1 -1 -1 -1 -1 -1 -1");
 	assert_int_equal(pf_boot_record_parse(line, &b), 0);
 	assert_string_equal(b.boot_id, a.boot_id);
 	assert_true(fabs(b.boot_s - 53.4) < 1e-9);
@@ -74,12 +74,15 @@ static void test_record_round_trip(void **state)
 	a.psi_io_ms = 4321;
 	a.replay_s = 1.5;
 	a.replay_cpu_s = 0.25;
+	a.replay_files = 0;
+	a.used_files = 7;
 	assert_true(pf_boot_record_format(&a, line, sizeof(line)) > 0);
-	assert_non_null(strstr(line, " 20480 1 narrow 0.00 12.50 80.13 4321 1.50 0.25"));
+	assert_non_null(strstr(line, " 20480 1 narrow 0.00 12.50 80.13 4321 1.50 0.25 0 7"));
 	assert_int_equal(pf_boot_record_parse(line, &b), 0);
 	assert_int_equal(b.control, 1);
 	assert_string_equal(b.policy, "narrow");
 	assert_true(fabs(b.used_mib - 12.5) < 1e-9 && b.psi_io_ms == 4321 && fabs(b.replay_cpu_s - 0.25) < 1e-9);
+	assert_true(b.replay_files == 0 && b.used_files == 7);
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 3.5", &b), 0);
 	assert_string_equal(b.policy, "off");
 	assert_true(fabs(b.replay_mib - 3.5) < 1e-9 && b.used_mib < 0 && b.psi_io_ms == -1);
@@ -87,6 +90,7 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 maybe", &b), -EINVAL); /* policy */
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off -7", &b), -EINVAL); /* -1 only */
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off nan", &b), -EINVAL);
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 1 1 1 1 1 1 -5", &b), -EINVAL);
 }
 
 static void test_record_bad(void **state)
