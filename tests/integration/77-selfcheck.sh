@@ -142,7 +142,7 @@ fi
 "$PREFETCHD" report --config "$conf" --boots | grep -q "^ *$nboot  .* replay " || pf_fail "A: report --boots"
 "$PREFETCHD" status --config "$conf" >"$tmp/status.txt" || pf_fail "prefetchd status"
 grep -q "policy replay, reorder armed; one boot in 2 is a control boot" "$tmp/status.txt" &&
-	grep -q "^  replay: .* MiB read" "$tmp/status.txt" || { cat "$tmp/status.txt"; pf_fail "A: status"; }
+	grep -q "^  replay: .* MiB in [0-9]* files read in" "$tmp/status.txt" || { cat "$tmp/status.txt"; pf_fail "A: status"; }
 grep -q "prefetch=noreplay\|self-check: a control boot" "$tmp"/boot*.log || pf_fail "A: no boot said it was a control boot"
 a_boots=$nboot
 
