@@ -42,6 +42,7 @@ struct rvec {
 
 struct meta {
 	struct pf_rctx *c;
+	uint32_t fsi;
 	ext2_filsys fs;
 	int bdev;
 	uint32_t chunk;   /* bytes per readahead call */
@@ -61,13 +62,30 @@ static int push(struct rvec *v, uint64_t start, uint64_t count)
 	return 0;
 }
 
-/* Readahead a list of blocks on the device, sorted and merged; the list is emptied. */
-static int sweep(struct meta *m, struct rvec *v)
+/* --dump-plan: the blocks a step asks for, as asked (before the merge reads gaps through): a test can tell
+ * a block named (a stale directory place, say) from one read only because it lies near others. */
+static void dump_step(const struct meta *m, const char *step, const struct pf_brange *r, size_t n)
+{
+	FILE *f = m->c->o ? m->c->o->plan_dump : NULL;
+	if (!f)
+		return;
+	uint64_t bs = m->fs->blocksize;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "m %u meta %s %llu 0 %llu -\n", m->fsi, step, (unsigned long long)(r[i].start * bs),
+			(unsigned long long)(r[i].count * bs));
+	fflush(f);
+}
+
+/* Readahead a list of blocks on the device, sorted and merged; the list is emptied.  step names it in
+ * --dump-plan. */
+static int sweep(struct meta *m, struct rvec *v, const char *step)
 {
 	int rc = 0;
 	for (size_t i = 0; i < v->n && !rc; i++)
 		rc = push(&m->all, v->r[i].start, v->r[i].count);
-	size_t n = pf_branges_normalize(v->r, v->n, PF_META_GAP_BLOCKS);
+	size_t n = pf_branges_normalize(v->r, v->n, 0);
+	dump_step(m, step, v->r, n);
+	n = pf_branges_normalize(v->r, n, PF_META_GAP_BLOCKS);
 	uint64_t bs = m->fs->blocksize, max = ext2fs_blocks_count(m->fs->super), chunk = m->chunk;
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint64_t b = v->r[i].start, end = b + v->r[i].count;
@@ -344,7 +362,7 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 		n1++;
 	rc = inode_blocks(fs, root, 1, v);
 	if (!rc || rc == -EIO)
-		rc = sweep(m, v);
+		rc = sweep(m, v, "walk");
 	if (!rc)
 		lookup_children(fs, root, d, 0, n1);
 	for (size_t lo = 0; lo < n && !rc;) {
@@ -356,7 +374,7 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 			if (d[i].ino && inode_block(fs, d[i].ino, &blk) == 0)
 				rc = push(v, blk, 1);
 		if (!rc)
-			rc = sweep(m, v);
+			rc = sweep(m, v, "walk-inodes");
 		for (size_t i = lo; i < hi && !rc; i++)
 			if (d[i].ino) {
 				rc = inode_blocks(fs, d[i].ino, 1, v);
@@ -364,7 +382,7 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 					rc = 0;
 			}
 		if (!rc)
-			rc = sweep(m, v);
+			rc = sweep(m, v, "walk");
 		for (size_t i = lo; i < hi && !rc; i++) {
 			if (pf_rctx_should_stop(m->c))
 				rc = -EINTR;
@@ -464,7 +482,7 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 	const struct pf_rfs *rf = &c->fs[fsi];
 	if (!rf->e2fs || rf->bdev < 0)
 		return -EIO;
-	struct meta m = { .c = c, .fs = rf->e2fs, .bdev = rf->bdev, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
+	struct meta m = { .c = c, .fsi = fsi, .fs = rf->e2fs, .bdev = rf->bdev, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
 	int rc = 0;
 	const struct pf_image *l = c->l;
 	struct rvec v = { 0 };
@@ -490,7 +508,7 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 		if (l->files[i].fs == fsi && wanted(l, i, head_dirs) && inode_block(m.fs, l->files[i].ino, &blk) == 0)
 			rc = push(&v, blk, 1);
 	if (!rc)
-		rc = sweep(&m, &v);
+		rc = sweep(&m, &v, "inodes");
 	/* 2: the layout's directories, whole, where their inodes say (cached now: the reads below wait for the
 	 * sweep), so that the level-by-level walk below finds them cached instead of sweeping the disk once per
 	 * level; and the extent trees of its regular files (not in the head: opening a file needs no tree) */
@@ -509,7 +527,7 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 		}
 	}
 	if (!rc)
-		rc = sweep(&m, &v);
+		rc = sweep(&m, &v, "dirs+trees");
 	if (head)
 		goto done;
 	/* 3: directories */
