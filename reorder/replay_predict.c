@@ -92,6 +92,16 @@ static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct bvec *v
 	return it.err;
 }
 
+/* A layout directory's blocks, when its inode is still the directory the layout saw (as the replay checks). */
+static int layout_dir_blocks(ext2_filsys fs, const struct pf_file *f, struct bvec *v)
+{
+	struct ext2_inode in;
+	if (ext2fs_read_inode(fs, (ext2_ino_t)f->ino, &in) || !LINUX_S_ISDIR(in.i_mode) || !in.i_links_count ||
+	    (f->generation && f->generation != in.i_generation))
+		return 0;
+	return inode_blocks(fs, (ext2_ino_t)f->ino, 1, v);
+}
+
 /* ---- the images' files on this filesystem ---- */
 
 struct fsfile {
@@ -256,13 +266,13 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 	uint32_t *bins = NULL, nbins = 0;
 	int rc = images_here(fs, l, &ims, &nims);
 	struct bvec *v;
-	uint64_t blk, nblocks = ext2fs_blocks_count(fs->super);
+	uint64_t blk;
 	/* 0: what opening the filesystem reads */
 	if (!rc && !(v = new_pass(ps, 0, PF_COST_DEVICE, 0, 0)))
 		rc = -ENOMEM;
 	if (!rc)
 		rc = bpush(v, 0, fs->super->s_first_data_block + 1 + fs->desc_blocks);
-	/* 1: inode tables, and the directory blocks where the layouts recorded them */
+	/* 1: inode tables */
 	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
 		rc = -ENOMEM;
 	if (!rc && inode_block(fs, EXT2_ROOT_INO, &blk) == 0)
@@ -272,25 +282,20 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 		for (uint32_t i = 0; i < img->nfiles && !rc; i++)
 			if (img->files[i].fs == ims[k].fsi && inode_block(fs, img->files[i].ino, &blk) == 0)
 				rc = bpush(v, blk, 1);
-		for (uint32_t i = 0; i < img->nextents && !rc; i++) {
-			const struct pf_extent *e = &img->extents[i];
-			const struct pf_file *f = &img->files[e->file];
-			if (f->fs != ims[k].fsi || !(f->flags & PF_FILE_DIR) || !(e->flags & PF_EXT_PHYS_KNOWN) ||
-			    e->physical >= nblocks)
-				continue;
-			uint64_t cnt = (e->length + fs->blocksize - 1) / fs->blocksize;
-			rc = bpush(v, e->physical, cnt < 16 ? cnt : 16);
-		}
 	}
-	/* 2: tree blocks of the regular files */
-	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
+	/* 2: the layouts' directories, whole, found from their inodes (relocated), and the tree blocks of the
+	 * regular files */
+	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
 		rc = -ENOMEM;
 	for (size_t k = 0; k < nims && !rc; k++) {
 		const struct pf_image *img = ims[k].img;
 		for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
 			const struct pf_file *f = &img->files[i];
-			if (f->fs == ims[k].fsi && !(f->flags & PF_FILE_DIR) && f->ino >= 1 &&
-			    f->ino <= fs->super->s_inodes_count)
+			if (f->fs != ims[k].fsi || f->ino < 1 || f->ino > fs->super->s_inodes_count)
+				continue;
+			if (f->flags & PF_FILE_DIR)
+				rc = layout_dir_blocks(fs, f, v);
+			else
 				rc = inode_blocks(fs, (ext2_ino_t)f->ino, 0, v);
 		}
 	}

@@ -48,7 +48,9 @@ static void usage(FILE *out)
 		"  --threads N     readers on solid-state media, 1-64 (REPLAY_THREADS)\n"
 		"  --timeout SEC   give up after SEC seconds, 0 = never (REPLAY_TIMEOUT)\n"
 		"  --dump-plan FILE  write the rotational sweep's plan there, one line per item in sweep order:\n"
-		"                  BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH (SRC: now = FIEMAP, layout, none)\n"
+		"                  BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH (SRC: now = FIEMAP, layout, none);\n"
+		"                  before them the metadata pass's steps, the blocks each asks for (bytes):\n"
+		"                  m FS meta STEP PHYSICAL 0 LENGTH -\n"
 		"\n"
 		"Exit status: 0 done or nothing to do (no layout yet, or a stale one), 1 unusable layout, 2 usage.\n"
 		"ENABLE_PREFETCH and ENABLE_REPLAY govern 'prefetchd boot'; this command always replays.\n");
