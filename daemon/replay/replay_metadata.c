@@ -20,11 +20,11 @@
 #include "replay_internal.h"
 
 #include "array.h"
+#include "ext_inode.h"
 #include "fiemap.h"
 
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
-#include <ext2fs/ext3_extents.h>
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <stdlib.h>
@@ -108,87 +108,20 @@ static int sweep(struct meta *m, struct rvec *v, const char *step)
 	return rc;
 }
 
-static int inode_block(ext2_filsys fs, uint64_t ino, uint64_t *blk)
+/* The metadata pass's lists take the runs ext_inode.h finds (within the pass's budget). */
+static int push_cb(void *v, uint64_t start, uint64_t count)
 {
-	struct ext2_super_block *sb = fs->super;
-	if (ino < 1 || ino > sb->s_inodes_count || !sb->s_inodes_per_group)
-		return -1;
-	dgrp_t g = (dgrp_t)((ino - 1) / sb->s_inodes_per_group);
-	uint64_t idx = (ino - 1) % sb->s_inodes_per_group;
-	blk64_t tab = ext2fs_inode_table_loc(fs, g);
-	if (!tab)
-		return -1;
-	*blk = tab + idx * EXT2_INODE_SIZE(sb) / fs->blocksize;
-	return 0;
+	return push(v, start, count);
 }
 
-struct iter {
-	struct rvec *v;
-	int data;
-	int err;
-};
-
-static int block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk64_t ref_blk, int ref_offset,
-		    void *priv)
-{
-	(void)fs, (void)ref_blk, (void)ref_offset;
-	struct iter *it = priv;
-	if (blockcnt < 0 || it->data)
-		it->err = push(it->v, *blocknr, 1);
-	return it->err ? BLOCK_ABORT : 0;
-}
-
-/* Blocks an inode's reads need: its tree (extent index or indirect blocks) and, with data (directories), its
- * data. */
 static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct rvec *v)
 {
-	struct ext2_inode inode;
-	if (ext2fs_read_inode(fs, ino, &inode))
-		return -EIO;
-	if (data && !LINUX_S_ISDIR(inode.i_mode)) /* data blocks are wanted of directories only */
-		return 0;
-	if (inode.i_flags & EXT4_INLINE_DATA_FL)
-		return 0;
-	if (inode.i_flags & EXT4_EXTENTS_FL) {
-		const struct ext3_extent_header *h = (const void *)inode.i_block;
-		if (!data && !ext2fs_le16_to_cpu(h->eh_depth))
-			return 0; /* the whole tree is in the inode */
-		ext2_extent_handle_t eh;
-		if (ext2fs_extent_open2(fs, ino, &inode, &eh))
-			return -EIO;
-		struct ext2fs_extent e;
-		int rc = 0;
-		for (errcode_t err = ext2fs_extent_get(eh, EXT2_EXTENT_ROOT, &e); !err && !rc;
-		     err = ext2fs_extent_get(eh, EXT2_EXTENT_NEXT, &e)) {
-			if (e.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT)
-				continue;
-			if (!(e.e_flags & EXT2_EXTENT_FLAGS_LEAF))
-				rc = push(v, e.e_pblk, 1); /* an index entry points at the next level's block */
-			else if (data && !(e.e_flags & EXT2_EXTENT_FLAGS_UNINIT))
-				rc = push(v, e.e_pblk, e.e_len);
-		}
-		ext2fs_extent_free(eh);
-		return rc;
-	}
-	if (!data && !inode.i_block[EXT2_IND_BLOCK] && !inode.i_block[EXT2_DIND_BLOCK] &&
-	    !inode.i_block[EXT2_TIND_BLOCK])
-		return 0;
-	struct iter it = { v, data, 0 };
-	if (ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY, NULL, block_cb, &it))
-		return it.err ? it.err : -EIO;
-	return it.err;
+	return pf_ext_inode_blocks(fs, ino, data, push_cb, v);
 }
 
-/* The blocks of the layout's directory f where they are now: from its inode, when that is still the
- * directory the layout saw (a directory whose generation changed was replaced: its blocks are not wanted). */
 static int layout_dir_blocks(ext2_filsys fs, const struct pf_file *f, struct rvec *v)
 {
-	struct ext2_inode inode;
-	if (f->ino < 1 || f->ino > fs->super->s_inodes_count || ext2fs_read_inode(fs, (ext2_ino_t)f->ino, &inode) ||
-	    !LINUX_S_ISDIR(inode.i_mode) || !inode.i_links_count || (f->generation && f->generation != inode.i_generation))
-		return 0;
-	int rc = inode_blocks(fs, (ext2_ino_t)f->ino, 1, v);
-	return rc == -EIO ? 0 : rc;
+	return pf_ext_layout_dir_blocks(fs, f, push_cb, v);
 }
 
 /* ---- the directory tree of the layout's paths ---- */
@@ -371,7 +304,7 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 			hi++;
 		uint64_t blk;
 		for (size_t i = lo; i < hi && !rc; i++)
-			if (d[i].ino && inode_block(fs, d[i].ino, &blk) == 0)
+			if (d[i].ino && pf_ext_inode_table_block(fs, d[i].ino, &blk) == 0)
 				rc = push(v, blk, 1);
 		if (!rc)
 			rc = sweep(m, v, "walk-inodes");
@@ -499,13 +432,13 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 				       pf_lorder_above_head(l, &l->files[i]);
 	}
 	/* 1: inode tables */
-	if (inode_block(m.fs, rf->root_ino, &blk) == 0)
+	if (pf_ext_inode_table_block(m.fs, rf->root_ino, &blk) == 0)
 		rc = push(&v, blk, 1);
 	/* head: the root directory's blocks too (every lookup starts there; the full pass reads them in step 3) */
 	if (head && !rc)
 		rc = root_dir_blocks(&m, pf_rpath(c, l->fs[fsi].mountpoint), &v);
 	for (uint32_t i = 0; i < l->nfiles && !rc; i++)
-		if (l->files[i].fs == fsi && wanted(l, i, head_dirs) && inode_block(m.fs, l->files[i].ino, &blk) == 0)
+		if (l->files[i].fs == fsi && wanted(l, i, head_dirs) && pf_ext_inode_table_block(m.fs, l->files[i].ino, &blk) == 0)
 			rc = push(&v, blk, 1);
 	if (!rc)
 		rc = sweep(&m, &v, "inodes");
