@@ -158,19 +158,6 @@ nomem:
 
 /* ---- data bins ---- */
 
-static long owner_of(const struct pf_collect *c, uint64_t ino)
-{
-	size_t lo = 0, hi = c->nfiles;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->files[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->nfiles && c->files[lo].ino == ino ? (long)lo : -1;
-}
-
 /* Each owner's bin: that of its first data item in the replay's order (UINT32_MAX: none). */
 static int owner_bins(const struct pf_collect *c, const struct fsfile *ims, size_t nims, uint32_t **bins,
 		      uint32_t *nbins)
@@ -190,7 +177,7 @@ static int owner_bins(const struct pf_collect *c, const struct fsfile *ims, size
 		for (size_t i = 0; i < n; i++) {
 			if (it[i].kind != PF_LITEM_DATA)
 				continue;
-			long ow = owner_of(c, ims[k].img->files[it[i].file].ino);
+			long ow = pf_collect_find(c, (ext2_ino_t)ims[k].img->files[it[i].file].ino);
 			if (ow >= 0 && it[i].bin < (*bins)[ow])
 				(*bins)[ow] = it[i].bin;
 			if (it[i].bin + 1 > *nbins)
