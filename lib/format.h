@@ -26,7 +26,16 @@
 
 enum pf_kind { PF_KIND_TRACE = 1, PF_KIND_LAYOUT = 2 };
 
-enum pf_medium { PF_MEDIUM_UNKNOWN = 0, PF_MEDIUM_ROTATIONAL = 1, PF_MEDIUM_SOLID = 2 };
+/* The medium's class (lib/medium.h).  SLOW_FLASH (3) came after version 1's first files: a reader older than it
+ * refuses a file that records it (a downgrade only; older files read as before). */
+enum pf_medium {
+	PF_MEDIUM_UNKNOWN = 0,
+	PF_MEDIUM_ROTATIONAL = 1,
+	PF_MEDIUM_FAST_FLASH = 2, /* SATA/NVMe SSDs (and any non-rotational disk not known to be slow) */
+	PF_MEDIUM_SOLID = PF_MEDIUM_FAST_FLASH, /* its older name */
+	PF_MEDIUM_SLOW_FLASH = 3, /* SD cards, eMMC, USB sticks */
+	PF_MEDIUM_MAX = PF_MEDIUM_SLOW_FLASH,
+};
 
 /* Header flags.  PF_IMG_INCOMPLETE is set whenever the trace misses something; the bits after it say why.
  * Files written before the reason bits existed (same version 1: they were reserved as zero) carry the

@@ -2,6 +2,7 @@
 /* prefetchd trace: record which files (and page ranges) are used until told to stop, then write the trace. */
 #include "commands.h"
 #include "config.h"
+#include "medium.h"
 #include "error.h"
 #include "format.h"
 #include "incomplete.h"
@@ -187,6 +188,7 @@ int cmd_trace(int argc, char **argv)
 	} else {
 		if (failed)
 			img->flags |= PF_IMG_INCOMPLETE;
+		pf_medium_log_image(img, cfg.medium);
 		rc = pf_image_save(output, img);
 		if (rc) {
 			snprintf(lost, sizeof(lost), "cannot write %s: %s", output, pf_strerror(rc));
