@@ -12,23 +12,32 @@
  * call or fault, not per page) that formatting them costs little. */
 #include "trace_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int parse_u64(const char **p, int base, uint64_t *v)
+/* Digits only (strtoull would also take a sign, spaces and "0x"); overflow refused. */
+static int parse_u64(const char **p, unsigned base, uint64_t *v)
 {
-	char c = **p;
-	int digit = (c >= '0' && c <= '9') || (base == 16 && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')));
-	if (!digit)
-		return -1; /* strtoull would take a sign, spaces or "0x" */
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(*p, &end, base);
-	if (errno || end == *p)
+	uint64_t x = 0;
+	const char *q = *p;
+	for (;; q++) {
+		unsigned d;
+		if (*q >= '0' && *q <= '9')
+			d = (unsigned)(*q - '0');
+		else if (base == 16 && *q >= 'a' && *q <= 'f')
+			d = (unsigned)(*q - 'a' + 10);
+		else if (base == 16 && *q >= 'A' && *q <= 'F')
+			d = (unsigned)(*q - 'A' + 10);
+		else
+			break;
+		if (x > (UINT64_MAX - d) / base)
+			return -1;
+		x = x * base + d;
+	}
+	if (q == *p)
 		return -1;
 	*v = x;
-	*p = end;
+	*p = q;
 	return 0;
 }
 
