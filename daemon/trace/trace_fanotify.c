@@ -5,7 +5,8 @@
  *
  * FAN_ACCESS is not asked for: every read follows an open we see; page faults on mmapped files (shared
  * libraries, executables) produce no access event at all; and each access event costs the kernel an fd
- * open and us a read.  The ranges come from the residency pass instead (trace_residency.c).
+ * open and us a read.  The ranges come from the page-cache events instead (trace_tracefs.c), or the residency
+ * pass where those are missing (trace_residency.c).
  *
  * Once a file is recorded, an ignore mark on its inode stops the kernel from queueing (and opening an fd for)
  * its later opens: during a boot libc and friends are opened by every process, and those repeats were most
