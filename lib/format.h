@@ -50,6 +50,14 @@ enum pf_medium {
 
 /* Filesystem flags. */
 #define PF_FS_GONE         0x1u  /* unmounted during tracing: this trace's view of it ends there (trace only) */
+/* Where its files' page ranges came from (trace only; both bits clear in files written before they existed, which
+ * all used mincore; readers ignore bits they do not know, so these need no version change):
+ *   PF_FS_PAGES_TRACED  the pages the boot asked for, from the page-cache tracepoints (mm_filemap_get_pages,
+ *                       mm_filemap_map_pages, mm_filemap_fault): kernel readahead beyond them is left out;
+ *   neither             the pages resident at the end of tracing (mincore): readahead and replay included;
+ *   PF_FS_PAGES_LOST    the tracepoints were on but events were lost (ring buffer overrun): mincore instead. */
+#define PF_FS_PAGES_TRACED 0x2u
+#define PF_FS_PAGES_LOST   0x4u
 
 /* File flags. */
 #define PF_FILE_DIR        0x1u  /* a directory the boot looked up (replay reads it, reorder may move it) */

@@ -201,6 +201,11 @@ int cmd_trace(int argc, char **argv)
 				printf(", %lu lost", st.lost);
 			if (st.dropped)
 				printf(", %lu not recorded", st.dropped);
+			if (st.pages_traced)
+				printf(", ranges: pages read (%lu page events, %lu own ignored)", st.page_events,
+				       st.own_page_events);
+			else
+				printf(", ranges: resident pages (mincore: %s)", st.pages_why ? st.pages_why : "?");
 			printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);
 			fflush(stdout);
 			pf_warn_if_incomplete(img, output);

@@ -5,7 +5,8 @@
  *
  * FAN_ACCESS is not asked for: every read follows an open we see; page faults on mmapped files (shared
  * libraries, executables) produce no access event at all; and each access event costs the kernel an fd
- * open and us a read.  The ranges come from the residency pass instead (trace_residency.c).
+ * open and us a read.  The ranges come from the page-cache events instead (trace_tracefs.c), or the residency
+ * pass where those are missing (trace_residency.c).
  *
  * Once a file is recorded, an ignore mark on its inode stops the kernel from queueing (and opening an fd for)
  * its later opens: during a boot libc and friends are opened by every process, and those repeats were most
@@ -43,6 +44,7 @@
 #define EVENT_BUF 16384
 #define MAX_NEW_PARENTS 128 /* directories recorded above one file at most (deeper ones: outermost left out) */
 #define FINAL_READS 64      /* after the stop: bounded catch-up on what is queued */
+#define PAGE_READS 256      /* trace pipe reads (<= 4 KiB each) per poll turn: fanotify's queue is read in between */
 
 /* ---- the (dev, ino) -> entry table ---- */
 
@@ -354,6 +356,8 @@ int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop)
 		}
 		if (n > 0 && t->ino_fd >= 0 && (p[1].revents & POLLIN))
 			pf_trace_read_unmounts(t);
+		/* not polled: its wake-ups would come per event; each turn (<= POLL_MS) reads what is buffered */
+		pf_trace_pages_read(t, PAGE_READS);
 	}
 	if (deadline && !(stop && *stop) && !t->timeout_planned)
 		t->timed_out = 1;
@@ -427,6 +431,7 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	if (!t)
 		return -ENOMEM;
 	t->fan_fd = t->ino_fd = -1;
+	t->pages.inst_fd = t->pages.dir_fd = t->pages.pipe_fd = -1;
 	t->self = getpid();
 	t->timeout_s = o->timeout_s;
 	t->timeout_planned = o->timeout_planned;
@@ -447,6 +452,8 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 		}
 	}
 	pf_trace_watch_unmounts(t);
+	const char *src = getenv("PREFETCH_TRACE_PAGES");
+	pf_trace_pages_start(t, o->pages_mincore || (src && strcmp(src, "mincore") == 0));
 	t->max_files = o->max_files ? o->max_files : DEFAULT_MAX_FILES;
 	t->read_len = read_len_for_nofile();
 	t->ignore_mode = FAN_MARK_IGNORE | FAN_MARK_IGNORED_SURV_MODIFY;
@@ -466,6 +473,9 @@ void pf_tracer_close(struct pf_tracer *t)
 		close(t->fan_fd);
 	if (t->ino_fd >= 0)
 		close(t->ino_fd);
+	pf_trace_pages_close(t);
+	pf_page_table_free(&t->pages.table);
+	free(t->pages.fs_events);
 	pf_trace_close_mounts(t);
 	for (size_t i = 0; i < t->nents; i++) {
 		free(t->ents[i].fh);

@@ -23,7 +23,7 @@
 #   sim_stop                                 everything above, in order (also runs at exit, on every path)
 #   sim_trace_workload FS WL TRACE WORKDIR   drop caches, run the workload WL (wlrun, $WLRUN) on the mounted FS
 #                                            under `prefetchd trace --mount FS`, write TRACE (summary in
-#                                            WORKDIR/trace.out)
+#                                            WORKDIR/trace.out); SIM_WL_OPT=-r: with readahead on
 #   sim_workload_layout IMAGE MNT LAYOUT [LINES]  a layout of IMAGE.workload (mkbootset's boot reads) made with
 #                                            IMAGE mounted read-only at MNT: the directories on the paths
 #                                            first (the boot looks them up), then every read in boot order;
@@ -196,7 +196,7 @@ sim_trace_workload() {
 	pf_bg "$PREFETCHD" trace --mount "$fs" --output "$trace" --pid-file "$work/pid" >"$work/trace.out"
 	for ((i = 0; i < 100; i++)); do [ -s "$work/pid" ] && break; sleep 0.05; done
 	[ -s "$work/pid" ] || pf_fail "the tracer did not start"
-	"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "the scripted boot failed"
+	"$WLRUN" -q ${SIM_WL_OPT:+"$SIM_WL_OPT"} -C "$fs" "$wl" >/dev/null || pf_fail "the scripted boot failed"
 	"$PREFETCHD" stop --pid-file "$work/pid" >/dev/null || pf_fail "prefetchd stop"
 	wait "$PF_BG_PID" || pf_fail "the tracer failed"
 }
