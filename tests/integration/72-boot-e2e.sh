@@ -149,9 +149,18 @@ else
 	reordered=0
 fi
 
-# Boot 4: the shutdown hook armed a reorder (ENABLE_FILE_REORDERING=1) -> recorded as prefetch+reorder.
+# Boot 4: the shutdown hook armed a reorder (ENABLE_FILE_REORDERING=1) -> recorded as prefetch+reorder.  The
+# image was just reordered: asked for its plan, prefetch-reorder finds nothing worth a move and the hook does not
+# arm, saying why in reorder.log; without the plan (PREFETCH_NO_PLAN, as before plans were asked) it arms.
 write_conf "ENABLE_FILE_REORDERING=1"
-PREFETCH_DEFAULTS=$conf PREFETCH_REORDER=$REORDER PREFETCH_ROOT=$mnt PREFETCH_KMSG=$tmp/kmsg \
+if [ "$reordered" = 1 ]; then
+	PREFETCH_DEFAULTS=$conf PREFETCH_REORDER=$REORDER PREFETCH_ROOT=$mnt PREFETCH_KMSG=$tmp/kmsg \
+		"$GEN/systemd/system-shutdown/prefetch-reorder" arm 2>/dev/null || pf_fail "hook arm"
+	[ ! -e "$tmp/state/reorder-armed" ] || pf_fail "armed a reorder of a layout already in place"
+	grep -q "not armed .*: \(nothing to move\|not worth a move\)" "$tmp/state/reorder.log" ||
+		pf_fail "reorder.log does not say why it was not armed: $(cat "$tmp/state/reorder.log")"
+fi
+PREFETCH_NO_PLAN=1 PREFETCH_DEFAULTS=$conf PREFETCH_REORDER=$REORDER PREFETCH_ROOT=$mnt PREFETCH_KMSG=$tmp/kmsg \
 	"$GEN/systemd/system-shutdown/prefetch-reorder" arm 2>/dev/null || pf_fail "hook arm"
 [ -s "$tmp/state/reorder-armed" ] || pf_fail "hook did not arm (marker missing)"
 boot 4
