@@ -3,8 +3,14 @@
 # bootlab: build (once, cached) the Debian 12 guest and one golden disk image per setup.
 #   build-guest.sh base            debootstrap + guest configuration  -> $CACHE/rootfs-base, vmlinuz, initrd.img
 #   build-guest.sh golden SETUP    base + this project installed, configured for SETUP -> $CACHE/golden-SETUP.img
-# SETUP: none (installed, not enabled), prefetch (prefetch.service + stop timer), reorder (also
-# ENABLE_FILE_REORDERING=1, so the shutdown hook reorders). "warm" boots golden-none.img.
+#   build-guest.sh deb             only build the Debian package of the project tree -> $CACHE/deb-COMMIT/
+# SETUP: none (installed, its units disabled), prefetch (prefetch.service + stop timer), reorder (also
+# ENABLE_FILE_REORDERING=1, so the shutdown hook reorders), selfcheck (prefetch with the self-check on:
+# SELF_CHECK_INTERVAL=BOOTLAB_SELF_CHECK_INTERVAL, default 2 there). "warm" boots golden-none.img.
+# BOOTLAB_INSTALL=deb (default): the project goes into the image as its Debian package, built from the project
+# tree with dpkg-buildpackage (nocheck) and installed in the image root with apt-get, the way a user installs it
+# (its postinst enables the units without starting them, its trigger runs update-initramfs);
+# BOOTLAB_INSTALL=make: 'make install DESTDIR=' of the same tree (the lab's way before).
 source "$(dirname "$0")/lab.sh"
 
 PACKAGES=systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,cron,rsyslog,openssh-server,ifupdown
@@ -65,6 +71,26 @@ project_tree() {
 	fi
 }
 
+# The Debian package of the project tree (PROJ_SRC, from project_tree): dpkg-buildpackage -us -uc -b with
+# DEB_BUILD_OPTIONS=nocheck in a copy of the tree, so that the .deb lands in a scratch directory, never in the
+# work tree or its parent; built once per commit (always again for BOOTLAB_SRC=worktree).  Sets PROJ_DEB.
+deb_package() {
+	local out=$CACHE/deb-${PROJ_COMMIT//+/-} ver
+	PROJ_DEB=$(ls "$out"/prefetch_*.deb 2>/dev/null | head -n 1 || true)
+	if [ -n "$PROJ_DEB" ] && [ "${BOOTLAB_SRC:-head}" != worktree ]; then return 0; fi
+	ver=$(cd "$PROJ_SRC" && dpkg-parsechangelog -S Version) || return 1
+	rm -rf "$out"; mkdir -p "$out"
+	cp -a "$PROJ_SRC" "$out/prefetch-${ver%-*}"
+	log "building the Debian package prefetch $ver of $PROJ_COMMIT (nocheck)"
+	(cd "$out/prefetch-${ver%-*}" && DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -us -uc -b -Pnocheck) \
+		>"$out/build.log" 2>&1 || { log "dpkg-buildpackage failed: $out/build.log"; return 1; }
+	rm -rf "$out/prefetch-${ver%-*}"
+	PROJ_DEB=$(ls "$out"/prefetch_*.deb | grep -v dbgsym | head -n 1)
+	[ -f "$PROJ_DEB" ] || return 1
+	# keep only the newest few packages
+	ls -dt "$CACHE"/deb-* 2>/dev/null | tail -n +4 | xargs -r rm -rf
+}
+
 # Set KEY=value in a shell-style config file (replace the key's lines or append).
 set_key() {
 	local f=$1 k=$2 v=$3
@@ -74,7 +100,9 @@ set_key() {
 
 build_golden() {
 	local setup=$1 dir img
-	case "$setup" in none|prefetch|reorder) ;; *) die "unknown setup '$setup'";; esac
+	case "$setup" in none|prefetch|reorder|selfcheck) ;; *) die "unknown setup '$setup'";; esac
+	local how=${BOOTLAB_INSTALL:-deb}
+	case "$how" in deb|make) ;; *) die "BOOTLAB_INSTALL must be deb or make";; esac
 	[ -e "$CACHE/rootfs-base/.bootlab-ok" ] || build_base
 	img=$CACHE/golden-$setup.img
 	dir=$(mktemp -d "$CACHE/rootfs-$setup.XXXXXX")
@@ -86,22 +114,41 @@ build_golden() {
 	install -m 0644 "$LAB_DIR/guest/bootlab-report.service" "$dir/etc/systemd/system/bootlab-report.service"
 	systemctl --root="$dir" enable bootlab-report.service >/dev/null 2>&1
 	project_tree || die "could not build the project"
-	make -s -C "$PROJ_SRC" install DESTDIR="$dir" >/dev/null
-	mkdir -p "$dir/var/lib/prefetch"
+	local pkg=-
+	if [ "$how" = deb ]; then
+		deb_package || die "could not build the Debian package"
+		install_deb "$dir" "$PROJ_DEB" >"$CACHE/install-$setup.log" 2>&1 ||
+			die "apt-get install of $PROJ_DEB failed in the $setup image, see $CACHE/install-$setup.log"
+		pkg="$(basename "$PROJ_DEB") sha256:$(sha256sum "$PROJ_DEB" | cut -c1-16)"
+	else
+		make -s -C "$PROJ_SRC" install DESTDIR="$dir" >/dev/null
+		mkdir -p "$dir/var/lib/prefetch"
+	fi
 	local cfg=$dir/etc/default/prefetch
 	case "$setup" in
 	none)
-		: ;;
-	prefetch|reorder)
+		# none = installed, not enabled: the package enabled its units at install, so they are disabled here
+		# (as an administrator would); with 'make install' nothing was enabled.  The initramfs script does
+		# nothing where prefetch.service is not enabled, and the hook copies no prefetchd there.
+		# 'disable prefetch.service' takes the others along (Also=); naming prefetch-reorder.service itself
+		# fails on Debian: systemctl hands it to update-rc.d, which refuses a script without Default-Start.
+		systemctl --root="$dir" disable prefetch.service >/dev/null 2>&1 || true
+		if ls "$dir"/etc/systemd/system/*.wants/prefetch* >/dev/null 2>&1; then die "none: prefetch units still enabled"; fi
+		;;
+	prefetch|reorder|selfcheck)
 		[ -f "$dir/lib/systemd/system/prefetch.service" ] || die "prefetch.service not installed (systemd/ not ready?)"
-		systemctl --root="$dir" enable prefetch.service >/dev/null 2>&1
-		local t
-		for t in "$dir"/lib/systemd/system/prefetch*.timer; do
-			[ -f "$t" ] && systemctl --root="$dir" enable "$(basename "$t")" >/dev/null 2>&1
-		done
+		# The package has enabled them already; 'make install' has not (Also= enables the timer and reorder unit).
+		systemctl --root="$dir" enable prefetch.service >/dev/null 2>&1 || true
+		[ -L "$dir/etc/systemd/system/sysinit.target.wants/prefetch.service" ] || die "$setup: prefetch.service not enabled"
 		set_key "$cfg" ENABLE_PREFETCH 1
-		# Every boot of a setup replays (the lab compares setups itself); a self-check run sets it.
-		set_key "$cfg" SELF_CHECK_INTERVAL "${BOOTLAB_SELF_CHECK_INTERVAL:-0}"
+		# Every boot of a setup replays (the lab compares setups itself); the selfcheck setup runs the self-check
+		# (BOOTLAB_SELF_CHECK_INTERVAL, 2 there: half the boots are control boots, so that a decision comes
+		# within a dozen boots); BOOTLAB_SELF_CHECK_INTERVAL set for the other setups applies to them too.
+		if [ "$setup" = selfcheck ]; then
+			set_key "$cfg" SELF_CHECK_INTERVAL "${BOOTLAB_SELF_CHECK_INTERVAL:-2}"
+		else
+			set_key "$cfg" SELF_CHECK_INTERVAL "${BOOTLAB_SELF_CHECK_INTERVAL:-0}"
+		fi
 		if [ "$setup" = reorder ]; then set_key "$cfg" ENABLE_FILE_REORDERING 1; else set_key "$cfg" ENABLE_FILE_REORDERING 0; fi
 		;;
 	esac
@@ -120,6 +167,9 @@ build_golden() {
 		echo "setup=$setup"
 		echo "built=$(date -u +%FT%TZ)"
 		echo "prefetch_commit=$PROJ_COMMIT"
+		echo "install=$how"
+		echo "package=$pkg"
+		[ "$how" = deb ] && echo "dpkg=$(chroot "$dir" dpkg-query -W -f='${Package} ${Version} ${Status}' prefetch 2>/dev/null)"
 		echo "kernel=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)")"
 		echo "initramfs_script=$(chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" 2>/dev/null | grep -c 'local-bottom/prefetch$')"
 		echo "enabled=$(ls "$dir"/etc/systemd/system/*.wants 2>/dev/null | grep -E '^prefetch|^bootlab' | tr '\n' ' ')"
@@ -135,5 +185,6 @@ build_golden() {
 case "${1:-}" in
 base) build_base ;;
 golden) shift; for s in "$@"; do build_golden "$s"; done ;;
-*) echo "usage: $0 base | golden SETUP..." >&2; exit 2 ;;
+deb) project_tree && deb_package && echo "$PROJ_DEB" ;;
+*) echo "usage: $0 base | golden SETUP... | deb" >&2; exit 2 ;;
 esac

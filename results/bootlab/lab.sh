@@ -17,10 +17,25 @@ IMG_SIZE=${BOOTLAB_IMG_SIZE:-2G}
 GUEST_MEM=${BOOTLAB_MEM:-1024}
 BOOT_TIMEOUT=${BOOTLAB_TIMEOUT:-300}
 KERNEL_APPEND=${BOOTLAB_APPEND:-root=/dev/vda console=ttyS0 panic=-1}
-SETUPS_ALL="none prefetch reorder warm"
+SETUPS_ALL="none prefetch reorder warm selfcheck"
 
 log() { printf '[bootlab %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # Golden image of a setup (warm boots the "none" image from tmpfs without the simulated disk).
 golden_of() { case "$1" in warm) echo "$CACHE/golden-none.img" ;; *) echo "$CACHE/golden-$1.img" ;; esac; }
+
+# Install the package file $2 into the root $1 as a user would: apt-get install of the .deb (its dependencies
+# are in the base guest already, so no download).  No service is started in the image (the package starts none
+# anyway; policy-rc.d says so to invoke-rc.d).
+install_deb() {
+	local root=$1 deb=$2 f
+	f=/tmp/$(basename "$deb")
+	cp "$deb" "$root$f"
+	printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"; chmod 0755 "$root/usr/sbin/policy-rc.d"
+	local rc=0
+	DEBIAN_FRONTEND=noninteractive chroot "$root" apt-get install -y -q --no-install-recommends "$f" || rc=$?
+	rm -f "$root$f" "$root/usr/sbin/policy-rc.d"
+	chroot "$root" apt-get clean
+	return $rc
+}

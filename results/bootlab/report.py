@@ -20,12 +20,13 @@ import sys
 LAB = os.path.dirname(os.path.abspath(__file__))
 CSV_PATH = os.path.join(LAB, "boots.csv")
 RAW = os.path.join(LAB, "raw")
-SETUPS = ["none", "prefetch", "reorder", "warm"]
+SETUPS = ["none", "prefetch", "reorder", "warm", "selfcheck"]
 LABEL = {
     "none": "none",
     "prefetch": "prefetch",
     "reorder": "prefetch + reorder",
     "warm": "warm bound (tmpfs)",
+    "selfcheck": "prefetch, self-check on",
 }
 FIELDS = [
     "run", "setup", "phase", "boot", "status", "disk", "boot_end_s", "boot_end_source", "systemd_finish_s",

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bootlab: series of boots of one or more setups, each from a fresh writable copy of its golden image.
 #   run-series.sh SETUPS [N]
-# SETUPS: space- or comma-separated list of none | prefetch | reorder (on the simulated disk) | warm (golden-none
+# SETUPS: space- or comma-separated list of none | prefetch | reorder | selfcheck (on the simulated disk) | warm (golden-none
 # on tmpfs, no simulated disk). Several setups are interleaved, one boot at a time (round r boots every setup
 # once), so that the load of this shared host falls on all of them alike and a cut-short run stays balanced.
 # Learning boots come first, recorded as phase "learn": TRACE_AGGREGATION_COUNT (LEARN, 3) for the prefetch
@@ -20,7 +20,7 @@ trap 'exit 130' INT TERM
 declare -A learn info disk initrd
 maxlearn=0
 for s in "${setups[@]}"; do
-	case "$s" in prefetch|reorder) learn[$s]=${LEARN:-3} ;; none|warm) learn[$s]=${LEARN_BASE:-1} ;; *) die "unknown setup $s" ;; esac
+	case "$s" in prefetch|reorder|selfcheck) learn[$s]=${LEARN:-3} ;; none|warm) learn[$s]=${LEARN_BASE:-1} ;; *) die "unknown setup $s" ;; esac
 	[ "${learn[$s]}" -gt $maxlearn ] && maxlearn=${learn[$s]}
 	golden=$(golden_of "$s")
 	[ -f "$golden" ] || die "no golden image $golden: make -C $LAB_DIR guest"
