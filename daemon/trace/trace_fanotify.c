@@ -48,51 +48,18 @@
 
 /* ---- the (dev, ino) -> entry table ---- */
 
-static size_t hash_of(dev_t dev, ino_t ino)
-{
-	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4Full;
-	return (size_t)(h ^ (h >> 29));
-}
-
 struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino)
 {
-	if (!t->hash_cap)
-		return NULL;
-	for (size_t i = hash_of(dev, ino) & (t->hash_cap - 1);; i = (i + 1) & (t->hash_cap - 1)) {
-		size_t v = t->hash[i];
-		if (!v)
-			return NULL;
-		struct pf_trace_entry *e = &t->ents[v - 1];
-		if (e->dev == dev && e->ino == ino)
-			return e;
-	}
-}
-
-static void hash_put(size_t *h, size_t cap, const struct pf_trace_entry *e, size_t idx)
-{
-	size_t i = hash_of(e->dev, e->ino) & (cap - 1);
-	while (h[i])
-		i = (i + 1) & (cap - 1);
-	h[i] = idx + 1;
+	long pos = pf_devino_get(&t->index, dev, ino);
+	return pos < 0 ? NULL : &t->ents[pos];
 }
 
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *src)
 {
-	if (PF_ARRAY_RESERVE(t->ents, t->cap_ents, t->nents + 1, 256))
+	if (PF_ARRAY_RESERVE(t->ents, t->cap_ents, t->nents + 1, 256) ||
+	    pf_devino_put(&t->index, src->dev, src->ino, t->nents))
 		return NULL;
-	if ((t->nents + 1) * 2 > t->hash_cap) {
-		size_t ncap = t->hash_cap ? t->hash_cap * 2 : 1024;
-		size_t *h = calloc(ncap, sizeof(*h));
-		if (!h)
-			return NULL;
-		for (size_t i = 0; i < t->nents; i++)
-			hash_put(h, ncap, &t->ents[i], i);
-		free(t->hash);
-		t->hash = h;
-		t->hash_cap = ncap;
-	}
 	t->ents[t->nents] = *src;
-	hash_put(t->hash, t->hash_cap, &t->ents[t->nents], t->nents);
 	return &t->ents[t->nents++];
 }
 
@@ -482,7 +449,7 @@ void pf_tracer_close(struct pf_tracer *t)
 		free(t->ents[i].path);
 	}
 	free(t->ents);
-	free(t->hash);
+	pf_devino_free(&t->index);
 	pf_trace_free_mounts(t->fs, t->nfs);
 	free(t);
 }

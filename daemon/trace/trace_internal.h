@@ -5,6 +5,7 @@
 #define PREFETCH_TRACE_INTERNAL_H
 
 #include "trace.h"
+#include "trace_devino.h"
 
 #include <fcntl.h>
 #include <stddef.h>
@@ -25,8 +26,7 @@ struct pf_page_file {
 struct pf_page_table {
 	struct pf_page_file *files;
 	size_t n, cap;
-	size_t *hash;              /* open addressing on (dev, ino): index + 1, 0 = empty */
-	size_t hash_cap;
+	struct pf_devino_index index; /* (dev, ino) -> position in files */
 };
 /* Add a span (merged with what it touches).  Returns 0 or -ENOMEM. */
 int pf_page_table_add(struct pf_page_table *t, dev_t dev, ino_t ino, uint64_t start, uint64_t end);
@@ -102,8 +102,7 @@ struct pf_tracer {
 	int nfs;
 	struct pf_trace_entry *ents;
 	size_t nents, cap_ents;
-	size_t *hash;              /* open addressing on (dev, ino): entry index + 1, 0 = empty */
-	size_t hash_cap;
+	struct pf_devino_index index; /* (dev, ino) -> position in ents */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
 	int timeout_s;
 	int timeout_planned;       /* reaching timeout_s is the intended end, not a cut */

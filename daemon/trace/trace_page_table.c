@@ -13,51 +13,17 @@
 #include <errno.h>
 #include <stdlib.h>
 
-static size_t hash_of(dev_t dev, ino_t ino)
-{
-	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4Full;
-	return (size_t)(h ^ (h >> 29));
-}
-
 static struct pf_page_file *find(const struct pf_page_table *t, dev_t dev, ino_t ino)
 {
-	if (!t->hash_cap)
-		return NULL;
-	for (size_t i = hash_of(dev, ino) & (t->hash_cap - 1);; i = (i + 1) & (t->hash_cap - 1)) {
-		size_t v = t->hash[i];
-		if (!v)
-			return NULL;
-		struct pf_page_file *f = &t->files[v - 1];
-		if (f->dev == dev && f->ino == ino)
-			return f;
-	}
-}
-
-static void hash_put(size_t *h, size_t cap, const struct pf_page_file *f, size_t idx)
-{
-	size_t i = hash_of(f->dev, f->ino) & (cap - 1);
-	while (h[i])
-		i = (i + 1) & (cap - 1);
-	h[i] = idx + 1;
+	long pos = pf_devino_get(&t->index, dev, ino);
+	return pos < 0 ? NULL : &t->files[pos];
 }
 
 static struct pf_page_file *add_file(struct pf_page_table *t, dev_t dev, ino_t ino)
 {
-	if (PF_ARRAY_RESERVE(t->files, t->cap, t->n + 1, 256))
+	if (PF_ARRAY_RESERVE(t->files, t->cap, t->n + 1, 256) || pf_devino_put(&t->index, dev, ino, t->n))
 		return NULL;
-	if ((t->n + 1) * 2 > t->hash_cap) {
-		size_t ncap = t->hash_cap ? t->hash_cap * 2 : 1024;
-		size_t *h = calloc(ncap, sizeof(*h));
-		if (!h)
-			return NULL;
-		for (size_t i = 0; i < t->n; i++)
-			hash_put(h, ncap, &t->files[i], i);
-		free(t->hash);
-		t->hash = h;
-		t->hash_cap = ncap;
-	}
 	t->files[t->n] = (struct pf_page_file){ .dev = dev, .ino = ino };
-	hash_put(t->hash, t->hash_cap, &t->files[t->n], t->n);
 	return &t->files[t->n++];
 }
 
@@ -128,6 +94,6 @@ void pf_page_table_free(struct pf_page_table *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->files[i].v);
 	free(t->files);
-	free(t->hash);
+	pf_devino_free(&t->index);
 	*t = (struct pf_page_table){ 0 };
 }
