@@ -176,31 +176,6 @@ int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_ran
 	return 0;
 }
 
-int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n)
-{
-	*out = NULL;
-	*n = 0;
-	if (size == 0)
-		return 0;
-	struct pext *x = NULL;
-	int nx = get_extents(fd, &x);
-	if (nx == -ENOMEM)
-		return nx;
-	if (nx < 0)
-		nx = -1;
-	struct rvec r = { 0 };
-	size_t cursor = 0;
-	int rc = add_mapped(&r, 0, size, x, nx, block_size, &cursor);
-	free(x);
-	if (rc) {
-		free(r.v);
-		return rc;
-	}
-	*out = r.v;
-	*n = r.n;
-	return 0;
-}
-
 int pf_listed_ranges(int fd, uint64_t size, uint32_t block_size, const struct pf_page_span *s, size_t ns,
 		     struct pf_range **out, size_t *n)
 {
@@ -230,4 +205,10 @@ int pf_listed_ranges(int fd, uint64_t size, uint32_t block_size, const struct pf
 	*out = r.v;
 	*n = r.n;
 	return 0;
+}
+
+int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n)
+{
+	const struct pf_page_span whole = { .start = 0, .end = size };
+	return pf_listed_ranges(fd, size, block_size, &whole, 1, out, n);
 }
