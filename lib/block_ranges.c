@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Runs of device blocks (see block_ranges.h). */
 #include "block_ranges.h"
+#include "array.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 static int brange_cmp(const void *a, const void *b)
@@ -43,4 +45,14 @@ uint64_t pf_branges_count(struct pf_brange *r, size_t n)
 	for (size_t i = 0; i < n; i++)
 		total += r[i].count;
 	return total;
+}
+
+int pf_bvec_push(struct pf_bvec *v, uint64_t start, uint64_t count)
+{
+	if (!count)
+		return 0;
+	if (PF_ARRAY_RESERVE(v->r, v->cap, v->n + 1, 256))
+		return -ENOMEM;
+	v->r[v->n++] = (struct pf_brange){ start, count };
+	return 0;
 }

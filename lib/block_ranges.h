@@ -17,6 +17,15 @@ struct pf_brange {
 	uint64_t start, count;
 };
 
+/* A growable list of runs (zero-initialised empty; free r when done). */
+struct pf_bvec {
+	struct pf_brange *r;
+	size_t n, cap;
+};
+
+/* Append a run (an empty one is dropped).  Returns 0 or -ENOMEM. */
+int pf_bvec_push(struct pf_bvec *v, uint64_t start, uint64_t count);
+
 /* Sort and merge overlapping runs and those separated by at most max_gap blocks (reading through a short
  * gap costs less than a seek).  Empty runs are dropped.  Returns the new count. */
 size_t pf_branges_normalize(struct pf_brange *r, size_t n, uint64_t max_gap);

@@ -51,7 +51,7 @@ void pf_boot_record_init(struct pf_boot_record *r)
 	strcpy(r->end_source, "-");
 	strcpy(r->disk, "-");
 	strcpy(r->policy, "-");
-	r->io_ms = r->reads = r->sectors = r->psi_io_ms = -1;
+	r->io_ms = r->reads = r->sectors = r->psi_io_ms = r->replay_files = r->used_files = -1;
 	r->replay_mib = r->used_mib = r->uncovered_mib = r->replay_s = r->replay_cpu_s = -1.0;
 }
 
@@ -68,13 +68,15 @@ int pf_boot_record_format(const struct pf_boot_record *r, char *buf, size_t len)
 {
 	char m[5][32];
 	int n = snprintf(buf, len,
-			 "%s %" PRId64 " %.2f %s %d %d %s %" PRId64 " %" PRId64 " %" PRId64 " %d %s %s %s %s %" PRId64 " %s %s",
+			 "%s %" PRId64 " %.2f %s %d %d %s %" PRId64 " %" PRId64 " %" PRId64 " %d %s %s %s %s %" PRId64
+			 " %s %s %" PRId64 " %" PRId64,
 			 word(r->boot_id), r->when, r->boot_s, word(r->end_source), r->prefetch ? 1 : 0,
 			 r->reorder ? 1 : 0, word(r->disk), r->io_ms, r->reads, r->sectors, r->control ? 1 : 0,
 			 word(r->policy), measured(r->replay_mib, m[0], sizeof(m[0])),
 			 measured(r->used_mib, m[1], sizeof(m[1])), measured(r->uncovered_mib, m[2], sizeof(m[2])),
 			 r->psi_io_ms < -1 ? -1 : r->psi_io_ms, measured(r->replay_s, m[3], sizeof(m[3])),
-			 measured(r->replay_cpu_s, m[4], sizeof(m[4])));
+			 measured(r->replay_cpu_s, m[4], sizeof(m[4])), r->replay_files < -1 ? -1 : r->replay_files,
+			 r->used_files < -1 ? -1 : r->used_files);
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
 	return n;
@@ -84,8 +86,9 @@ int pf_boot_record_format(const struct pf_boot_record *r, char *buf, size_t len)
 static int parse_selfcheck(const char *rest, struct pf_boot_record *t)
 {
 	char end;
-	int got = sscanf(rest, "%d %7s %lf %lf %lf %" SCNd64 " %lf %lf %c", &t->control, t->policy, &t->replay_mib,
-			 &t->used_mib, &t->uncovered_mib, &t->psi_io_ms, &t->replay_s, &t->replay_cpu_s, &end);
+	int got = sscanf(rest, "%d %7s %lf %lf %lf %" SCNd64 " %lf %lf %" SCNd64 " %" SCNd64 " %c", &t->control, t->policy,
+			 &t->replay_mib, &t->used_mib, &t->uncovered_mib, &t->psi_io_ms, &t->replay_s, &t->replay_cpu_s,
+			 &t->replay_files, &t->used_files, &end);
 	if (got <= 0)
 		return 0;
 	if (t->control != 0 && t->control != 1)
@@ -97,7 +100,7 @@ static int parse_selfcheck(const char *rest, struct pf_boot_record *t)
 	for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++)
 		if (!(*d[i] >= -1.0 && *d[i] <= 1e9))
 			return -EINVAL;
-	if (t->psi_io_ms < -1)
+	if (t->psi_io_ms < -1 || t->replay_files < -1 || t->used_files < -1)
 		return -EINVAL;
 	return 0;
 }

@@ -28,6 +28,8 @@
  *   psi_io_ms   /proc/pressure/io "some" total at boot end, ms (-1: no PSI, e.g. an older kernel)
  *   replay_s    the replay's wall time, s (-1 none)
  *   replay_cpu_s  the replay thread's CPU time, s (-1 none)
+ *   replay_files  files the replay read (-1 unknown)
+ *   used_files    of the layout's files, those this boot then opened (-1 unknown)
  * Unknown trailing fields are ignored, so later versions may append columns. */
 #ifndef PREFETCH_BOOT_LOG_H
 #define PREFETCH_BOOT_LOG_H
@@ -55,6 +57,7 @@ struct pf_boot_record {
 	double replay_mib, used_mib, uncovered_mib;
 	int64_t psi_io_ms;
 	double replay_s, replay_cpu_s;
+	int64_t replay_files, used_files;
 };
 
 /* A record with every measurement unknown (-1, "-"), as a line of an older version reads. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
+#include "error.h"
 #include "log.h"
 #include "number.h"
 #include "safe_file.h"
@@ -56,7 +57,23 @@ static const struct key keys[] = {
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
 static const char *const medium_names[] = { [PF_MEDIUM_AUTO] = "auto", [PF_MEDIUM_FORCE_ROTATIONAL] = "rotational",
-					     [PF_MEDIUM_FORCE_SOLID] = "ssd" };
+					     [PF_MEDIUM_FORCE_FAST_FLASH] = "fast-flash",
+					     [PF_MEDIUM_FORCE_SLOW_FLASH] = "slow-flash" };
+
+int pf_medium_override_parse(const char *val)
+{
+	if (!strcasecmp(val, "auto"))
+		return PF_MEDIUM_AUTO;
+	if (!strcasecmp(val, "rotational") || !strcasecmp(val, "hdd"))
+		return PF_MEDIUM_FORCE_ROTATIONAL;
+	if (!strcasecmp(val, "slow-flash"))
+		return PF_MEDIUM_FORCE_SLOW_FLASH;
+	/* the last three: the names from before the flash classes, in old configs */
+	if (!strcasecmp(val, "fast-flash") || !strcasecmp(val, "ssd") || !strcasecmp(val, "solid") ||
+	    !strcasecmp(val, "nonrotational"))
+		return PF_MEDIUM_FORCE_FAST_FLASH;
+	return -1;
+}
 
 void pf_config_defaults(struct pf_config *cfg)
 {
@@ -105,7 +122,7 @@ int pf_config_get(const struct pf_config *cfg, const char *name, char *buf, size
 	case V_PATH: n = (size_t)snprintf(buf, len, "%s", field); break;
 	case V_MEDIUM: {
 		int m = *(const int *)field;
-		n = (size_t)snprintf(buf, len, "%s", m >= 0 && m <= PF_MEDIUM_FORCE_SOLID ? medium_names[m] : "auto");
+		n = (size_t)snprintf(buf, len, "%s", m >= 0 && m <= PF_MEDIUM_FORCE_MAX ? medium_names[m] : "auto");
 		break;
 	}
 	case V_MOUNTS:
@@ -243,16 +260,15 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 		}
 		strcpy(field, val);
 		return;
-	case V_MEDIUM:
-		if (!strcasecmp(val, "auto"))
-			cfg->medium = PF_MEDIUM_AUTO;
-		else if (!strcasecmp(val, "rotational") || !strcasecmp(val, "hdd"))
-			cfg->medium = PF_MEDIUM_FORCE_ROTATIONAL;
-		else if (!strcasecmp(val, "ssd") || !strcasecmp(val, "solid") || !strcasecmp(val, "nonrotational"))
-			cfg->medium = PF_MEDIUM_FORCE_SOLID;
+	case V_MEDIUM: {
+		int m = pf_medium_override_parse(val);
+		if (m < 0)
+			warn(diag, origin, line, "%s: '%s' is not auto, rotational, slow-flash or fast-flash", k->name,
+			     val);
 		else
-			warn(diag, origin, line, "%s: '%s' is not auto, rotational or ssd", k->name, val);
+			cfg->medium = m;
 		return;
+	}
 	case V_MOUNTS: {
 		/* space- or comma-separated absolute paths; one bad entry and the line is ignored as a whole */
 		char tmp[4096];
@@ -370,4 +386,11 @@ int pf_config_read(struct pf_config *cfg, const char *path)
 	if (diag.total > diag.nwarnings)
 		pf_warn("%s: %d more problems not shown", path ? path : PF_DEFAULT_CONFIG, diag.total - diag.nwarnings);
 	return rc == -ENOENT && !path ? 0 : rc;
+}
+
+void pf_config_read_or_defaults(struct pf_config *cfg, const char *path)
+{
+	int rc = pf_config_read(cfg, path);
+	if (rc)
+		pf_warn("cannot read %s: %s; using defaults", path ? path : PF_DEFAULT_CONFIG, pf_strerror(rc));
 }

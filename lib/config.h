@@ -13,7 +13,7 @@
  *     backslash outside quotes, an unquoted ; & | < > ( ), an unterminated quote, a carriage return;
  *   - numbers are whole decimal numbers in the key's range: "30s" or "0x10" are bad lines (the warning states
  *     the range); booleans 0/1, yes/no, true/false, on/off, y/n (any case); PREFETCH_MEDIUM auto, rotational
- *     (or hdd) or ssd (or solid, nonrotational); TRACE_MOUNTS absolute paths separated by blanks or commas;
+ *     (or hdd), slow-flash or fast-flash (or ssd, solid, nonrotational: the names from before flash classes); TRACE_MOUNTS absolute paths separated by blanks or commas;
  *   - a key set twice: the last line counts (as in sh).
  * The historical keys of the 2007 prefetch project keep their meaning (PREFETCH_DIR, LOGIN_TRACING_DELAY,
  * TRACE_AGGREGATION_COUNT, ENABLE_FILE_REORDERING, CHUNK_SIZE_BLOCKS).  A bad line never stops anything: it is
@@ -34,7 +34,14 @@
 #define PF_CONFIG_MAX_MOUNTS 32
 #define PF_CONFIG_MAX_WARNINGS 32
 
-enum pf_medium_override { PF_MEDIUM_AUTO = 0, PF_MEDIUM_FORCE_ROTATIONAL = 1, PF_MEDIUM_FORCE_SOLID = 2 };
+enum pf_medium_override {
+	PF_MEDIUM_AUTO = 0,
+	PF_MEDIUM_FORCE_ROTATIONAL = 1,
+	PF_MEDIUM_FORCE_FAST_FLASH = 2,
+	PF_MEDIUM_FORCE_SOLID = PF_MEDIUM_FORCE_FAST_FLASH, /* its older name */
+	PF_MEDIUM_FORCE_SLOW_FLASH = 3,
+	PF_MEDIUM_FORCE_MAX = PF_MEDIUM_FORCE_SLOW_FLASH,
+};
 
 struct pf_config {
 	int enable_prefetch;         /* ENABLE_PREFETCH (1): replay and trace at boot */
@@ -51,7 +58,7 @@ struct pf_config {
 	int max_prefetch_files;      /* MAX_PREFETCH_FILES (20000) */
 	int replay_timeout;          /* REPLAY_TIMEOUT (60 s): replay gives up after this long */
 	int replay_threads;          /* REPLAY_THREADS (4): readers on solid-state media */
-	int medium;                  /* PREFETCH_MEDIUM (auto|rotational|ssd) */
+	int medium;                  /* PREFETCH_MEDIUM (auto|rotational|slow-flash|fast-flash) */
 	int nmounts;                 /* TRACE_MOUNTS ("" = every local filesystem) */
 	char mounts[PF_CONFIG_MAX_MOUNTS][256];
 	int start_from_initramfs;    /* START_FROM_INITRAMFS (1): the initramfs starts 'prefetchd boot' as soon as the
@@ -81,13 +88,20 @@ int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_dia
  * then holds what could be read over the defaults), for the caller to report as its command sees fit. */
 int pf_config_read(struct pf_config *cfg, const char *path);
 
+/* pf_config_read for the commands that go on without their file: an unreadable one is one warning ("cannot read
+ * PATH: reason; using defaults") and cfg holds the defaults with what could be read. */
+void pf_config_read_or_defaults(struct pf_config *cfg, const char *path);
+
 /* The settings' names, in struct order, for i = 0, 1, ... until NULL (ENABLE_APP_PREFETCHING is not one). */
 const char *pf_config_key_name(size_t i);
 
 /* The value of setting key in cfg as text, as 'prefetchd config --get' prints it: numbers in decimal,
- * booleans 0 or 1, PREFETCH_MEDIUM auto|rotational|ssd, TRACE_MOUNTS the paths separated by one space, paths as
+ * booleans 0 or 1, PREFETCH_MEDIUM auto|rotational|slow-flash|fast-flash, TRACE_MOUNTS the paths separated by one space, paths as
  * they are.  Returns 0, -ENOENT when key names no setting, -ENOSPC when len is too small (buf truncated). */
 int pf_config_get(const struct pf_config *cfg, const char *key, char *buf, size_t len);
+
+/* A PREFETCH_MEDIUM value (also --medium's): its enum pf_medium_override, or -1 when it names none. */
+int pf_medium_override_parse(const char *val);
 
 /* Parse text (for tests and for the loader). */
 void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_config_diag *diag);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The rotational disk model (see disk_model.h). */
+/* The disk models (see disk_model.h). */
 #include "disk_model.h"
 
 #include <math.h>
@@ -7,7 +7,7 @@
 double pf_disk_move_s(const struct pf_disk_model *d, uint64_t from, uint64_t to, int *is_seek)
 {
 	*is_seek = 0;
-	if (from == to)
+	if (from == to || d->kind == PF_DISK_FLASH)
 		return 0;
 	uint64_t dist = to > from ? to - from : from - to;
 	double seek = PF_DISK_SETTLE_S + PF_DISK_FULL_STROKE_S * sqrt((double)dist / (double)(d->span ? d->span : 1)) +
@@ -26,8 +26,45 @@ double pf_disk_transfer_s(const struct pf_disk_model *d, uint64_t n)
 	return (double)n * d->unit / d->rate;
 }
 
+double pf_disk_per_request_s(const struct pf_disk_model *d)
+{
+	if (d->kind != PF_DISK_FLASH)
+		return 0;
+	return d->request_s / (d->queue_depth ? d->queue_depth : 1);
+}
+
+static uint64_t to_ns(double s)
+{
+	return (uint64_t)(s * 1e9 + 0.5);
+}
+
 uint64_t pf_disk_request_ns(const struct pf_disk_model *d, uint64_t head, uint64_t off, uint64_t len, int *is_seek)
 {
-	double t = pf_disk_transfer_s(d, len) + pf_disk_move_s(d, head, off, is_seek);
-	return (uint64_t)(t * 1e9 + 0.5);
+	if (d->kind == PF_DISK_FLASH) {
+		*is_seek = 0;
+		return to_ns(pf_disk_per_request_s(d) + pf_disk_transfer_s(d, len));
+	}
+	/* the rotational sum in this order: the simulated disk's figures stay the same to the nanosecond */
+	return to_ns(pf_disk_transfer_s(d, len) + pf_disk_move_s(d, head, off, is_seek));
+}
+
+uint64_t pf_disk_write_ns(const struct pf_disk_model *d, uint64_t head, uint64_t off, uint64_t len, int *is_seek)
+{
+	if (d->kind != PF_DISK_FLASH)
+		return pf_disk_request_ns(d, head, off, len, is_seek);
+	*is_seek = 0;
+	double bytes = (double)len * d->unit;
+	uint64_t eb = d->erase_block;
+	if (!eb || !len)
+		return to_ns(pf_disk_per_request_s(d) + bytes / d->write_rate);
+	/* in bytes: which erase blocks it touches, which of them it covers whole */
+	uint64_t s = off * d->unit, e = (off + len) * d->unit;
+	uint64_t first = s / eb, last = (e - 1) / eb;
+	uint64_t touched = last - first + 1;
+	uint64_t partial = (s % eb != 0) + (e % eb != 0);
+	if (partial > touched) /* both ends inside one erase block */
+		partial = touched;
+	double t = pf_disk_per_request_s(d) + (double)touched * (double)eb / d->write_rate +
+		   (double)partial * (double)eb / d->rate;
+	return to_ns(t);
 }

@@ -305,7 +305,7 @@ int pf_image_decode(const void *data, size_t len, struct pf_image **out)
 		img->nfs = i + 1; /* so that free() sees the string below */
 		if ((rc = get_str(strbase, strtab, p + 32, &f->mountpoint)))
 			goto fail;
-		if (f->medium > PF_MEDIUM_SOLID || (f->block_size & (f->block_size - 1))) {
+		if (f->medium > PF_MEDIUM_MAX || (f->block_size & (f->block_size - 1))) {
 			rc = PF_ECORRUPT;
 			goto fail;
 		}

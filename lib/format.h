@@ -26,7 +26,16 @@
 
 enum pf_kind { PF_KIND_TRACE = 1, PF_KIND_LAYOUT = 2 };
 
-enum pf_medium { PF_MEDIUM_UNKNOWN = 0, PF_MEDIUM_ROTATIONAL = 1, PF_MEDIUM_SOLID = 2 };
+/* The medium's class (lib/medium.h).  SLOW_FLASH (3) came after version 1's first files: a reader older than it
+ * refuses a file that records it (a downgrade only; older files read as before). */
+enum pf_medium {
+	PF_MEDIUM_UNKNOWN = 0,
+	PF_MEDIUM_ROTATIONAL = 1,
+	PF_MEDIUM_FAST_FLASH = 2, /* SATA/NVMe SSDs (and any non-rotational disk not known to be slow) */
+	PF_MEDIUM_SOLID = PF_MEDIUM_FAST_FLASH, /* its older name */
+	PF_MEDIUM_SLOW_FLASH = 3, /* SD cards, eMMC, USB sticks */
+	PF_MEDIUM_MAX = PF_MEDIUM_SLOW_FLASH,
+};
 
 /* Header flags.  PF_IMG_INCOMPLETE is set whenever the trace misses something; the bits after it say why.
  * Files written before the reason bits existed (same version 1: they were reserved as zero) carry the
@@ -41,6 +50,14 @@ enum pf_medium { PF_MEDIUM_UNKNOWN = 0, PF_MEDIUM_ROTATIONAL = 1, PF_MEDIUM_SOLI
 
 /* Filesystem flags. */
 #define PF_FS_GONE         0x1u  /* unmounted during tracing: this trace's view of it ends there (trace only) */
+/* Where its files' page ranges came from (trace only; both bits clear in files written before they existed, which
+ * all used mincore; readers ignore bits they do not know, so these need no version change):
+ *   PF_FS_PAGES_TRACED  the pages the boot asked for, from the page-cache tracepoints (mm_filemap_get_pages,
+ *                       mm_filemap_map_pages, mm_filemap_fault): kernel readahead beyond them is left out;
+ *   neither             the pages resident at the end of tracing (mincore): readahead and replay included;
+ *   PF_FS_PAGES_LOST    the tracepoints were on but events were lost (ring buffer overrun): mincore instead. */
+#define PF_FS_PAGES_TRACED 0x2u
+#define PF_FS_PAGES_LOST   0x4u
 
 /* File flags. */
 #define PF_FILE_DIR        0x1u  /* a directory the boot looked up (replay reads it, reorder may move it) */

@@ -86,12 +86,8 @@ static void classify(const struct pf_image *img, unsigned flags, uint32_t fs, un
 		const struct pf_extent *e = &img->extents[i];
 		if (e->file >= img->nfiles)
 			continue;
-		if (img->files[e->file].flags & PF_FILE_DIR) {
-			if (flags & PF_LORDER_DIR_BLOCKS)
-				how[e->file] = BY_EXTENTS;
-		} else if (e->length) {
+		if (!(img->files[e->file].flags & PF_FILE_DIR) && e->length) /* a directory is read whole */
 			how[e->file] = BY_EXTENTS;
-		}
 	}
 	for (uint32_t i = 0; i < img->nfiles; i++) {
 		const struct pf_file *f = &img->files[i];

@@ -16,12 +16,13 @@
  * The items stay in access order (the solid-state replay reads them so); the bin says in which sweep the
  * rotational replay reads them: bin by bin, bin 0 (the head) first, each bin in physical order.
  *
- * What prefetch-reorder lays out (PF_LORDER_PLACEMENT) differs on purpose: it places blocks, not reads.  A
- * directory with extents is placed by them like a file's data (the boot's metadata pass reads those blocks);
- * the directories without extents come before all data (the metadata pass reads directories before the data
- * sweep); each extent is its own item (the placement works extent by extent); files without data have no
- * blocks to place.  It lays out one sequence per filesystem and ignores the bins, and with them the head:
- * init's files are placed where their extents come. */
+ * What prefetch-reorder lays out (PF_LORDER_PLACEMENT) differs on purpose: it places blocks, not reads.  Every
+ * directory comes whole (a DIR item, whatever extents the layout recorded for it) before all data, by rank:
+ * the metadata pass reads the layout's directories whole, by their inodes, in one sweep before the data sweep,
+ * so gathered just ahead of the data they cost that sweep one short run instead of a crossing of the data per
+ * level of the directory walk; each extent is its own item (the placement works extent by extent); files
+ * without data have no blocks to place.  It lays out one sequence per filesystem and ignores the bins, and
+ * with them the head: init's files are placed where their extents come. */
 #ifndef PREFETCH_LAYOUT_ORDER_H
 #define PREFETCH_LAYOUT_ORDER_H
 
@@ -56,13 +57,11 @@ struct pf_litem {
 
 /* Flags: where an order deviates from the replay's. */
 #define PF_LORDER_ONE_FS     0x1u /* only the items of files on filesystem opts.fs */
-#define PF_LORDER_DIR_BLOCKS 0x2u /* a directory with extents is placed by them, as DATA items (records of
-				   * length 0 included in "with extents"); DIR items only for the others */
 #define PF_LORDER_DIRS_FIRST 0x4u /* the items without data come before all data, by rank */
 #define PF_LORDER_PIECES     0x8u /* one DATA item per extent: contiguous pieces are not merged */
 #define PF_LORDER_NO_META    0x10u /* no META items */
 /* What prefetch-reorder lays out (with PF_LORDER_ONE_FS). */
-#define PF_LORDER_PLACEMENT (PF_LORDER_DIR_BLOCKS | PF_LORDER_DIRS_FIRST | PF_LORDER_PIECES | PF_LORDER_NO_META)
+#define PF_LORDER_PLACEMENT (PF_LORDER_DIRS_FIRST | PF_LORDER_PIECES | PF_LORDER_NO_META)
 
 struct pf_lorder_opts {
 	unsigned flags;           /* PF_LORDER_* */

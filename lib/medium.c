@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The medium's class from sysfs (see medium.h). */
 #include "medium.h"
 #include "config.h"
 #include "format.h"
+#include "log.h"
 
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/sysmacros.h>
 
-static int read_rotational(const char *path)
+static int read_int(const char *dir, const char *name)
 {
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
@@ -18,19 +26,120 @@ static int read_rotational(const char *path)
 	return v;
 }
 
+/* The whole disk's directory of a block device's real sysfs directory: itself when it has queue/, its parent
+ * for a partition.  0, or -1 when neither has. */
+static int disk_dir(const char *real, char *out, size_t len)
+{
+	snprintf(out, len, "%s", real);
+	if (read_int(out, "queue/rotational") >= 0)
+		return 0;
+	char *slash = strrchr(out, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return read_int(out, "queue/rotational") >= 0 ? 0 : -1;
+}
+
+/* Is the disk at dir slow flash?  1 (why set), 0.  depth bounds the walk down stacked devices. */
+static int is_slow_flash(const char *dir, char *why, size_t whylen, int depth)
+{
+	const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
+	if (!strncmp(name, "mmcblk", 6)) {
+		snprintf(why, whylen, "%s: SD/eMMC", name);
+		return 1;
+	}
+	if (strstr(dir, "/usb")) {
+		snprintf(why, whylen, "%s: on USB", name);
+		return 1;
+	}
+	if (read_int(dir, "removable") == 1) {
+		snprintf(why, whylen, "%s: removable", name);
+		return 1;
+	}
+	/* device-mapper, md: what they stack on */
+	char sl[PATH_MAX + 16];
+	snprintf(sl, sizeof(sl), "%s/slaves", dir);
+	DIR *d = depth < 4 ? opendir(sl) : NULL;
+	if (!d)
+		return 0;
+	int slow = 0;
+	struct dirent *e;
+	while (!slow && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char p[PATH_MAX + 300], real[PATH_MAX], disk[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/%s", sl, e->d_name);
+		if (realpath(p, real) && disk_dir(real, disk, sizeof(disk)) == 0 &&
+		    is_slow_flash(disk, why, whylen, depth + 1)) {
+			size_t n = strlen(why);
+			snprintf(why + n, whylen - n, " (under %s)", name);
+			slow = 1;
+		}
+	}
+	closedir(d);
+	return slow;
+}
+
+int pf_medium_detect(const char *sysfs, dev_t devno, char *why, size_t whylen)
+{
+	char scratch[8];
+	if (!why) {
+		why = scratch;
+		whylen = sizeof(scratch);
+	}
+	if (whylen)
+		why[0] = 0;
+	char path[PATH_MAX], real[PATH_MAX], disk[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u", sysfs ? sysfs : "/sys", major(devno), minor(devno));
+	if (!realpath(path, real) || disk_dir(real, disk, sizeof(disk))) {
+		snprintf(why, whylen, "%u:%u: no queue in sysfs", major(devno), minor(devno));
+		return PF_MEDIUM_UNKNOWN;
+	}
+	const char *name = strrchr(disk, '/') ? strrchr(disk, '/') + 1 : disk;
+	if (read_int(disk, "queue/rotational") == 1) {
+		snprintf(why, whylen, "%s: rotational", name);
+		return PF_MEDIUM_ROTATIONAL;
+	}
+	if (is_slow_flash(disk, why, whylen, 0))
+		return PF_MEDIUM_SLOW_FLASH;
+	snprintf(why, whylen, "%s: not rotational", name);
+	return PF_MEDIUM_FAST_FLASH;
+}
+
+int pf_medium_explain(dev_t devno, int override, char *why, size_t whylen)
+{
+	int m = override == PF_MEDIUM_FORCE_ROTATIONAL	 ? PF_MEDIUM_ROTATIONAL
+		: override == PF_MEDIUM_FORCE_FAST_FLASH ? PF_MEDIUM_FAST_FLASH
+		: override == PF_MEDIUM_FORCE_SLOW_FLASH ? PF_MEDIUM_SLOW_FLASH
+							 : -1;
+	if (m < 0)
+		return pf_medium_detect("/sys", devno, why, whylen);
+	if (why && whylen)
+		snprintf(why, whylen, "PREFETCH_MEDIUM");
+	return m;
+}
+
 int pf_medium_of_devno(dev_t devno, int override)
 {
-	if (override == PF_MEDIUM_FORCE_ROTATIONAL)
-		return PF_MEDIUM_ROTATIONAL;
-	if (override == PF_MEDIUM_FORCE_SOLID)
-		return PF_MEDIUM_SOLID;
-	char path[128];
-	/* a whole disk has queue/ itself; a partition finds it one level up */
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/rotational", major(devno), minor(devno));
-	int v = read_rotational(path);
-	if (v < 0) {
-		snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/rotational", major(devno), minor(devno));
-		v = read_rotational(path);
+	return pf_medium_explain(devno, override, NULL, 0);
+}
+
+void pf_medium_log_image(const struct pf_image *img, int override)
+{
+	for (uint32_t i = 0; i < img->nfs; i++) {
+		char why[160];
+		(void)pf_medium_explain((dev_t)img->fs[i].dev, override, why, sizeof(why));
+		pf_info("medium of %s: %s (%s)", img->fs[i].mountpoint ? img->fs[i].mountpoint : "?",
+			pf_medium_name((int)img->fs[i].medium), why);
 	}
-	return v < 0 ? PF_MEDIUM_UNKNOWN : v ? PF_MEDIUM_ROTATIONAL : PF_MEDIUM_SOLID;
+}
+
+const char *pf_medium_name(int medium)
+{
+	switch (medium) {
+	case PF_MEDIUM_ROTATIONAL: return "rotational";
+	case PF_MEDIUM_SLOW_FLASH: return "slow-flash";
+	case PF_MEDIUM_FAST_FLASH: return "fast-flash";
+	default: return "unknown";
+	}
 }

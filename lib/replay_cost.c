@@ -8,21 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct bvec {
-	struct pf_brange *r;
-	size_t n, cap;
-};
-
-static int bpush(struct bvec *v, uint64_t start, uint64_t count)
-{
-	if (!count)
-		return 0;
-	if (PF_ARRAY_RESERVE(v->r, v->cap, v->n + 1, 256))
-		return -ENOMEM;
-	v->r[v->n++] = (struct pf_brange){ start, count };
-	return 0;
-}
-
 static int move_cmp(const void *a, const void *b)
 {
 	const struct pf_cost_move *x = a, *y = b;
@@ -45,19 +30,19 @@ static size_t first_move_after(const struct pf_cost_move *m, size_t n, uint64_t 
 
 /* Append run [s, s+c) to out as it would lie after the moves: the pieces inside a source at the
  * destination, the rest where it is. */
-static int relocate_run(const struct pf_cost_move *m, size_t nm, uint64_t s, uint64_t c, struct bvec *out)
+static int relocate_run(const struct pf_cost_move *m, size_t nm, uint64_t s, uint64_t c, struct pf_bvec *out)
 {
 	uint64_t end = s + c;
 	int rc = 0;
 	for (size_t k = first_move_after(m, nm, s); s < end && !rc;) {
 		if (k < nm && m[k].src <= s) {
 			uint64_t e = m[k].src + m[k].len < end ? m[k].src + m[k].len : end;
-			rc = bpush(out, m[k].dst + (s - m[k].src), e - s);
+			rc = pf_bvec_push(out, m[k].dst + (s - m[k].src), e - s);
 			s = e;
 			k++;
 		} else {
 			uint64_t e = k < nm && m[k].src < end ? m[k].src : end;
-			rc = bpush(out, s, e - s);
+			rc = pf_bvec_push(out, s, e - s);
 			s = e;
 		}
 	}
@@ -65,7 +50,7 @@ static int relocate_run(const struct pf_cost_move *m, size_t nm, uint64_t s, uin
 }
 
 /* First cached run (normalized) ending after block b. */
-static size_t first_cached_after(const struct bvec *c, uint64_t b)
+static size_t first_cached_after(const struct pf_bvec *c, uint64_t b)
 {
 	size_t lo = 0, hi = c->n;
 	while (lo < hi) {
@@ -98,7 +83,7 @@ static void request(struct head *h, uint64_t start, uint64_t count)
 }
 
 /* One pass: its runs (already relocated) merged, each read except what the cache holds; then cached. */
-static int pass(struct head *h, struct bvec *runs, uint64_t gap, struct bvec *cache)
+static int pass(struct head *h, struct pf_bvec *runs, uint64_t gap, struct pf_bvec *cache)
 {
 	size_t n = pf_branges_normalize(runs->r, runs->n, gap);
 	for (size_t i = 0; i < n; i++) {
@@ -119,7 +104,7 @@ static int pass(struct head *h, struct bvec *runs, uint64_t gap, struct bvec *ca
 	if (!cache)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (bpush(cache, runs->r[i].start, runs->r[i].count))
+		if (pf_bvec_push(cache, runs->r[i].start, runs->r[i].count))
 			return -ENOMEM;
 	cache->n = pf_branges_normalize(cache->r, cache->n, 0);
 	return 0;
@@ -139,14 +124,14 @@ int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, 
 	} else {
 		nmoves = 0;
 	}
-	struct bvec runs = { 0 }, cache = { 0 };
+	struct pf_bvec runs = { 0 }, cache = { 0 };
 	struct head h = { .d = d, .at = 0, .out = out };
 	int rc = 0;
 	for (size_t i = 0; i < np && !rc; i++) {
 		runs.n = 0;
 		for (size_t k = 0; k < p[i].n && !rc; k++)
 			rc = p[i].relocate && nmoves ? relocate_run(m, nmoves, p[i].r[k].start, p[i].r[k].count, &runs)
-						     : bpush(&runs, p[i].r[k].start, p[i].r[k].count);
+						     : pf_bvec_push(&runs, p[i].r[k].start, p[i].r[k].count);
 		h.data = p[i].data;
 		if (!rc)
 			rc = pass(&h, &runs, p[i].gap, p[i].cache == PF_COST_DEVICE ? &cache : NULL);

@@ -6,8 +6,8 @@
  * The replay's reads are a sequence of passes, each one sorted sweep (daemon/replay: the metadata pass's
  * steps, then the data sweep bin by bin).  For each pass in order:
  *   - its runs are relocated when it asks for it (each block found in a move's source is read at its
- *     destination: where a plan's copy would lie), else read where they are named (the layout's records of
- *     directory blocks, stale once a reorder moved them, are read there all the same);
+ *     destination: where a plan's copy would lie), else read where they are named (blocks no move touches:
+ *     inode tables);
  *   - sorted and merged with the pass's gap (the replay's rule: PF_META_GAP_BLOCKS for the metadata pass,
  *     one readahead per merged run; 0 for the data sweep, whose reads go out item by item in block order);
  *   - in a PF_COST_DEVICE pass, the blocks an earlier such pass read (gaps read through included) are cached:

@@ -36,7 +36,7 @@ static int cmp_ino(const void *a, const void *b)
 	return (x->ino > y->ino) - (x->ino < y->ino);
 }
 
-static long find_file(const struct pf_collect *c, ext2_ino_t ino)
+long pf_collect_find(const struct pf_collect *c, ext2_ino_t ino)
 {
 	size_t lo = 0, hi = c->nfiles;
 	while (lo < hi) {
@@ -275,7 +275,7 @@ int pf_collect(ext2_filsys fs, const struct pf_layouts *l, struct pf_collect *ou
 
 	for (size_t w = 0; w < l->nwant; w++) {
 		const struct pf_want *wt = &l->want[w];
-		long fi = find_file(out, (ext2_ino_t)wt->file->ino);
+		long fi = pf_collect_find(out, (ext2_ino_t)wt->file->ino);
 		struct pf_cfile *f = &out->files[fi];
 		if (!f->checked) {
 			struct ext2_inode_large in;

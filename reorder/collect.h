@@ -52,4 +52,7 @@ struct pf_collect {
 int pf_collect(ext2_filsys fs, const struct pf_layouts *l, struct pf_collect *out);
 void pf_collect_free(struct pf_collect *c);
 
+/* The index in c->files of inode ino (the files are sorted by inode), or -1. */
+long pf_collect_find(const struct pf_collect *c, ext2_ino_t ino);
+
 #endif

@@ -46,3 +46,23 @@ void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r)
 	fprintf(f, "predicted gain of the plan for the next replay: %.1f %%%s\n", r->gain_percent,
 		r->not_worth ? ": not worth a move (a run would leave everything in place)" : "");
 }
+
+void pf_print_chunk_trials(FILE *f, const struct pf_reorder_result *r, long configured)
+{
+	if (!r->ntrials)
+		return;
+	fprintf(f, "chunk sizes (CHUNK_SIZE_BLOCKS) on the free space as it is now:\n");
+	fprintf(f, "%12s %8s %8s %8s %10s %14s %14s %8s\n", "chunk blocks", "units", "chunks", "split", "not fit",
+		"blocks to move", "replay after", "gain");
+	for (int i = 0; i < r->ntrials; i++) {
+		const struct pf_chunk_trial *t = &r->trials[i];
+		fprintf(f, "%12ld %8llu %8llu %8llu %10llu %14llu %13.3fs %+7.1f%%%s%s\n", t->chunk_blocks,
+			(unsigned long long)t->units, (unsigned long long)t->chunks, (unsigned long long)t->chunks_split,
+			(unsigned long long)t->chunks_failed, (unsigned long long)t->blocks_to_move, t->replay_after_s,
+			t->gain_percent, t->chunk_blocks == configured ? "  (configured)" : "",
+			i == r->recommended ? "  <- recommended" : "");
+	}
+	const struct pf_chunk_trial *rec = &r->trials[r->recommended];
+	fprintf(f, "recommended: CHUNK_SIZE_BLOCKS=%ld (the best predicted replay; of sizes within 1 %% of it, the one "
+		   "moving fewest blocks)\n", rec->chunk_blocks);
+}

@@ -19,4 +19,8 @@ const char *pf_gain_decision(const struct pf_reorder_result *r, int gate, double
 /* --check / --dry-run: both predictions, metadata and data apart. */
 void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r);
 
+/* --check's table of chunk sizes (reorder.h's trials): units, chunks split and not fitting, blocks to move and
+ * the predicted replay for each, the configured size marked, and the recommendation. */
+void pf_print_chunk_trials(FILE *f, const struct pf_reorder_result *r, long configured);
+
 #endif

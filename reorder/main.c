@@ -2,15 +2,18 @@
 /* prefetch-reorder: command line.
  *
  *   prefetch-reorder [--layout FILE]... [--chunk-blocks N] [--time-budget SEC] [--dry-run] [--config FILE]
- *                    [--final-shutdown] [-v|-q] DEVICE|IMAGE
+ *                    [--final-shutdown] [--force-flash] [-v|-q] DEVICE|IMAGE
  *   prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE
  *   prefetch-reorder --help | --version
  *
- * Exit: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time budget (the next run continues). */
+ * Exit: 0 done (or nothing to do: fast flash, no gain), 1 error or refusal, 2 usage, 3 stopped by the time budget
+ * (the next run continues). */
 #include "config.h"
 #include "disk_model.h"
 #include "error.h"
 #include "log.h"
+#include "medium.h"
+#include "format.h"
 #include "number.h"
 #include "progress.h"
 #include "gain_report.h"
@@ -22,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define EXIT_USAGE PF_USAGE_EXIT
@@ -45,6 +50,8 @@ static void usage(FILE *f)
 		"      --check             report how the layout lies now and after a reorder (read-only)\n"
 		"      --config FILE       settings (default " PF_DEFAULT_CONFIG ")\n"
 		"      --final-shutdown    allow a filesystem mounted read-only (only at the very end of shutdown)\n"
+		"      --force-flash       reorder on fast flash (an SSD) too, where it saves no seeks and only wears\n"
+		"                          the device\n"
 		"      --min-gain PERCENT  move only when the next replay is predicted faster by more than this\n"
 		"                          (default 10; negative: even a slower one; off: no prediction decides)\n"
 		"  -v, --verbose           name every skipped file\n"
@@ -89,6 +96,18 @@ static void print_figures(const struct pf_reorder_result *r, int planned_label)
 		printf("not moved: %s\n", r->not_fit);
 }
 
+/* The medium a reorder of target would write to: a block device's own (PREFETCH_MEDIUM overriding sysfs); an
+ * image's, or a loop device's (an image too), only when PREFETCH_MEDIUM says: the disk under the file is not
+ * where the filesystem will end up. */
+#define LOOP_MAJOR 7
+static int target_medium(const char *target, int override, char *why, size_t len)
+{
+	struct stat st;
+	if (stat(target, &st) == 0 && S_ISBLK(st.st_mode) && major(st.st_rdev) != LOOP_MAJOR)
+		return pf_medium_explain(st.st_rdev, override, why, len);
+	return override == PF_MEDIUM_AUTO ? PF_MEDIUM_UNKNOWN : pf_medium_explain(0, override, why, len);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -98,10 +117,11 @@ int main(int argc, char **argv)
 		{ "final-shutdown", no_argument, NULL, 'S' },    { "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },             { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },           { "min-gain", required_argument, NULL, 'G' },
+		{ "force-flash", no_argument, NULL, 'f' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
-	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE, gate = 1, gain_given = 0;
+	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE, gate = 1, gain_given = 0, force_flash = 0;
 	double min_gain = PF_REORDER_MIN_GAIN_PERCENT;
 	long chunk = -1, budget = -1; /* budget in ms */
 	const char *config = NULL;
@@ -134,6 +154,7 @@ int main(int argc, char **argv)
 		case 'C': check = 1; break;
 		case 'F': config = optarg; break;
 		case 'S': final = 1; break;
+		case 'f': force_flash = 1; break;
 		case 'G':
 			if ((gate = pf_parse_min_gain(optarg, &min_gain)) < 0)
 				return pf_usage_error("--min-gain: '%s' is not a percentage (-1000..100) or off", optarg);
@@ -156,6 +177,14 @@ int main(int argc, char **argv)
 	if (rc) {
 		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
 		return 1;
+	}
+	char medium_why[160];
+	if (!check && !dry && !force_flash &&
+	    target_medium(device, cfg.medium, medium_why, sizeof(medium_why)) == PF_MEDIUM_FAST_FLASH) {
+		/* a decision, not an error: what a boot log keeps, in one line */
+		pf_notice("%s: fast flash (%s): no seeks to save, a reorder would only wear it; not reordering "
+			  "(--force-flash to do it anyway)", device, medium_why);
+		return 0;
 	}
 	if (!gain_given) /* REORDER_MIN_GAIN_PERCENT; --min-gain overrides it */
 		min_gain = cfg.reorder_min_gain_percent;
@@ -181,6 +210,7 @@ int main(int argc, char **argv)
 		.note = note_cb,
 		.gain_gate = gate,
 		.min_gain_percent = min_gain,
+		.chunk_sweep = check,
 	};
 	struct pf_reorder_result r;
 	char err[512];
@@ -201,6 +231,8 @@ int main(int argc, char **argv)
 		       r.files, skipped);
 		print_figures(&r, check);
 		pf_print_replay_prediction(stdout, &r);
+		if (check)
+			pf_print_chunk_trials(stdout, &r, chunk > 0 ? chunk : cfg.chunk_size_blocks);
 		if (dry)
 			printf("dry run: nothing written\n");
 		return 0;

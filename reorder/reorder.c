@@ -81,6 +81,62 @@ static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const 
 	return rc;
 }
 
+_Static_assert(sizeof((long[])PF_CHUNK_TRIALS) / sizeof(long) < PF_MAX_CHUNK_TRIALS, "room for the configured size");
+
+/* --check: the plan and the predicted replay for each size of PF_CHUNK_TRIALS and the configured one. */
+static int sweep_chunk_sizes(ext2_filsys fs, const struct pf_layouts *lay, const struct pf_collect *col,
+			     const struct pf_run *free_runs, size_t nfree, const struct pf_plan_params *base,
+			     struct pf_reorder_result *res)
+{
+	static const long sizes[] = PF_CHUNK_TRIALS;
+	long list[PF_MAX_CHUNK_TRIALS];
+	int n = 0, have = 0;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		list[n++] = sizes[i];
+		have |= sizes[i] == (long)base->chunk_blocks;
+	}
+	if (!have) { /* the configured size too, in its place (insertion: the list is sorted) */
+		int k = n++;
+		for (; k > 0 && list[k - 1] > (long)base->chunk_blocks; k--)
+			list[k] = list[k - 1];
+		list[k] = (long)base->chunk_blocks;
+	}
+	res->ntrials = 0;
+	for (int i = 0; i < n; i++) {
+		struct pf_plan_params prm = *base;
+		prm.chunk_blocks = (uint64_t)list[i];
+		struct pf_plan plan = { 0 };
+		struct pf_replay_prediction pred;
+		int rc = plan_with_spares(fs, col, free_runs, nfree, &prm, &plan);
+		if (!rc)
+			rc = pf_replay_predict(fs, lay, col, &plan, &pred);
+		if (rc) {
+			pf_plan_free(&plan);
+			return rc;
+		}
+		res->trials[res->ntrials++] = (struct pf_chunk_trial){
+			.chunk_blocks = list[i], .units = plan.nunits, .chunks = plan.nchunks, .chunks_split = plan.chunks_split,
+			.chunks_failed = plan.chunks_failed, .blocks_to_move = plan.blocks_to_move,
+			.replay_after_s = pred.after.seconds, .gain_percent = pred.gain_percent,
+		};
+		pf_plan_free(&plan);
+	}
+	int best = 0;
+	for (int i = 1; i < res->ntrials; i++)
+		if (res->trials[i].replay_after_s < res->trials[best].replay_after_s)
+			best = i;
+	int rec = best;
+	for (int i = 0; i < res->ntrials; i++) {
+		const struct pf_chunk_trial *t = &res->trials[i], *r = &res->trials[rec];
+		if (t->replay_after_s > res->trials[best].replay_after_s * 1.01)
+			continue;
+		if (t->blocks_to_move < r->blocks_to_move || (t->blocks_to_move == r->blocks_to_move && t->units < r->units))
+			rec = i;
+	}
+	res->recommended = rec;
+	return 0;
+}
+
 static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
 		       const struct pf_collect *col, double t0, struct pf_reorder_result *res, char *err,
 		       size_t errlen)
@@ -258,6 +314,10 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	res->predicted = 1;
 	if (o->gain_gate && plan.nunits > 0 && !(pred.gain_percent > o->min_gain_percent))
 		res->not_worth = 1;
+	if (o->check_only && o->chunk_sweep && (rc = sweep_chunk_sizes(fs, &lay, &col, free_runs, nfree, &prm, res))) {
+		snprintf(err, errlen, "trying chunk sizes failed: %s", pf_strerror(rc));
+		goto out;
+	}
 
 	/* Only now, with something to write, read-write: every refusal was decided on the read-only handle, so a
 	 * refused run, a dry run and a run with nothing to move never open the filesystem for writing. */

@@ -64,6 +64,19 @@ struct pf_reorder_opts {
 	int gain_gate;               /* move only when the predicted replay gains more than min_gain_percent (0: no
 	                              * gate, as before: tools and tests that drive pf_reorder() directly) */
 	double min_gain_percent;
+	int chunk_sweep;             /* --check: also plan with the chunk sizes of PF_CHUNK_TRIALS (result's trials) */
+};
+
+/* The chunk sizes --check tries beside CHUNK_SIZE_BLOCKS, in blocks. */
+#define PF_CHUNK_TRIALS { 250, 500, 1000, 2000, 4000, 8000, 16000 }
+#define PF_MAX_CHUNK_TRIALS 8
+
+/* What one chunk size would give on the free space and layout as they are now. */
+struct pf_chunk_trial {
+	long chunk_blocks;
+	uint64_t units, chunks, chunks_split, chunks_failed, blocks_to_move;
+	double replay_after_s;       /* the next replay predicted after this plan (model seconds) */
+	double gain_percent;         /* of that over the replay now */
 };
 
 struct pf_reorder_result {
@@ -94,6 +107,10 @@ struct pf_reorder_result {
 	int predicted;               /* replay_now and replay_after are set */
 	int not_worth;               /* the gate held the plan back: nothing written (planned_blocks still says
 	                              * what the plan would have moved) */
+	struct pf_chunk_trial trials[PF_MAX_CHUNK_TRIALS]; /* chunk_sweep: one per size tried, smallest first */
+	int ntrials;
+	int recommended;             /* index into trials: the best predicted replay; of sizes within 1 % of it,
+	                              * the one moving fewest blocks, then with fewest units */
 };
 
 /* Returns 0 (res->complete says whether everything planned was done) or a negative pf error (lib/error.h) with

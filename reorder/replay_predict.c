@@ -3,39 +3,25 @@
 #include "replay_predict.h"
 
 #include "array.h"
+#include "ext_inode.h"
 #include "layout_order.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct bvec {
-	struct pf_brange *r;
-	size_t n, cap;
-};
-
-static int bpush(struct bvec *v, uint64_t start, uint64_t count)
-{
-	if (!count)
-		return 0;
-	if (PF_ARRAY_RESERVE(v->r, v->cap, v->n + 1, 64))
-		return -ENOMEM;
-	v->r[v->n++] = (struct pf_brange){ start, count };
-	return 0;
-}
-
 struct passes {
-	struct bvec *v;
+	struct pf_bvec *v;
 	struct pf_cost_pass *p;
 	size_t n, cap;
 };
 
 /* A new empty pass; returns its block list or NULL. */
-static struct bvec *new_pass(struct passes *ps, uint64_t gap, int cache, int relocate, int data)
+static struct pf_bvec *new_pass(struct passes *ps, uint64_t gap, int cache, int relocate, int data)
 {
 	if (ps->n == ps->cap) {
 		size_t cap = ps->cap ? 2 * ps->cap : 16;
-		struct bvec *v = realloc(ps->v, cap * sizeof(*v));
+		struct pf_bvec *v = realloc(ps->v, cap * sizeof(*v));
 		if (!v)
 			return NULL;
 		ps->v = v;
@@ -45,51 +31,21 @@ static struct bvec *new_pass(struct passes *ps, uint64_t gap, int cache, int rel
 		ps->p = p;
 		ps->cap = cap;
 	}
-	ps->v[ps->n] = (struct bvec){ 0 };
+	ps->v[ps->n] = (struct pf_bvec){ 0 };
 	ps->p[ps->n] = (struct pf_cost_pass){ .gap = gap, .cache = cache, .relocate = relocate, .data = data };
 	return &ps->v[ps->n++];
 }
 
-static int inode_block(ext2_filsys fs, uint64_t ino, uint64_t *blk)
+/* The prediction's passes take the runs ext_inode.h finds, as the replay's metadata pass does. */
+static int push_cb(void *v, uint64_t start, uint64_t count)
 {
-	struct ext2_super_block *sb = fs->super;
-	if (ino < 1 || ino > sb->s_inodes_count || !sb->s_inodes_per_group)
-		return -1;
-	dgrp_t g = (dgrp_t)((ino - 1) / sb->s_inodes_per_group);
-	blk64_t tab = ext2fs_inode_table_loc(fs, g);
-	if (!tab)
-		return -1;
-	*blk = tab + (ino - 1) % sb->s_inodes_per_group * EXT2_INODE_SIZE(sb) / fs->blocksize;
-	return 0;
+	return pf_bvec_push(v, start, count);
 }
 
-struct iter {
-	struct bvec *v;
-	int data;
-	int err;
-};
-
-static int block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk64_t ref_blk, int ref_offset,
-		    void *priv)
+static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct pf_bvec *v)
 {
-	(void)fs, (void)ref_blk, (void)ref_offset;
-	struct iter *it = priv;
-	if (blockcnt < 0 || it->data)
-		it->err = bpush(it->v, *blocknr, 1);
-	return it->err ? BLOCK_ABORT : 0;
-}
-
-/* The tree blocks of ino (extent nodes below the inode, indirect blocks) and, with data, its data blocks. */
-static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct bvec *v)
-{
-	struct ext2_inode in;
-	if (ext2fs_read_inode(fs, ino, &in) || (in.i_flags & EXT4_INLINE_DATA_FL))
-		return 0;
-	if (data && !LINUX_S_ISDIR(in.i_mode))
-		return 0;
-	struct iter it = { v, data, 0 };
-	(void)ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY, NULL, block_cb, &it);
-	return it.err;
+	int rc = pf_ext_inode_blocks(fs, ino, data, push_cb, v);
+	return rc == -EIO ? 0 : rc; /* an unreadable inode: the replay reads nothing for it either */
 }
 
 /* ---- the images' files on this filesystem ---- */
@@ -202,19 +158,6 @@ nomem:
 
 /* ---- data bins ---- */
 
-static long owner_of(const struct pf_collect *c, uint64_t ino)
-{
-	size_t lo = 0, hi = c->nfiles;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->files[mid].ino < ino)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->nfiles && c->files[lo].ino == ino ? (long)lo : -1;
-}
-
 /* Each owner's bin: that of its first data item in the replay's order (UINT32_MAX: none). */
 static int owner_bins(const struct pf_collect *c, const struct fsfile *ims, size_t nims, uint32_t **bins,
 		      uint32_t *nbins)
@@ -234,7 +177,7 @@ static int owner_bins(const struct pf_collect *c, const struct fsfile *ims, size
 		for (size_t i = 0; i < n; i++) {
 			if (it[i].kind != PF_LITEM_DATA)
 				continue;
-			long ow = owner_of(c, ims[k].img->files[it[i].file].ino);
+			long ow = pf_collect_find(c, (ext2_ino_t)ims[k].img->files[it[i].file].ino);
 			if (ow >= 0 && it[i].bin < (*bins)[ow])
 				(*bins)[ow] = it[i].bin;
 			if (it[i].bin + 1 > *nbins)
@@ -255,42 +198,37 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 	size_t nd = 0;
 	uint32_t *bins = NULL, nbins = 0;
 	int rc = images_here(fs, l, &ims, &nims);
-	struct bvec *v;
-	uint64_t blk, nblocks = ext2fs_blocks_count(fs->super);
+	struct pf_bvec *v;
+	uint64_t blk;
 	/* 0: what opening the filesystem reads */
 	if (!rc && !(v = new_pass(ps, 0, PF_COST_DEVICE, 0, 0)))
 		rc = -ENOMEM;
 	if (!rc)
-		rc = bpush(v, 0, fs->super->s_first_data_block + 1 + fs->desc_blocks);
-	/* 1: inode tables, and the directory blocks where the layouts recorded them */
+		rc = pf_bvec_push(v, 0, fs->super->s_first_data_block + 1 + fs->desc_blocks);
+	/* 1: inode tables */
 	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
 		rc = -ENOMEM;
-	if (!rc && inode_block(fs, EXT2_ROOT_INO, &blk) == 0)
-		rc = bpush(v, blk, 1);
+	if (!rc && pf_ext_inode_table_block(fs, EXT2_ROOT_INO, &blk) == 0)
+		rc = pf_bvec_push(v, blk, 1);
 	for (size_t k = 0; k < nims && !rc; k++) {
 		const struct pf_image *img = ims[k].img;
 		for (uint32_t i = 0; i < img->nfiles && !rc; i++)
-			if (img->files[i].fs == ims[k].fsi && inode_block(fs, img->files[i].ino, &blk) == 0)
-				rc = bpush(v, blk, 1);
-		for (uint32_t i = 0; i < img->nextents && !rc; i++) {
-			const struct pf_extent *e = &img->extents[i];
-			const struct pf_file *f = &img->files[e->file];
-			if (f->fs != ims[k].fsi || !(f->flags & PF_FILE_DIR) || !(e->flags & PF_EXT_PHYS_KNOWN) ||
-			    e->physical >= nblocks)
-				continue;
-			uint64_t cnt = (e->length + fs->blocksize - 1) / fs->blocksize;
-			rc = bpush(v, e->physical, cnt < 16 ? cnt : 16);
-		}
+			if (img->files[i].fs == ims[k].fsi && pf_ext_inode_table_block(fs, img->files[i].ino, &blk) == 0)
+				rc = pf_bvec_push(v, blk, 1);
 	}
-	/* 2: tree blocks of the regular files */
-	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
+	/* 2: the layouts' directories, whole, found from their inodes (relocated), and the tree blocks of the
+	 * regular files */
+	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
 		rc = -ENOMEM;
 	for (size_t k = 0; k < nims && !rc; k++) {
 		const struct pf_image *img = ims[k].img;
 		for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
 			const struct pf_file *f = &img->files[i];
-			if (f->fs == ims[k].fsi && !(f->flags & PF_FILE_DIR) && f->ino >= 1 &&
-			    f->ino <= fs->super->s_inodes_count)
+			if (f->fs != ims[k].fsi || f->ino < 1 || f->ino > fs->super->s_inodes_count)
+				continue;
+			if (f->flags & PF_FILE_DIR)
+				rc = pf_ext_layout_dir_blocks(fs, f, push_cb, v);
+			else
 				rc = inode_blocks(fs, (ext2_ino_t)f->ino, 0, v);
 		}
 	}
@@ -307,8 +245,8 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 		if (!(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
 			rc = -ENOMEM;
 		for (size_t i = lo; i < hi && !rc; i++)
-			if (d[i].ino && inode_block(fs, d[i].ino, &blk) == 0)
-				rc = bpush(v, blk, 1);
+			if (d[i].ino && pf_ext_inode_table_block(fs, d[i].ino, &blk) == 0)
+				rc = pf_bvec_push(v, blk, 1);
 		if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
 			rc = -ENOMEM;
 		for (size_t i = lo; i < hi && !rc; i++)
@@ -328,7 +266,7 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 			const struct pf_file *rec = c->files[s->owner].rec;
 			uint32_t ob = bins[s->owner] == UINT32_MAX ? 0 : bins[s->owner];
 			if (ob == b && rec && !(rec->flags & PF_FILE_DIR))
-				rc = bpush(v, s->pblk, s->len);
+				rc = pf_bvec_push(v, s->pblk, s->len);
 		}
 	}
 	for (size_t i = 0; i < nd; i++)

@@ -5,10 +5,9 @@
  * The passes follow prefetchd's rotational replay of an ext filesystem (daemon/replay/replay_metadata.c,
  * replay_rotational.c):
  *   0. the superblock and group descriptors (the replay opens the filesystem with libext2fs);
- *   1. the inode-table blocks of the root and of every file of the layouts on this filesystem, and the
- *      directory blocks where the layouts recorded them (never relocated: after a reorder those records are
- *      stale and the replay reads the old places);
- *   2. the extent-tree / indirect blocks of the regular files;
+ *   1. the inode-table blocks of the root and of every file of the layouts on this filesystem;
+ *   2. the layouts' directories, whole, found from their inodes (relocated: the replay reads them where they
+ *      are, never where a layout recorded them), and the extent-tree / indirect blocks of the regular files;
  *   3. the directory tree of the layouts' paths, from the root, level by level: the inode blocks of the
  *      level's directories, then their blocks (relocated: the replay finds them where they are);
  *   4. the data: the layout's blocks of regular files, bin by bin (layout_order.h), relocated.

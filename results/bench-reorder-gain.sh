@@ -11,7 +11,10 @@
 # from a --dry-run); after/none; after/replay.  Beside each replay, the model's prediction (prefetch-reorder
 # --check / --dry-run: lib/replay_cost.h).
 #
-# Environment: SEED (1), RATIO (8), SIZE (1024), TSV (boot2.tsv), MIN_GAIN (default of prefetch-reorder).
+# Environment: SEED (1), RATIO (8), SIZE (1024), TSV (boot2.tsv), MIN_GAIN (default of prefetch-reorder),
+# ORDER (package; plain: mkbootset's aged image, the boot files scattered among the filler, no --package-order),
+# SCALE (1: mkbootset --scale, the boot set N times).  Also measured: the disk time of a second reorder right
+# after the first (nothing left to move: what a shutdown costs once the set is in place).
 # OUT=FILE also writes the report there.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +23,8 @@ source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
 pf_private_mount_ns "$@"
 SEED=${SEED:-1} RATIO=${RATIO:-8} SIZE=${SIZE:-1024} TSV=${TSV:-$TOP/tests/data/debian12-boot/boot2.tsv}
+ORDER=${ORDER:-package} SCALE=${SCALE:-1}
+case $ORDER in package) order_arg=--package-order ;; plain) order_arg='' ;; *) pf_fail "ORDER=$ORDER: package or plain" ;; esac
 sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"
 for b in "$PREFETCHD" "$REORDER" "$WLRUN" "$TOOLS/mkbootset"; do
 	[ -x "$b" ] || pf_fail "$b missing (make all tools; make -C tests/simdisk)"
@@ -32,8 +37,8 @@ PREFETCHD=$work/bin/prefetchd REORDER=$work/bin/prefetch-reorder WLRUN=$work/bin
 fs=$work/fs
 img=$tmp/pkg.img
 
-pf_note "building the image (package order, seed $SEED, ratio $RATIO, $SIZE MiB)"
-"$TOP/tests/mkbootset.sh" --package-order --tsv "$TSV" --ratio "$RATIO" --seed "$SEED" --size "$SIZE" "$img" |
+pf_note "building the image ($ORDER order, seed $SEED, ratio $RATIO, $SIZE MiB)"
+"$TOP/tests/mkbootset.sh" $order_arg --tsv "$TSV" --ratio "$RATIO" --seed "$SEED" --size "$SIZE" --scale "$SCALE" "$img" |
 	sed 's/^/   /' || pf_fail "mkbootset"
 cp "$img.workload" "$work/workload"
 
@@ -80,6 +85,11 @@ moved=$(grep -o 'moved [0-9]* blocks ([0-9.]* MB)[^;]*' "$work/reorder.out")
 pf_drop_caches
 reorder_on --check --layout "$work/layout" || pf_fail "check: $(tail -2 "$work/reorder.out")"
 read -r pred_after _ <<<"$(predicted)"
+pf_drop_caches
+sim_reset
+reorder_on --min-gain off --layout "$work/layout" || pf_fail "second reorder: $(tail -2 "$work/reorder.out")"
+noop="$(sim_seconds) s, $(sim_stat requests) requests, $(sim_stat seeks) seeks, $(($(sim_stat read_bytes) / 1048576)) MiB read, $(($(sim_stat write_bytes) / 1024)) KiB written"
+noop_said=$(grep -m1 -E 'nothing to move|moved [0-9]+ blocks' "$work/reorder.out")
 sim_mount "$fs"
 read -r anone_s _ anone_rq anone_sk <<<"$(run_case none)"
 read -r arep_s arep_rs arep_rq arep_sk <<<"$(run_case replay)"
@@ -87,12 +97,13 @@ sim_umount
 
 pct() { awk -v p="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%+.1f %%", (p - m) / m * 100; else print "-" }'; }
 {
-	echo "## bench-reorder-gain.sh ($(date -u +%Y-%m-%d), seed $SEED, ratio $RATIO, $SIZE MiB, $(basename "$TSV"))"
+	echo "## bench-reorder-gain.sh ($(date -u +%Y-%m-%d), $ORDER order, seed $SEED, scale $SCALE, ratio $RATIO, $SIZE MiB, $(basename "$TSV"))"
 	echo
 	echo "$describe"
 	echo "layout: $(tail -1 "$work/aggregate.out")"
 	echo "dry run's decision: $decision"
 	echo "forced reorder: $moved"
+	echo "second reorder (disk time): $noop; it said: $noop_said"
 	echo
 	echo "| case | boot's reads + replay (s) | replay alone (s) | predicted replay (s) | prediction error | requests | seeks |"
 	echo "|---|---:|---:|---:|---:|---:|---:|"

@@ -12,8 +12,10 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_image *trace)
+uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_image *trace, uint64_t *files)
 {
+	if (files)
+		*files = 0;
 	if (!layout || !trace || !trace->nfiles)
 		return 0;
 	char **paths = malloc(trace->nfiles * sizeof(*paths));
@@ -27,6 +29,10 @@ uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_ima
 		const char *p = layout->files[layout->extents[i].file].path;
 		if (bsearch(&p, paths, trace->nfiles, sizeof(*paths), cmp_str))
 			used += layout->extents[i].length;
+	}
+	for (uint32_t i = 0; files && i < layout->nfiles; i++) {
+		const char *p = layout->files[i].path;
+		*files += bsearch(&p, paths, trace->nfiles, sizeof(*paths), cmp_str) != NULL;
 	}
 	free(paths);
 	return used;
@@ -48,15 +54,21 @@ int64_t pf_psi_some_ms(const char *text)
 	return (int64_t)(us / 1000);
 }
 
-int64_t pf_psi_io_ms(void)
+/* A figure from a small procfs file through its parser; -1 when the file is missing (an older kernel). */
+static int64_t read_proc(const char *path, int64_t (*parse)(const char *text))
 {
 	char *text;
 	size_t len;
-	if (pf_read_text("/proc/pressure/io", 4096, 0, &text, &len))
+	if (pf_read_text(path, 4096, 0, &text, &len))
 		return -1;
-	int64_t ms = pf_psi_some_ms(text);
+	int64_t v = parse(text);
 	free(text);
-	return ms;
+	return v;
+}
+
+int64_t pf_psi_io_ms(void)
+{
+	return read_proc("/proc/pressure/io", pf_psi_some_ms);
 }
 
 int64_t pf_proc_io_read_bytes(const char *text)
@@ -72,11 +84,5 @@ int64_t pf_proc_io_read_bytes(const char *text)
 
 int64_t pf_self_read_bytes(void)
 {
-	char *text;
-	size_t len;
-	if (pf_read_text("/proc/self/io", 4096, 0, &text, &len))
-		return -1;
-	int64_t v = pf_proc_io_read_bytes(text);
-	free(text);
-	return v;
+	return read_proc("/proc/self/io", pf_proc_io_read_bytes);
 }

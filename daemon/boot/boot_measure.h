@@ -9,8 +9,9 @@
 
 #include <stdint.h>
 
-/* The layout's bytes in files the trace holds (the boot opened them), by path. */
-uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_image *trace);
+/* The layout's bytes in files the trace holds (the boot opened them), by path; *files (if not NULL) gets how
+ * many of the layout's files those are. */
+uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_image *trace, uint64_t *files);
 
 /* "some ... total=US" of /proc/pressure/io text, in ms; -1 if absent. */
 int64_t pf_psi_some_ms(const char *text);

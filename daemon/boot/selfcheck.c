@@ -143,17 +143,49 @@ static void judge_reorder(const struct pf_boot_record *recs, size_t n, struct pf
 		 with, without);
 }
 
+/* A record's I/O stall when it can be one boot's: PSI counts from the kernel's start, so a real boot's stall is at
+ * most its uptime at boot end; a larger value (a run that is not a boot: tests) says nothing about the boot. */
+static double stall_s(const struct pf_boot_record *r)
+{
+	if (r->psi_io_ms < 0 || r->psi_io_ms / 1000.0 > r->boot_s + 0.5)
+		return -1.0;
+	return r->psi_io_ms / 1000.0;
+}
+
+/* One comparison: medians of the controls (c) and of the replays (r), and the allowance within which a
+ * difference is none: SELFCHECK_MARGIN of floor_s, or twice the larger median absolute deviation scaled to a
+ * standard deviation over sqrt(n).  noise_limited: the spread, not the margin, set the allowance. */
+struct comparison {
+	double control, replay, allowance;
+	int noise_limited;
+};
+
+static struct comparison compare(double *c, size_t nc, double *r, size_t nr, double floor_s)
+{
+	struct comparison k = { median(c, nc), median(r, nr), 0, 0 };
+	double noise = fmax(mad(c, nc, k.control), mad(r, nr, k.replay)) * 1.4826 / sqrt((double)(nc < nr ? nc : nr));
+	k.allowance = fmax(SELFCHECK_MARGIN * floor_s, 2 * noise);
+	k.noise_limited = 2 * noise > SELFCHECK_MARGIN * floor_s;
+	return k;
+}
+
 void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_selfcheck *sc)
 {
 	enum pf_policy was = sc->policy;
 	sc->boots++;
-	double c[SELFCHECK_SAMPLES], r[SELFCHECK_SAMPLES];
-	size_t nc = 0, nr = 0;
+	double c[SELFCHECK_SAMPLES], r[SELFCHECK_SAMPLES], cs[SELFCHECK_SAMPLES], rs[SELFCHECK_SAMPLES];
+	size_t nc = 0, nr = 0, ncs = 0, nrs = 0;
 	for (size_t i = n; i-- > 0 && (nc < SELFCHECK_SAMPLES || nr < SELFCHECK_SAMPLES);) {
-		if (recs[i].control && !recs[i].prefetch && nc < SELFCHECK_SAMPLES)
+		double st = stall_s(&recs[i]);
+		if (recs[i].control && !recs[i].prefetch && nc < SELFCHECK_SAMPLES) {
 			c[nc++] = recs[i].boot_s;
-		else if (counts_as_replay(&recs[i], was) && nr < SELFCHECK_SAMPLES)
+			if (st >= 0)
+				cs[ncs++] = st;
+		} else if (counts_as_replay(&recs[i], was) && nr < SELFCHECK_SAMPLES) {
 			r[nr++] = recs[i].boot_s;
+			if (st >= 0)
+				rs[nrs++] = st;
+		}
 	}
 	sc->n_control = nc;
 	sc->n_replay = nr;
@@ -163,31 +195,55 @@ void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_
 	sc->allowance_s = 0;
 	char reorder_note[160];
 	judge_reorder(recs, n, sc, reorder_note, sizeof(reorder_note));
+	const char *kind = was == PF_POLICY_OFF ? "probe" : pf_policy_name(was);
 	if (nc < SELFCHECK_MIN || nr < SELFCHECK_MIN) {
 		snprintf(sc->why, sizeof(sc->why), "%s: not enough boots to judge yet (%zu control, %zu %s; %d of each needed)%s",
 			 pf_policy_name(was), nc, nr, was == PF_POLICY_OFF ? "probe" : "replay", SELFCHECK_MIN, reorder_note);
 		return;
 	}
-	double noise = fmax(mad(c, nc, sc->control_s), mad(r, nr, sc->replay_s)) * 1.4826 / sqrt((double)(nc < nr ? nc : nr));
-	sc->allowance_s = fmax(SELFCHECK_MARGIN * sc->control_s, 2 * noise);
-	double diff = sc->control_s - sc->replay_s;
+	struct comparison boot = compare(c, nc, r, nr, sc->control_s);
+	sc->allowance_s = boot.allowance;
+	double diff = boot.control - boot.replay;
+	char stall[96] = "";
 	const char *verdict;
-	if (diff > sc->allowance_s) {
+	if (diff > boot.allowance) {
 		verdict = "clearly faster";
 		sc->policy = was == PF_POLICY_OFF ? PF_POLICY_REPLAY : was;
-	} else if (-diff > sc->allowance_s) {
+	} else if (-diff > boot.allowance) {
 		verdict = "clearly slower";
 		sc->policy = PF_POLICY_OFF;
 	} else {
-		verdict = "no clear difference";
-		sc->policy = was == PF_POLICY_REPLAY ? PF_POLICY_NARROW : PF_POLICY_OFF;
+		/* The boot time is within its noise.  The I/O stall, which the CPU's noise hardly moves, may still
+		 * show what the replay does; failing that, a noisy comparison waits for all its boots. */
+		struct comparison io = { 0 };
+		int stall_lower = 0;
+		if (ncs >= SELFCHECK_MIN && nrs >= SELFCHECK_MIN) {
+			io = compare(cs, ncs, rs, nrs, sc->control_s);
+			stall_lower = io.control - io.replay > io.allowance;
+			snprintf(stall, sizeof(stall), "; I/O stall %.2f s against %.2f s, allowance %.2f s", io.replay,
+				 io.control, io.allowance);
+		}
+		if (stall_lower) {
+			verdict = "no clear difference in boot time but a clearly lower I/O stall";
+			sc->policy = was == PF_POLICY_OFF ? PF_POLICY_REPLAY : was;
+		} else if (boot.noise_limited && (nc < SELFCHECK_SAMPLES || nr < SELFCHECK_SAMPLES)) {
+			snprintf(sc->why, sizeof(sc->why),
+				 "%s: no clear difference yet within a wide spread (median %.2f s of %zu %s boots against %.2f s "
+				 "of %zu control boots, allowance %.2f s%s): waiting for %d of each%s",
+				 pf_policy_name(was), boot.replay, nr, kind, boot.control, nc, boot.allowance, stall,
+				 SELFCHECK_SAMPLES, reorder_note);
+			return;
+		} else {
+			verdict = "no clear difference";
+			sc->policy = was == PF_POLICY_REPLAY ? PF_POLICY_NARROW : PF_POLICY_OFF;
+		}
 	}
 	const char *action = sc->policy == was ? "keep" : sc->policy == PF_POLICY_REPLAY ? "resume" : "switch to";
 	snprintf(sc->why, sizeof(sc->why),
 		 "%s %s: %s boots %s (median %.2f s of %zu, against %.2f s of %zu control boots: %+.1f %%, allowance "
-		 "%.2f s)%s",
-		 action, pf_policy_name(sc->policy), was == PF_POLICY_OFF ? "probe" : pf_policy_name(was), verdict,
-		 sc->replay_s, nr, sc->control_s, nc, 100 * sc->change, sc->allowance_s, reorder_note);
+		 "%.2f s%s)%s",
+		 action, pf_policy_name(sc->policy), kind, verdict, sc->replay_s, nr, sc->control_s, nc, 100 * sc->change,
+		 sc->allowance_s, stall, reorder_note);
 }
 
 int pf_selfcheck_load(const char *path, struct pf_selfcheck *sc)

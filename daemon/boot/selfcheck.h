@@ -18,7 +18,12 @@
  *   / sqrt(min(n))) — a difference within it is no clear difference.
  *     clearly better (diff > allowance):  replay -> replay, narrow -> narrow, off -> replay
  *     clearly worse (-diff > allowance):  -> off
- *     no clear difference:                replay -> narrow, narrow -> off, off -> off
+ *     no clear difference in boot time: the I/O stall (PSI some, where each boot's is known) compared the same
+ *     way (allowance floor: SELFCHECK_MARGIN of the controls' boot time) —
+ *       clearly lower with the replay:    as clearly better (CPU noise hides the boot-time gain, not the stall's)
+ *       else, when the spread and not the margin set the allowance and fewer than SELFCHECK_SAMPLES of either
+ *       kind were compared:               no decision yet, wait for more boots
+ *       else:                             replay -> narrow, narrow -> off, off -> off
  *   So from a fresh start prefetch backs off at the earliest after SELFCHECK_MIN control boots and SELFCHECK_MIN
  *   replays (about SELFCHECK_MIN x SELF_CHECK_INTERVAL boots), and comes back after SELFCHECK_MIN probes.
  * The reorder: when the replays after a reorder cost more disk time per MiB read (median of io_ms / MiB) than

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "boot_persist.h"
+#include "medium.h"
 
 #include "aggregate.h"
 #include "boot_store.h"
@@ -108,8 +109,10 @@ int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, 
 		if ((rc = pf_mkdir_p(p->traces, 0700)) || (rc = pf_image_save(path, trace))) {
 			pf_warn("cannot store the trace %s: %s", path, pf_strerror(rc));
 			stored = rc;
-		} else
+		} else {
 			pf_notice("trace: %u files -> %s", trace->nfiles, path);
+			pf_medium_log_image(trace, cfg->medium);
+		}
 		pf_warn_if_incomplete(trace, path);
 	}
 	/* a few more than are merged: a bad newest trace can be left out without shrinking the vote */

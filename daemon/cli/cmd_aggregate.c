@@ -91,9 +91,7 @@ int cmd_aggregate(int argc, char **argv)
 	if (!output || optind >= argc)
 		return pf_usage_error("%s", !output ? "--output LAYOUT is required" : "no TRACE given");
 	struct pf_config cfg;
-	int crc = pf_config_read(&cfg, config);
-	if (crc)
-		pf_warn("cannot read %s: %s; using defaults", config ? config : PF_DEFAULT_CONFIG, pf_strerror(crc));
+	pf_config_read_or_defaults(&cfg, config);
 	struct pf_aggregate_opts o = {
 		.max_bytes = (uint64_t)(have_mb ? max_mb : (unsigned long)cfg.max_prefetch_mb) << 20,
 		.max_files = (uint32_t)(have_files ? max_files : (unsigned long)cfg.max_prefetch_files),

@@ -335,9 +335,15 @@ static int claim_the_boot(struct boot *b)
 	rc = pf_pidfile_lock(b->p.pidfile, &b->pid, &holder);
 	if (rc == 0)
 		return 0;
-	if (rc == -EBUSY)
+	if (rc == -EBUSY && holder > 0 && b->opt.start == PF_BOOT_FROM_SERVICE &&
+	    pf_notify_adopt(holder, "tracing (started from the initramfs)") > 0) {
+		pf_notice("prefetchd is already running (pid %ld, %s: started from the initramfs): the unit adopts it",
+			  (long)holder, b->p.pidfile);
+		b->ready_owed = 0; /* READY=1 went with MAINPID= */
+	} else if (rc == -EBUSY) {
 		pf_notice("prefetchd is already running (pid %ld, %s; started from the initramfs?): nothing to do",
 			  (long)holder, b->p.pidfile);
+	}
 	else
 		pf_err("pid file %s: %s", b->p.pidfile, pf_strerror(rc));
 	b->cut_replay = 1; /* begun from the initramfs: the instance holding the lock replays */
@@ -471,10 +477,13 @@ static void record_boot(struct boot *b)
 		b->rec.replay_mib = (double)j->st.bytes / 1048576.0;
 		b->rec.replay_s = j->st.seconds;
 		b->rec.replay_cpu_s = j->cpu;
-		uint64_t used = pf_layout_bytes_used(j->layout, trace); /* of the layout; the replay may have read less */
+		uint64_t files, used = pf_layout_bytes_used(j->layout, trace, &files); /* the replay may have read less */
 		b->rec.used_mib = (double)(used < j->st.bytes ? used : j->st.bytes) / 1048576.0;
+		b->rec.replay_files = j->st.files;
+		b->rec.used_files = (int64_t)(files < j->st.files ? files : j->st.files);
 	} else {
 		b->rec.replay_mib = 0;
+		b->rec.replay_files = 0;
 	}
 	char name[128];
 	pf_boot_trace_name_free(&b->p, name, sizeof(name), b->rec.when, b->rec.boot_id);

@@ -9,6 +9,7 @@
  *   2  bad command line. */
 #include "commands.h"
 #include "config.h"
+#include "medium.h"
 #include "error.h"
 #include "format.h"
 #include "log.h"
@@ -35,28 +36,27 @@ static void on_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: prefetchd replay LAYOUT [--config FILE] [--medium auto|rotational|ssd] [--threads N]\n"
-		"                        [--timeout SEC] [--dump-plan FILE]\n"
+		"Usage: prefetchd replay LAYOUT [--config FILE] [--medium M] [--threads N] [--timeout SEC]\n"
+		"                        [--dump-plan FILE]\n"
 		"\n"
 		"Read the files and ranges of LAYOUT into the page cache, then print one summary line.\n"
 		"Rotational disks: inode tables and directories first, then the data in physical order (of where\n"
 		"the blocks are now: FIEMAP; the layout's block numbers only where that fails).\n"
-		"Solid-state: N readers in first-touch order.  Changed or missing files are skipped.\n"
+		"Slow flash (SD, eMMC, USB): first-touch order, each file's ranges merged where they are adjacent on\n"
+		"the device (small holes read through), two readers.  Fast flash: N readers in first-touch order.\n"
+		"Changed or missing files are skipped.\n"
 		"\n"
 		"  --config FILE   settings (default " PF_DEFAULT_CONFIG "; missing = defaults)\n"
-		"  --medium M      auto (sysfs), rotational or ssd (PREFETCH_MEDIUM)\n"
-		"  --threads N     readers on solid-state media, 1-64 (REPLAY_THREADS)\n"
+		"  --medium M      auto (sysfs), rotational, slow-flash or fast-flash (ssd) (PREFETCH_MEDIUM)\n"
+		"  --threads N     readers on fast flash, 1-64 (REPLAY_THREADS)\n"
 		"  --timeout SEC   give up after SEC seconds, 0 = never (REPLAY_TIMEOUT)\n"
 		"  --dump-plan FILE  write the rotational sweep's plan there, one line per item in sweep order:\n"
-		"                  BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH (SRC: now = FIEMAP, layout, none)\n"
+		"                  BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH (SRC: now = FIEMAP, layout, none);\n"
+		"                  before them the metadata pass's steps, the blocks each asks for (bytes):\n"
+		"                  m FS meta STEP PHYSICAL 0 LENGTH -\n"
 		"\n"
 		"Exit status: 0 done or nothing to do (no layout yet, or a stale one), 1 unusable layout, 2 usage.\n"
 		"ENABLE_PREFETCH and ENABLE_REPLAY govern 'prefetchd boot'; this command always replays.\n");
-}
-
-static const char *medium_name(int m)
-{
-	return m == PF_MEDIUM_ROTATIONAL ? "rotational" : m == PF_MEDIUM_SOLID ? "ssd" : "none";
 }
 
 int cmd_replay(int argc, char **argv)
@@ -113,14 +113,9 @@ int cmd_replay(int argc, char **argv)
 		pf_warn("cannot read %s (%s); using defaults", config, pf_strerror(rc));
 	int override = cfg.medium;
 	if (medium) {
-		if (!strcmp(medium, "auto"))
-			override = PF_MEDIUM_AUTO;
-		else if (!strcmp(medium, "rotational") || !strcmp(medium, "hdd"))
-			override = PF_MEDIUM_FORCE_ROTATIONAL;
-		else if (!strcmp(medium, "ssd") || !strcmp(medium, "solid"))
-			override = PF_MEDIUM_FORCE_SOLID;
-		else
-			return pf_usage_error("--medium: '%s' is not auto, rotational or ssd", medium);
+		override = pf_medium_override_parse(medium);
+		if (override < 0)
+			return pf_usage_error("--medium: '%s' is not auto, rotational, slow-flash or fast-flash", medium);
 	}
 
 	struct pf_image *layout;
@@ -173,7 +168,7 @@ int cmd_replay(int argc, char **argv)
 	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MiB, %.2f s, medium %s, %u metadata blocks, "
 	       "%u ranges placed now (%u moved since the layout, %u pieces cut), %u by the layout%s\n",
 	       st.files, st.files_skipped, st.files_missing, st.files_changed, st.bytes / 1048576.0, st.seconds,
-	       medium_name(st.medium), st.metadata_blocks, st.placed_now, st.placed_moved, st.placed_pieces, st.placed_layout,
+	       st.medium == PF_MEDIUM_UNKNOWN ? "none" : pf_medium_name(st.medium), st.metadata_blocks, st.placed_now, st.placed_moved, st.placed_pieces, st.placed_layout,
 	       st.timed_out ? ", timed out" : st.stopped ? ", stopped" : "");
 	fflush(stdout);
 	return PF_EXIT_OK;

@@ -74,10 +74,18 @@ static void last_boot(const struct pf_boot_paths *p)
 	printf("last boot:      %.2f s (%s), %s%s; %zu boots recorded\n", r->boot_s, r->end_source,
 	       r->control ? "a control boot (nothing replayed)" : r->prefetch ? "replayed" : "nothing replayed",
 	       r->reorder ? ", after a reorder" : "", n);
-	if (r->prefetch)
-		printf("  replay:       %s read in %s (CPU %s); %s of the layout in files the boot opened\n",
-		       fig(r->replay_mib, "MiB", a, sizeof(a)), fig(r->replay_s, "s", b, sizeof(b)),
+	if (r->prefetch) {
+		printf("  replay:       %s", fig(r->replay_mib, "MiB", a, sizeof(a)));
+		if (r->replay_files >= 0)
+			printf(" in %lld files", (long long)r->replay_files);
+		printf(" read in %s (CPU %s); the boot then opened %s of it", fig(r->replay_s, "s", b, sizeof(b)),
 		       fig(r->replay_cpu_s, "s", c, sizeof(c)), fig(r->used_mib, "MiB", d, sizeof(d)));
+		if (r->used_files >= 0)
+			printf(" (%lld files)", (long long)r->used_files);
+		if (r->replay_mib >= 0 && r->used_mib >= 0)
+			printf(", %.1f MiB not used", r->replay_mib > r->used_mib ? r->replay_mib - r->used_mib : 0.0);
+		putchar('\n');
+	}
 	printf("  the boot:     read %s from the disk itself; disk busy %s; I/O stall (PSI some) %s\n",
 	       fig(r->uncovered_mib, "MiB", a, sizeof(a)), fig(r->io_ms >= 0 ? r->io_ms / 1000.0 : -1, "s", b, sizeof(b)),
 	       r->psi_io_ms >= 0 ? fig(r->psi_io_ms / 1000.0, "s", c, sizeof(c)) : "unknown (no /proc/pressure/io)");
@@ -118,9 +126,7 @@ int cmd_status(int argc, char **argv)
 	if (optind != argc)
 		return pf_usage_error("unexpected argument '%s'", argv[optind]);
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, config);
-	if (rc)
-		pf_warn("cannot read %s: %s; using defaults", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
+	pf_config_read_or_defaults(&cfg, config);
 	struct pf_boot_paths p;
 	pf_boot_paths_init(&p, &cfg);
 
@@ -133,7 +139,7 @@ int cmd_status(int argc, char **argv)
 	char path[PF_BOOT_PATH + 16];
 	snprintf(path, sizeof(path), "%s/selfcheck", p.state);
 	struct pf_selfcheck sc;
-	rc = pf_selfcheck_load(path, &sc);
+	int rc = pf_selfcheck_load(path, &sc);
 	if (!cfg.self_check_interval)
 		printf("self-check:     off (SELF_CHECK_INTERVAL=0): every boot replays\n");
 	else if (rc)

@@ -2,6 +2,7 @@
 /* prefetchd trace: record which files (and page ranges) are used until told to stop, then write the trace. */
 #include "commands.h"
 #include "config.h"
+#include "medium.h"
 #include "error.h"
 #include "format.h"
 #include "incomplete.h"
@@ -127,9 +128,7 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, config_default ? NULL : config);
-	if (rc)
-		pf_warn("%s: %s (using defaults)", config, pf_strerror(rc));
+	pf_config_read_or_defaults(&cfg, config_default ? NULL : config);
 	if (nmounts == 0)
 		for (int i = 0; i < cfg.nmounts && i < MAX_MOUNT_ARGS; i++)
 			mounts[nmounts++] = cfg.mounts[i];
@@ -146,7 +145,7 @@ int cmd_trace(int argc, char **argv)
 				   .medium_override = cfg.medium, .max_files = (unsigned)max_files,
 				   .bounded_queue = bounded, .err = err, .errlen = sizeof(err) };
 	struct pf_tracer *t;
-	rc = pf_tracer_open(&o, &t);
+	int rc = pf_tracer_open(&o, &t);
 	if (rc) {
 		pf_err("cannot start tracing: %s", err[0] ? err : pf_strerror(rc));
 		return PF_EXIT_FAILURE;
@@ -189,6 +188,7 @@ int cmd_trace(int argc, char **argv)
 	} else {
 		if (failed)
 			img->flags |= PF_IMG_INCOMPLETE;
+		pf_medium_log_image(img, cfg.medium);
 		rc = pf_image_save(output, img);
 		if (rc) {
 			snprintf(lost, sizeof(lost), "cannot write %s: %s", output, pf_strerror(rc));
@@ -201,6 +201,11 @@ int cmd_trace(int argc, char **argv)
 				printf(", %lu lost", st.lost);
 			if (st.dropped)
 				printf(", %lu not recorded", st.dropped);
+			if (st.pages_traced)
+				printf(", ranges: pages read (%lu page events, %lu own ignored)", st.page_events,
+				       st.own_page_events);
+			else
+				printf(", ranges: resident pages (mincore: %s)", st.pages_why ? st.pages_why : "?");
 			printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);
 			fflush(stdout);
 			pf_warn_if_incomplete(img, output);

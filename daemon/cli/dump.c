@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "dump.h"
+#include "medium.h"
 #include "fsid.h"
 
 #include <inttypes.h>
@@ -90,11 +91,6 @@ void pf_dump_seeks(const struct pf_image *img, uint64_t *in_order, uint64_t *sor
 	free(v);
 }
 
-static const char *medium_name(uint32_t m)
-{
-	return m == PF_MEDIUM_ROTATIONAL ? "rotational" : m == PF_MEDIUM_SOLID ? "solid-state" : "unknown";
-}
-
 void pf_dump_summary(FILE *out, const struct pf_image *img)
 {
 	char when[64] = "?";
@@ -113,8 +109,13 @@ void pf_dump_summary(FILE *out, const struct pf_image *img)
 		pf_uuid_format(img->fs[i].uuid, uuid);
 		fprintf(out, "# filesystem %" PRIu32 ": uuid %s, mountpoint ", i, uuid);
 		put_path(out, img->fs[i].mountpoint);
-		fprintf(out, ", medium %s, block size %" PRIu32 "%s\n", medium_name(img->fs[i].medium),
-			img->fs[i].block_size, img->fs[i].flags & PF_FS_GONE ? ", gone (unmounted during tracing)" : "");
+		uint32_t ff = img->fs[i].flags;
+		const char *pages = img->kind != PF_KIND_TRACE     ? ""
+				    : ff & PF_FS_PAGES_TRACED ? ", ranges: pages read (tracepoints)"
+				    : ff & PF_FS_PAGES_LOST   ? ", ranges: resident pages (mincore; page events lost)"
+							      : ", ranges: resident pages (mincore)";
+		fprintf(out, ", medium %s, block size %" PRIu32 "%s%s\n", pf_medium_name((int)img->fs[i].medium),
+			img->fs[i].block_size, ff & PF_FS_GONE ? ", gone (unmounted during tracing)" : "", pages);
 	}
 	uint32_t files = 0, dirs = 0, meta = 0, exec = 0, known = 0;
 	for (uint32_t i = 0; i < img->nfiles; i++) {

@@ -62,6 +62,11 @@ int pf_notify_stopping(void)
 	return sd_notify(0, "STOPPING=1");
 }
 
+int pf_notify_adopt(pid_t pid, const char *status)
+{
+	return sd_notifyf(0, "MAINPID=%ld\nREADY=1\nSTATUS=%s", (long)pid, status);
+}
+
 int pf_notify_status(const char *fmt, ...)
 {
 	char msg[256];

@@ -7,6 +7,7 @@
 #define PREFETCH_PRIVILEGES_H
 
 #include <sys/capability.h>
+#include <sys/types.h>
 
 /* What the tracer needs once its fanotify marks are in place (fanotify_init/mark needed CAP_SYS_ADMIN; reading
  * events from the open fanotify fd needs nothing):
@@ -33,6 +34,9 @@ int pf_privileges_drop(const cap_value_t *keep, int nkeep);
 /* sd_notify wrappers: no-ops (returning 0) when not started by systemd (no NOTIFY_SOCKET). */
 int pf_notify_ready(void);                       /* READY=1 */
 int pf_notify_stopping(void);                    /* STOPPING=1 */
+/* The unit adopts pid as its main process (MAINPID=, READY=1): systemd accepts a process outside the unit from
+ * root, so prefetch.service shows the tracer the initramfs started as running and stops it with the unit. */
+int pf_notify_adopt(pid_t pid, const char *status);
 int pf_notify_status(const char *fmt, ...) __attribute__((format(printf, 1, 2))); /* STATUS=... */
 
 #endif

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* pf_replay: plan the layout's reads, then sweep the rotational filesystems (metadata pass, physical order)
- * while readers pull the solid-state ones in access order. */
+/* pf_replay: plan the layout's reads, then sweep the rotational filesystems (metadata pass, physical order) and
+ * read the slow-flash ones (metadata pass, merged ranges in first-touch order) while readers pull the fast-flash
+ * ones in access order. */
 #include "replay_internal.h"
 
 #include "clock.h"
@@ -41,10 +42,11 @@ static int is_head(const struct pf_image *l, const struct pf_ritem *it)
 	return pf_lorder_is_head(&l->files[it->file]);
 }
 
-/* A filesystem the metadata pass works on: ext2/3/4 on a rotational device. */
-static int is_swept_ext(const struct pf_rfs *f)
+/* A filesystem the metadata pass works on: ext2/3/4 on a device of this medium (rotational: seeks saved; slow
+ * flash: requests saved, the inode tables read in a few large ones). */
+static int is_swept_ext(const struct pf_rfs *f, int medium)
 {
-	return f->ok && f->medium == PF_MEDIUM_ROTATIONAL && f->devname[0] &&
+	return f->ok && f->medium == medium && f->devname[0] &&
 	       (!strcmp(f->type, "ext2") || !strcmp(f->type, "ext3") || !strcmp(f->type, "ext4"));
 }
 
@@ -62,7 +64,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		c.deadline_ns = pf_monotonic_ns() + (uint64_t)o->timeout_s * 1000000000ull;
 		c.has_deadline = 1;
 	}
-	struct pf_ritem *items = NULL, *solid = NULL;
+	struct pf_ritem *items = NULL, *solid = NULL, *slow = NULL;
 	struct pf_rpar *par = NULL;
 	size_t n = 0;
 	int rc = -ENOMEM;
@@ -73,7 +75,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		goto out;
 	pf_replay_resolve_fs(&c);
 	for (uint32_t f = 0; f < l->nfs; f++)
-		if (is_swept_ext(&c.fs[f]))
+		if (is_swept_ext(&c.fs[f], PF_MEDIUM_ROTATIONAL) || is_swept_ext(&c.fs[f], PF_MEDIUM_SLOW_FLASH))
 			pf_replay_metadata_open(&c, f);
 
 	struct pf_lorder_opts po = { .max_bytes = o ? o->max_bytes : 0 };
@@ -82,9 +84,10 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		goto out;
 
 	/* Split by medium; the files of a filesystem that is not there are skipped at once. */
-	size_t nrot = 0, nsolid = 0;
+	size_t nrot = 0, nsolid = 0, nslow = 0;
 	solid = malloc((n ? n : 1) * sizeof(*solid));
-	if (!solid) {
+	slow = malloc((n ? n : 1) * sizeof(*slow));
+	if (!solid || !slow) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -92,8 +95,10 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		const struct pf_rfs *f = &c.fs[items[i].fs];
 		if (!f->ok)
 			atomic_store(&c.fstate[items[i].file], PF_RFILE_MISSING);
-		else if (f->medium == PF_MEDIUM_SOLID)
+		else if (f->medium == PF_MEDIUM_FAST_FLASH)
 			solid[nsolid++] = items[i];
+		else if (f->medium == PF_MEDIUM_SLOW_FLASH)
+			slow[nslow++] = items[i];
 		else
 			items[nrot++] = items[i];
 	}
@@ -118,7 +123,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 			free(tmp);
 			unsigned head_blocks = 0;
 			for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
-				if (is_swept_ext(&c.fs[f]))
+				if (is_swept_ext(&c.fs[f], PF_MEDIUM_ROTATIONAL))
 					(void)pf_replay_metadata(&c, f, 1, &head_blocks);
 			rc = pf_replay_sweep(&c, items, nhead);
 			if (rc)
@@ -130,18 +135,33 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 			(void)setpriority(PRIO_PROCESS, 0, o->nice_after_head);
 		unsigned blocks = 0;
 		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
-			if (is_swept_ext(&c.fs[f]))
+			if (is_swept_ext(&c.fs[f], PF_MEDIUM_ROTATIONAL))
 				(void)pf_replay_metadata(&c, f, 0, &blocks); /* only a hint: the data sweep goes on */
-		st->metadata_blocks = blocks;
+		st->metadata_blocks += blocks;
 		st->at_metadata = pf_monotonic_s();
 		rc = pf_replay_sweep(&c, items + nhead, nrot - nhead);
-		st->placed_now = c.map.now;
-		st->placed_layout = c.map.layout;
-		st->placed_moved = c.map.moved;
-		st->placed_pieces = c.map.pieces;
-		st->at_placed = c.map.at;
+		if (rc)
+			goto out;
 	}
-	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nsolid ? PF_MEDIUM_SOLID : PF_MEDIUM_UNKNOWN;
+	if (nslow) {
+		/* The metadata pass first, as on a disk: the inode tables and directories in a few large reads
+		 * instead of a request per inode-table block the opens would ask for one at a time. */
+		unsigned blocks = 0;
+		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
+			if (is_swept_ext(&c.fs[f], PF_MEDIUM_SLOW_FLASH))
+				(void)pf_replay_metadata(&c, f, 0, &blocks);
+		st->metadata_blocks += blocks;
+		st->at_metadata = pf_monotonic_s();
+		rc = pf_replay_flash(&c, slow, nslow);
+		if (rc)
+			goto out;
+	}
+	st->placed_now = c.map.now;
+	st->placed_layout = c.map.layout;
+	st->placed_moved = c.map.moved;
+	st->placed_pieces = c.map.pieces;
+	st->at_placed = c.map.at;
+	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nslow ? PF_MEDIUM_SLOW_FLASH : nsolid ? PF_MEDIUM_FAST_FLASH : PF_MEDIUM_UNKNOWN;
 out:
 	pf_replay_parallel_join(par);
 	pf_replay_metadata_close(&c);
@@ -161,6 +181,7 @@ out:
 	st->seconds = st->at_end - t0;
 	free(items);
 	free(solid);
+	free(slow);
 	free(c.fs);
 	free((void *)c.fstate);
 	free(c.dir_done);

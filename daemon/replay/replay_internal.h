@@ -17,6 +17,9 @@
  * call: a filesystem's chunk is the smaller of the two bounds (PF_REPLAY_CHUNK_MIN when sysfs does not say). */
 #define PF_REPLAY_CHUNK (1u << 20)
 #define PF_REPLAY_CHUNK_MIN (128u << 10)
+/* Readers on slow flash: the device serves one request at a time; a second reader overlaps its waits in open()
+ * and block mapping with the first one's reads. */
+#define PF_REPLAY_FLASH_READERS 2
 
 /* A layout filesystem as it is found now. */
 struct pf_rfs {
@@ -91,8 +94,21 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, int head, unsigned *block
 void pf_replay_metadata_open(struct pf_rctx *c, uint32_t fs);
 void pf_replay_metadata_close(struct pf_rctx *c);
 
-/* replay_rotational.c: map (FIEMAP now), sort and sweep items (all on rotational filesystems). */
+/* replay_place.c: place the DATA items of *items (n of them) where they are now (FIEMAP, file by file in inode
+ * order; records the figures in c->map).  Pieces cut off ranges that now lie in several places are added:
+ * then *items and *n change to a new array, also returned in *own for the caller to free (else *own is NULL).
+ * 0 or -ENOMEM. */
+int pf_replay_place(struct pf_rctx *c, struct pf_ritem **items, size_t *n, struct pf_ritem **own);
+/* Write the plan to o->plan_dump (if any), one line per item in reading order. */
+void pf_replay_dump_plan(const struct pf_rctx *c, const struct pf_ritem *items, size_t n);
+
+/* replay_rotational.c: place (FIEMAP now), sort and sweep items (all on rotational filesystems). */
 int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n);
+
+/* replay_flash.c: the slow-flash reads: place items (FIEMAP now), merge each file's ranges that lie adjacent on
+ * the device (holes up to PF_REPLAY_FLASH_HOLE read through), read them in first-touch order with
+ * PF_REPLAY_FLASH_READERS readers.  Returns when done: 0 or -ENOMEM. */
+int pf_replay_flash(struct pf_rctx *c, struct pf_ritem *items, size_t n);
 
 /* replay_parallel.c: readers pulling items in access order. */
 struct pf_rpar;

@@ -6,20 +6,25 @@
  *
  * Steps, each one sorted sweep on the device:
  *   1. inode-table blocks of every inode the layout names (number from the layout, place from the group
- *      descriptors: no I/O needed to find them), and the directory blocks the layout recorded;
- *   2. extent-tree / indirect blocks of its regular files (their inodes are now cached);
+ *      descriptors: no I/O needed to find them);
+ *   2. extent-tree / indirect blocks of its regular files, and the blocks of its directories, found from their
+ *      inodes (cached now), not from the places the layout recorded: a reorder moves directories, and a
+ *      stale place would cost a read of the old blocks and then, level by level below, a seek to each new
+ *      one;
  *   3. the directory tree, level by level from the mount's root: the inode blocks of the level's
- *      directories, then their blocks, then libext2fs looks the next level's names up in them (cached).
- * Before init's own files are read (replay.c), a head pass does step 1 for them and the directories above them
- * alone (and the root directory's blocks), so that opening them reads nothing one seek at a time. */
+ *      directories, then their blocks, then libext2fs looks the next level's names up in them (cached, but
+ *      for directories on the paths that the layout does not name).
+ * Before init's own files are read (replay.c), a head pass does steps 1 and 2 for them and the directories
+ * above them alone (their directories' blocks, not their trees; and the root directory's blocks), so that
+ * opening them reads nothing one seek at a time. */
 #include "replay_internal.h"
 
 #include "array.h"
+#include "ext_inode.h"
 #include "fiemap.h"
 
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
-#include <ext2fs/ext3_extents.h>
 #include <fcntl.h>
 #include <linux/fiemap.h>
 #include <stdlib.h>
@@ -37,6 +42,7 @@ struct rvec {
 
 struct meta {
 	struct pf_rctx *c;
+	uint32_t fsi;
 	ext2_filsys fs;
 	int bdev;
 	uint32_t chunk;   /* bytes per readahead call */
@@ -56,13 +62,30 @@ static int push(struct rvec *v, uint64_t start, uint64_t count)
 	return 0;
 }
 
-/* Readahead a list of blocks on the device, sorted and merged; the list is emptied. */
-static int sweep(struct meta *m, struct rvec *v)
+/* --dump-plan: the blocks a step asks for, as asked (before the merge reads gaps through): a test can tell
+ * a block named (a stale directory place, say) from one read only because it lies near others. */
+static void dump_step(const struct meta *m, const char *step, const struct pf_brange *r, size_t n)
+{
+	FILE *f = m->c->o ? m->c->o->plan_dump : NULL;
+	if (!f)
+		return;
+	uint64_t bs = m->fs->blocksize;
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "m %u meta %s %llu 0 %llu -\n", m->fsi, step, (unsigned long long)(r[i].start * bs),
+			(unsigned long long)(r[i].count * bs));
+	fflush(f);
+}
+
+/* Readahead a list of blocks on the device, sorted and merged; the list is emptied.  step names it in
+ * --dump-plan. */
+static int sweep(struct meta *m, struct rvec *v, const char *step)
 {
 	int rc = 0;
 	for (size_t i = 0; i < v->n && !rc; i++)
 		rc = push(&m->all, v->r[i].start, v->r[i].count);
-	size_t n = pf_branges_normalize(v->r, v->n, PF_META_GAP_BLOCKS);
+	size_t n = pf_branges_normalize(v->r, v->n, 0);
+	dump_step(m, step, v->r, n);
+	n = pf_branges_normalize(v->r, n, PF_META_GAP_BLOCKS);
 	uint64_t bs = m->fs->blocksize, max = ext2fs_blocks_count(m->fs->super), chunk = m->chunk;
 	for (size_t i = 0; i < n && !rc; i++) {
 		uint64_t b = v->r[i].start, end = b + v->r[i].count;
@@ -85,75 +108,20 @@ static int sweep(struct meta *m, struct rvec *v)
 	return rc;
 }
 
-static int inode_block(ext2_filsys fs, uint64_t ino, uint64_t *blk)
+/* The metadata pass's lists take the runs ext_inode.h finds (within the pass's budget). */
+static int push_cb(void *v, uint64_t start, uint64_t count)
 {
-	struct ext2_super_block *sb = fs->super;
-	if (ino < 1 || ino > sb->s_inodes_count || !sb->s_inodes_per_group)
-		return -1;
-	dgrp_t g = (dgrp_t)((ino - 1) / sb->s_inodes_per_group);
-	uint64_t idx = (ino - 1) % sb->s_inodes_per_group;
-	blk64_t tab = ext2fs_inode_table_loc(fs, g);
-	if (!tab)
-		return -1;
-	*blk = tab + idx * EXT2_INODE_SIZE(sb) / fs->blocksize;
-	return 0;
+	return push(v, start, count);
 }
 
-struct iter {
-	struct rvec *v;
-	int data;
-	int err;
-};
-
-static int block_cb(ext2_filsys fs, blk64_t *blocknr, e2_blkcnt_t blockcnt, blk64_t ref_blk, int ref_offset,
-		    void *priv)
-{
-	(void)fs, (void)ref_blk, (void)ref_offset;
-	struct iter *it = priv;
-	if (blockcnt < 0 || it->data)
-		it->err = push(it->v, *blocknr, 1);
-	return it->err ? BLOCK_ABORT : 0;
-}
-
-/* Blocks an inode's reads need: its tree (extent index or indirect blocks) and, with data (directories), its
- * data. */
 static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct rvec *v)
 {
-	struct ext2_inode inode;
-	if (ext2fs_read_inode(fs, ino, &inode))
-		return -EIO;
-	if (data && !LINUX_S_ISDIR(inode.i_mode)) /* data blocks are wanted of directories only */
-		return 0;
-	if (inode.i_flags & EXT4_INLINE_DATA_FL)
-		return 0;
-	if (inode.i_flags & EXT4_EXTENTS_FL) {
-		const struct ext3_extent_header *h = (const void *)inode.i_block;
-		if (!data && !ext2fs_le16_to_cpu(h->eh_depth))
-			return 0; /* the whole tree is in the inode */
-		ext2_extent_handle_t eh;
-		if (ext2fs_extent_open2(fs, ino, &inode, &eh))
-			return -EIO;
-		struct ext2fs_extent e;
-		int rc = 0;
-		for (errcode_t err = ext2fs_extent_get(eh, EXT2_EXTENT_ROOT, &e); !err && !rc;
-		     err = ext2fs_extent_get(eh, EXT2_EXTENT_NEXT, &e)) {
-			if (e.e_flags & EXT2_EXTENT_FLAGS_SECOND_VISIT)
-				continue;
-			if (!(e.e_flags & EXT2_EXTENT_FLAGS_LEAF))
-				rc = push(v, e.e_pblk, 1); /* an index entry points at the next level's block */
-			else if (data && !(e.e_flags & EXT2_EXTENT_FLAGS_UNINIT))
-				rc = push(v, e.e_pblk, e.e_len);
-		}
-		ext2fs_extent_free(eh);
-		return rc;
-	}
-	if (!data && !inode.i_block[EXT2_IND_BLOCK] && !inode.i_block[EXT2_DIND_BLOCK] &&
-	    !inode.i_block[EXT2_TIND_BLOCK])
-		return 0;
-	struct iter it = { v, data, 0 };
-	if (ext2fs_block_iterate3(fs, ino, BLOCK_FLAG_READ_ONLY, NULL, block_cb, &it))
-		return it.err ? it.err : -EIO;
-	return it.err;
+	return pf_ext_inode_blocks(fs, ino, data, push_cb, v);
+}
+
+static int layout_dir_blocks(ext2_filsys fs, const struct pf_file *f, struct rvec *v)
+{
+	return pf_ext_layout_dir_blocks(fs, f, push_cb, v);
 }
 
 /* ---- the directory tree of the layout's paths ---- */
@@ -327,7 +295,7 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 		n1++;
 	rc = inode_blocks(fs, root, 1, v);
 	if (!rc || rc == -EIO)
-		rc = sweep(m, v);
+		rc = sweep(m, v, "walk");
 	if (!rc)
 		lookup_children(fs, root, d, 0, n1);
 	for (size_t lo = 0; lo < n && !rc;) {
@@ -336,10 +304,10 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 			hi++;
 		uint64_t blk;
 		for (size_t i = lo; i < hi && !rc; i++)
-			if (d[i].ino && inode_block(fs, d[i].ino, &blk) == 0)
+			if (d[i].ino && pf_ext_inode_table_block(fs, d[i].ino, &blk) == 0)
 				rc = push(v, blk, 1);
 		if (!rc)
-			rc = sweep(m, v);
+			rc = sweep(m, v, "walk-inodes");
 		for (size_t i = lo; i < hi && !rc; i++)
 			if (d[i].ino) {
 				rc = inode_blocks(fs, d[i].ino, 1, v);
@@ -347,7 +315,7 @@ static int tree_pass(struct meta *m, uint32_t fsi, struct rvec *v)
 					rc = 0;
 			}
 		if (!rc)
-			rc = sweep(m, v);
+			rc = sweep(m, v, "walk");
 		for (size_t i = lo; i < hi && !rc; i++) {
 			if (pf_rctx_should_stop(m->c))
 				rc = -EINTR;
@@ -447,7 +415,7 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 	const struct pf_rfs *rf = &c->fs[fsi];
 	if (!rf->e2fs || rf->bdev < 0)
 		return -EIO;
-	struct meta m = { .c = c, .fs = rf->e2fs, .bdev = rf->bdev, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
+	struct meta m = { .c = c, .fsi = fsi, .fs = rf->e2fs, .bdev = rf->bdev, .chunk = rf->chunk ? rf->chunk : PF_REPLAY_CHUNK_MIN };
 	int rc = 0;
 	const struct pf_image *l = c->l;
 	struct rvec v = { 0 };
@@ -464,44 +432,37 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 				       pf_lorder_above_head(l, &l->files[i]);
 	}
 	/* 1: inode tables */
-	if (inode_block(m.fs, rf->root_ino, &blk) == 0)
+	if (pf_ext_inode_table_block(m.fs, rf->root_ino, &blk) == 0)
 		rc = push(&v, blk, 1);
 	/* head: the root directory's blocks too (every lookup starts there; the full pass reads them in step 3) */
 	if (head && !rc)
 		rc = root_dir_blocks(&m, pf_rpath(c, l->fs[fsi].mountpoint), &v);
 	for (uint32_t i = 0; i < l->nfiles && !rc; i++)
-		if (l->files[i].fs == fsi && wanted(l, i, head_dirs) && inode_block(m.fs, l->files[i].ino, &blk) == 0)
+		if (l->files[i].fs == fsi && wanted(l, i, head_dirs) && pf_ext_inode_table_block(m.fs, l->files[i].ino, &blk) == 0)
 			rc = push(&v, blk, 1);
-	/* ... and the directory blocks the tracer placed: most directories are one block, so the level-by-level
-	 * walk below then finds them cached instead of sweeping the disk once per level.  A stale place (the
-	 * directory moved) only costs a wasted read; the walk still reads the right blocks. */
-	uint64_t nblocks = ext2fs_blocks_count(m.fs->super);
-	for (uint32_t i = 0; i < l->nextents && !rc; i++) {
-		const struct pf_extent *e = &l->extents[i];
-		const struct pf_file *f = &l->files[e->file];
-		if (f->fs != fsi || !(f->flags & PF_FILE_DIR) || !(e->flags & PF_EXT_PHYS_KNOWN) || e->physical >= nblocks ||
-		    !wanted(l, e->file, head_dirs))
-			continue;
-		uint64_t cnt = (e->length + m.fs->blocksize - 1) / m.fs->blocksize;
-		rc = push(&v, e->physical, cnt < 16 ? cnt : 16);
-	}
 	if (!rc)
-		rc = sweep(&m, &v);
-	if (head)
-		goto done;
-	/* 2: extent trees of the regular files (inodes cached now: the reads below wait for the sweep) */
+		rc = sweep(&m, &v, "inodes");
+	/* 2: the layout's directories, whole, where their inodes say (cached now: the reads below wait for the
+	 * sweep), so that the level-by-level walk below finds them cached instead of sweeping the disk once per
+	 * level; and the extent trees of its regular files (not in the head: opening a file needs no tree) */
 	for (uint32_t i = 0; i < l->nfiles && !rc; i++) {
 		const struct pf_file *f = &l->files[i];
+		if (f->fs != fsi || !wanted(l, i, head_dirs))
+			continue;
 		if (pf_rctx_should_stop(c)) /* each inode read below may wait for the disk */
 			rc = -EINTR;
-		else if (f->fs == fsi && !(f->flags & PF_FILE_DIR) && f->ino <= m.fs->super->s_inodes_count) {
+		else if (f->flags & PF_FILE_DIR)
+			rc = layout_dir_blocks(m.fs, f, &v);
+		else if (!head && f->ino <= m.fs->super->s_inodes_count) {
 			rc = inode_blocks(m.fs, (ext2_ino_t)f->ino, 0, &v);
 			if (rc == -EIO)
 				rc = 0;
 		}
 	}
 	if (!rc)
-		rc = sweep(&m, &v);
+		rc = sweep(&m, &v, "dirs+trees");
+	if (head)
+		goto done;
 	/* 3: directories */
 	if (!rc)
 		rc = tree_pass(&m, fsi, &v);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Replay work list: the layout's reading order, sorted physically, coalesced.  No I/O here. */
+/* Replay work list: the layout's reading order, sorted physically, coalesced, or merged for flash.  No I/O
+ * here. */
 #include "replay_plan.h"
 
 #include <errno.h>
@@ -74,4 +75,67 @@ size_t pf_rplan_coalesce(struct pf_ritem *items, size_t n)
 			items[++w] = *c;
 	}
 	return w + 1;
+}
+
+/* Data items grouped by bin, filesystem and file, in offset order; the rest after them, in seq order. */
+static int file_offset_cmp(const void *a, const void *b)
+{
+	const struct pf_ritem *x = a, *y = b;
+	int xd = x->kind == PF_RITEM_DATA, yd = y->kind == PF_RITEM_DATA;
+	if (xd != yd)
+		return yd - xd;
+#define CMP(f)                             \
+	if (x->f != y->f)                  \
+		return x->f < y->f ? -1 : 1;
+	if (xd) {
+		CMP(bin)
+		CMP(fs)
+		CMP(file)
+		CMP(offset)
+	}
+	CMP(seq)
+#undef CMP
+	return 0;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct pf_ritem *x = a, *y = b;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Can c (at or after p's offset, same file and bin) be read in p's request, holes up to `hole` included? */
+static int adjacent_on_device(const struct pf_ritem *p, const struct pf_ritem *c, uint64_t hole)
+{
+	uint64_t end = p->offset + p->length;
+	if (c->offset > end + hole)
+		return 0;
+	if (p->phys_known != c->phys_known)
+		return 0;
+	/* placed: the same distance apart on the device as in the file (holes are the file's own blocks) */
+	return !p->phys_known || (c->physical >= p->physical && c->physical - p->physical == c->offset - p->offset);
+}
+
+size_t pf_rplan_merge_flash(struct pf_ritem *items, size_t n, uint64_t hole)
+{
+	if (!n)
+		return 0;
+	qsort(items, n, sizeof(*items), file_offset_cmp);
+	size_t w = 0;
+	for (size_t i = 1; i < n; i++) {
+		struct pf_ritem *p = &items[w], *c = &items[i];
+		if (p->kind == PF_RITEM_DATA && c->kind == PF_RITEM_DATA && p->bin == c->bin && p->fs == c->fs &&
+		    p->file == c->file && adjacent_on_device(p, c, hole)) {
+			uint64_t end = c->offset + c->length;
+			if (end > p->offset + p->length)
+				p->length = end - p->offset;
+			if (c->seq < p->seq)
+				p->seq = c->seq;
+			continue;
+		}
+		items[++w] = *c;
+	}
+	n = w + 1;
+	qsort(items, n, sizeof(*items), seq_cmp);
+	return n;
 }

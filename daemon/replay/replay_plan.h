@@ -53,4 +53,10 @@ void pf_rplan_sort_physical(struct pf_ritem *items, size_t n);
  * and (when both are known) physically contiguous.  Returns the new count. */
 size_t pf_rplan_coalesce(struct pf_ritem *items, size_t n);
 
+/* For slow flash, where every request costs the same wherever it lies: merge the DATA items of each file and
+ * bin that lie adjacent on the device (logically and physically the same distance apart, or both unplaced)
+ * with holes up to `hole` bytes between them read through; the merged item takes the earliest seq (its first
+ * touch).  Other items are kept.  The result is in first-touch order (by seq).  Returns the new count. */
+size_t pf_rplan_merge_flash(struct pf_ritem *items, size_t n, uint64_t hole);
+
 #endif

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PANEL_W 340
-#define PANEL_H 260
+#define BOOTS_W 560
+#define SUMMARY_W 420
+#define PANEL_H 280
 #define MARGIN_L 60
 #define MARGIN_T 50
-#define BAR_W 60
 
 static const char *const colours[PF_SETUP_COUNT] = { "#9e9e9e", "#3b7dd8", "#2e9b4f", "#d8903b" };
 
@@ -46,39 +46,69 @@ static void text_escaped(FILE *f, const char *s)
 	}
 }
 
-static void panel(FILE *f, int x0, const char *label, const struct pf_report_row rows[PF_SETUP_COUNT], int which)
+/* The y axis of a panel: grid lines and labels from 0 to ymax. */
+static void y_axis(FILE *f, double ymax, double step, int plot_w, int plot_h)
 {
-	double top = 0;
-	int shown[PF_SETUP_COUNT], nshown = 0;
-	for (int s = 0; s < PF_SETUP_COUNT; s++) {
-		const struct pf_stat *st = which ? &rows[s].io_s : &rows[s].boot_s;
-		if (s == PF_SETUP_REORDER_ONLY && rows[s].boot_s.n == 0)
-			continue;
-		shown[nshown++] = s;
-		if (st->n && st->mean + st->stddev > top)
-			top = st->mean + st->stddev;
-		if (st->n && st->max > top)
-			top = st->max;
-	}
-	double step, ymax = nice_max(top, &step);
-	int plot_h = PANEL_H - 40;
-	fprintf(f, "<g transform=\"translate(%d,%d)\">\n", x0 + MARGIN_L, MARGIN_T);
-	fprintf(f, "<text x=\"%d\" y=\"-12\" text-anchor=\"middle\" font-weight=\"bold\">%s</text>\n",
-		(PANEL_W - MARGIN_L) / 2, label);
 	for (int k = 0; k * step <= ymax + step / 2; k++) {
 		double y = k * step; /* not y += step: the sum drifts, and %g would print it */
 		double py = plot_h - y / ymax * plot_h;
-		fprintf(f, "<line x1=\"0\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", py,
-			PANEL_W - MARGIN_L - 10, py);
+		fprintf(f, "<line x1=\"0\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#dddddd\"/>\n", py, plot_w, py);
 		fprintf(f, "<text x=\"-6\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\">%g</text>\n", py, y);
 	}
 	fprintf(f, "<line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"%d\" stroke=\"black\"/>\n", plot_h);
-	fprintf(f, "<line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", plot_h, PANEL_W - MARGIN_L - 10,
-		plot_h);
-	int slot = (PANEL_W - MARGIN_L - 10) / (nshown ? nshown : 1);
+	fprintf(f, "<line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"black\"/>\n", plot_h, plot_w, plot_h);
+}
+
+/* Every boot as a point, in the order recorded, coloured by setup; control boots hollow. */
+static void boots_panel(FILE *f, const struct pf_boot_record *recs, size_t n, double ymax, double step)
+{
+	int plot_w = BOOTS_W - MARGIN_L - 10, plot_h = PANEL_H - 40;
+	fprintf(f, "<g transform=\"translate(%d,%d)\">\n", MARGIN_L, MARGIN_T);
+	fprintf(f, "<text x=\"%d\" y=\"-12\" text-anchor=\"middle\" font-weight=\"bold\">boot time (s), boot by boot</text>\n",
+		plot_w / 2);
+	y_axis(f, ymax, step, plot_w, plot_h);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">boot (oldest first)</text>\n", plot_w / 2, plot_h + 30);
+	for (size_t i = 0; i < n; i++) {
+		enum pf_setup s = pf_boot_record_setup(&recs[i]);
+		double x = n > 1 ? 12 + (double)i * (plot_w - 24) / (double)(n - 1) : plot_w / 2.0;
+		double y = plot_h - recs[i].boot_s / ymax * plot_h;
+		int ctl = recs[i].control != 0;
+		fprintf(f, "<circle class=\"point\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.5\">"
+			   "<title>boot %zu: %.2f s, %s%s</title></circle>\n",
+			x, y, ctl ? "white" : colours[s], colours[s], i + 1, recs[i].boot_s, pf_setup_name(s),
+			ctl ? " (control boot)" : "");
+	}
+	/* the legend: what the colours and the hollow points mean */
+	for (int s = 0, x = 0; s < PF_SETUP_COUNT; s++) {
+		if (s == PF_SETUP_REORDER_ONLY)
+			continue;
+		fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
+			   "dominant-baseline=\"middle\" font-size=\"11\">%s</text>\n",
+			x + 6, plot_h + 48, colours[s], x + 14, plot_h + 48, pf_setup_name((enum pf_setup)s));
+		x += 130;
+	}
+	fprintf(f, "<circle cx=\"396\" cy=\"%d\" r=\"4\" fill=\"white\" stroke=\"%s\" stroke-width=\"1.5\"/>"
+		   "<text x=\"404\" y=\"%d\" dominant-baseline=\"middle\" font-size=\"11\">control boot</text>\n",
+		plot_h + 48, colours[PF_SETUP_NONE], plot_h + 48);
+	fputs("</g>\n", f);
+}
+
+/* Per setup: min-max whisker, mean +- one standard deviation as a bar, the mean, and the change against none. */
+static void summary_panel(FILE *f, int x0, const struct pf_report_row rows[PF_SETUP_COUNT], double ymax, double step)
+{
+	int plot_w = SUMMARY_W - MARGIN_L - 10, plot_h = PANEL_H - 40;
+	int shown[PF_SETUP_COUNT], nshown = 0;
+	for (int s = 0; s < PF_SETUP_COUNT; s++)
+		if (s != PF_SETUP_REORDER_ONLY || rows[s].boot_s.n)
+			shown[nshown++] = s;
+	fprintf(f, "<g transform=\"translate(%d,%d)\">\n", x0 + MARGIN_L, MARGIN_T);
+	fprintf(f, "<text x=\"%d\" y=\"-12\" text-anchor=\"middle\" font-weight=\"bold\">per setup</text>\n", plot_w / 2);
+	y_axis(f, ymax, step, plot_w, plot_h);
+	const struct pf_stat *base = &rows[PF_SETUP_NONE].boot_s;
+	int slot = plot_w / (nshown ? nshown : 1);
 	for (int i = 0; i < nshown; i++) {
 		int s = shown[i];
-		const struct pf_stat *st = which ? &rows[s].io_s : &rows[s].boot_s;
+		const struct pf_stat *st = &rows[s].boot_s;
 		double cx = slot * i + slot / 2.0;
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", cx, plot_h + 16,
 			pf_setup_name((enum pf_setup)s));
@@ -89,36 +119,46 @@ static void panel(FILE *f, int x0, const char *label, const struct pf_report_row
 				plot_h - 8);
 			continue;
 		}
-		double h = st->mean / ymax * plot_h;
-		int bw = BAR_W < slot - 10 ? BAR_W : slot - 10;
+		double lo = st->mean - st->stddev < 0 ? 0 : st->mean - st->stddev, hi = st->mean + st->stddev;
+		double Y[4] = { st->min, lo, hi, st->max };
+		for (int k = 0; k < 4; k++)
+			Y[k] = plot_h - Y[k] / ymax * plot_h;
 		fprintf(f,
-			"<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\">"
-			"<title>%s: mean %.2f s, stddev %.2f s, min %.2f s, max %.2f s, %zu boots</title></rect>\n",
-			cx - bw / 2.0, plot_h - h, bw, h, colours[s], pf_setup_name((enum pf_setup)s), st->mean, st->stddev,
-			st->min, st->max, st->n);
-		double lo = st->mean - st->stddev, hi = st->mean + st->stddev;
-		if (lo < 0)
-			lo = 0;
-		double ylo = plot_h - lo / ymax * plot_h, yhi = plot_h - hi / ymax * plot_h;
-		fprintf(f,
-			"<g class=\"errorbar\" stroke=\"black\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
-			"y2=\"%.1f\"/></g>\n",
-			cx, ylo, cx, yhi, cx - 8, ylo, cx + 8, ylo, cx - 8, yhi, cx + 8, yhi);
-		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%.2f</text>\n", cx, yhi - 5,
-			st->mean);
+			"<g class=\"summary\"><title>%s: mean %.2f s, stddev %.2f s, min %.2f s, max %.2f s, %zu boots</title>"
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>"
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>"
+			"<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"black\"/>"
+			"<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"%.1f\" fill=\"%s\" opacity=\"0.8\"/>"
+			"<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"black\"/></g>\n",
+			pf_setup_name((enum pf_setup)s), st->mean, st->stddev, st->min, st->max, st->n, cx, Y[0], cx, Y[3],
+			cx - 6, Y[0], cx + 6, Y[0], cx - 6, Y[3], cx + 6, Y[3], cx - 8, Y[2], Y[1] - Y[2] < 1 ? 1 : Y[1] - Y[2],
+			colours[s], cx, plot_h - st->mean / ymax * plot_h);
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%.2f", cx, Y[3] - 18, st->mean);
+		if (s != PF_SETUP_NONE && base->n && base->mean > 0)
+			fprintf(f, "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" font-weight=\"bold\">"
+				   "%+.1f %%", cx, Y[3] - 5, 100.0 * (st->mean - base->mean) / base->mean);
+		fputs("</text>\n", f);
 	}
 	fputs("</g>\n", f);
 }
 
-char *pf_report_svg(const struct pf_report_row rows[PF_SETUP_COUNT], const char *title)
+char *pf_report_svg(const struct pf_report_row rows[PF_SETUP_COUNT], const struct pf_boot_record *recs, size_t n,
+		    const char *title)
 {
 	char *doc = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&doc, &len);
 	if (!f)
 		return NULL;
-	int w = 2 * PANEL_W + 20, h = PANEL_H + MARGIN_T + 50;
+	double top = 0;
+	size_t controls = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (recs[i].boot_s > top)
+			top = recs[i].boot_s;
+		controls += recs[i].control != 0;
+	}
+	double step, ymax = nice_max(top, &step);
+	int w = BOOTS_W + SUMMARY_W + 20, h = PANEL_H + MARGIN_T + 84;
 	fprintf(f,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
@@ -128,11 +168,15 @@ char *pf_report_svg(const struct pf_report_row rows[PF_SETUP_COUNT], const char 
 		w, h, w, h, w / 2);
 	text_escaped(f, title ? title : "boot time per setup");
 	fputs("</text>\n", f);
-	panel(f, 0, "boot time (s)", rows, 0);
-	panel(f, PANEL_W + 20, "disk busy time (s)", rows, 1);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555555\">bars: mean; "
-		   "error bars: one standard deviation</text>\n</svg>\n",
-		w / 2, h - 8);
+	boots_panel(f, recs, n, ymax, step);
+	summary_panel(f, BOOTS_W + 20, rows, ymax, step);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555555\">left: one point "
+		   "per boot (hollow: a control boot, nothing replayed on purpose); right: min-max whisker, mean (dot) "
+		   "+- one standard deviation (bar), change of the mean against none</text>\n",
+		w / 2, h - 22);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555555\">%zu boots, %zu of them "
+		   "control boots of the self-check behind the comparison</text>\n</svg>\n",
+		w / 2, h - 8, n, controls);
 	if (fclose(f) != 0) {
 		free(doc);
 		return NULL;

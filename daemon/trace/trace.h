@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tracing a boot: fanotify collects which files the boot opens and in what order; at the end a residency
- * pass (mincore) records which page ranges of them are in the page cache.  Result: a PF_KIND_TRACE image.
+/* Tracing a boot: fanotify collects which files the boot opens and in what order; the page-cache tracepoints
+ * (where tracefs has them, Linux 6.11+) which pages it asked for; at the end each file's page ranges are those
+ * pages, or where the events are missing or were lost, what a residency pass (mincore) finds in the page cache
+ * (each filesystem record says which: PF_FS_PAGES_TRACED, PF_FS_PAGES_LOST).  Result: a PF_KIND_TRACE image.
  *
  * Events caused by this process (any thread: replay runs in the same process during 'prefetchd boot') are
  * ignored, so the trace records what the boot used, not what the prefetcher pulled in.
@@ -32,6 +34,8 @@ struct pf_trace_opts {
 	unsigned max_files;        /* files and directories recorded; 0 = 100000.  Past it: PF_IMG_FILE_CAP, and
 				    * the marks are removed (later opens cost nothing) */
 	int bounded_queue;         /* tests: do not ask for FAN_UNLIMITED_QUEUE (lets the queue overflow) */
+	int pages_mincore;         /* ranges from mincore even where the page-cache tracepoints are available (also
+				    * when the environment has PREFETCH_TRACE_PAGES=mincore: tests, comparisons) */
 	char *err;                 /* if set: a one-line reason when pf_tracer_open fails */
 	size_t errlen;
 };
@@ -45,6 +49,11 @@ struct pf_trace_stats {
 	unsigned long lost;        /* events that could not be read (fd creation failed; trace marked incomplete) */
 	unsigned long dropped;     /* files not recorded: over max_files, deleted, on a filesystem gone, path too long */
 	unsigned gone;             /* traced filesystems unmounted during tracing */
+	unsigned long page_events; /* page-cache events kept (pages the boot asked for) */
+	unsigned long own_page_events;  /* ... of prefetchd's own threads (ignored) */
+	unsigned long page_events_lost; /* ... lost in the ring buffer (then: mincore) */
+	int pages_traced;          /* 1: the ranges of the files of at least one filesystem come from the events */
+	const char *pages_why;     /* else: why mincore (static text) */
 };
 
 struct pf_tracer;

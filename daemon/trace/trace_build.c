@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The end of tracing: residency pass over the recorded files and the PF_KIND_TRACE image.
+/* The end of tracing: each recorded file's page ranges (those the boot asked for, from the page-cache events
+ * where they were collected whole, else the residency pass) and the PF_KIND_TRACE image.
  * Files keep their first-touch order (parent directories just before the first file below them), after the
  * files init has mapped (trace_init.c); within a file, extents go by offset.  Identity (size, times) is taken
  * now, when the ranges are measured, so that both describe the same content.  A file with no resident page
@@ -69,8 +70,17 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 	const struct pf_trace_fs *fs = &t->fs[e->fs];
 	struct pf_range *r = NULL;
 	size_t nr = 0;
-	int rc = S_ISDIR(st.st_mode) ? pf_mapped_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr)
-				     : pf_resident_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);
+	int rc;
+	if (S_ISDIR(st.st_mode)) {
+		rc = pf_mapped_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);
+	} else if (pf_trace_pages_cover(t, (int)e->fs) && !(e->flags & PF_FILE_INIT)) {
+		size_t ns;
+		const struct pf_page_span *s = pf_page_table_spans(&t->pages.table, e->dev, e->ino, &ns);
+		rc = pf_listed_ranges(fd, (uint64_t)st.st_size, fs->block_size, s, ns, &r, &nr);
+	} else {
+		/* init's files were read before tracing began (trace_init.c): their pages only mincore knows */
+		rc = pf_resident_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);
+	}
 	close(fd);
 	if (rc == -ENOMEM) {
 		free(path);
@@ -136,6 +146,7 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		t->fan_fd = -1;
 	}
 	pf_trace_read_unmounts(t);
+	pf_trace_pages_stop(t); /* the rest of the page events, and whether any were lost */
 	pf_trace_open_mounts(t);
 	t->st.files = t->st.dirs = 0;
 	t->st.bytes = 0;
@@ -150,6 +161,10 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 			fs.flags = PF_FS_GONE;
 			img->flags |= PF_IMG_INCOMPLETE | PF_IMG_FS_GONE;
 		}
+		if (pf_trace_pages_cover(t, i))
+			fs.flags |= PF_FS_PAGES_TRACED;
+		else if (t->pages.state == PF_PAGES_LOST)
+			fs.flags |= PF_FS_PAGES_LOST;
 		rc = pf_image_add_fs(img, &fs);
 	}
 	/* init's files first (trace_init.c), then everything else in first-touch order */
@@ -177,6 +192,11 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		img->flags |= PF_IMG_INCOMPLETE | PF_IMG_FILE_CAP;
 	if (t->timed_out)
 		img->flags |= PF_IMG_INCOMPLETE | PF_IMG_TIMED_OUT;
+	for (int i = 0; i < t->nfs; i++)
+		t->st.pages_traced |= pf_trace_pages_cover(t, i);
+	t->st.pages_why = t->pages.state == PF_PAGES_LOST ? "page events lost"
+			  : t->pages.state == PF_PAGES_OFF ? t->pages.why
+			  : t->st.pages_traced ? NULL : "no page event on the traced filesystems";
 	if (st)
 		*st = t->st;
 	*trace = img;

@@ -5,7 +5,8 @@
  *
  * FAN_ACCESS is not asked for: every read follows an open we see; page faults on mmapped files (shared
  * libraries, executables) produce no access event at all; and each access event costs the kernel an fd
- * open and us a read.  The ranges come from the residency pass instead (trace_residency.c).
+ * open and us a read.  The ranges come from the page-cache events instead (trace_tracefs.c), or the residency
+ * pass where those are missing (trace_residency.c).
  *
  * Once a file is recorded, an ignore mark on its inode stops the kernel from queueing (and opening an fd for)
  * its later opens: during a boot libc and friends are opened by every process, and those repeats were most
@@ -43,54 +44,22 @@
 #define EVENT_BUF 16384
 #define MAX_NEW_PARENTS 128 /* directories recorded above one file at most (deeper ones: outermost left out) */
 #define FINAL_READS 64      /* after the stop: bounded catch-up on what is queued */
+#define PAGE_READS 256      /* trace pipe reads (<= 4 KiB each) per poll turn: fanotify's queue is read in between */
 
 /* ---- the (dev, ino) -> entry table ---- */
 
-static size_t hash_of(dev_t dev, ino_t ino)
-{
-	uint64_t h = (uint64_t)ino * 0x9E3779B97F4A7C15ull ^ (uint64_t)dev * 0xC2B2AE3D27D4EB4Full;
-	return (size_t)(h ^ (h >> 29));
-}
-
 struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino)
 {
-	if (!t->hash_cap)
-		return NULL;
-	for (size_t i = hash_of(dev, ino) & (t->hash_cap - 1);; i = (i + 1) & (t->hash_cap - 1)) {
-		size_t v = t->hash[i];
-		if (!v)
-			return NULL;
-		struct pf_trace_entry *e = &t->ents[v - 1];
-		if (e->dev == dev && e->ino == ino)
-			return e;
-	}
-}
-
-static void hash_put(size_t *h, size_t cap, const struct pf_trace_entry *e, size_t idx)
-{
-	size_t i = hash_of(e->dev, e->ino) & (cap - 1);
-	while (h[i])
-		i = (i + 1) & (cap - 1);
-	h[i] = idx + 1;
+	long pos = pf_devino_get(&t->index, dev, ino);
+	return pos < 0 ? NULL : &t->ents[pos];
 }
 
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *src)
 {
-	if (PF_ARRAY_RESERVE(t->ents, t->cap_ents, t->nents + 1, 256))
+	if (PF_ARRAY_RESERVE(t->ents, t->cap_ents, t->nents + 1, 256) ||
+	    pf_devino_put(&t->index, src->dev, src->ino, t->nents))
 		return NULL;
-	if ((t->nents + 1) * 2 > t->hash_cap) {
-		size_t ncap = t->hash_cap ? t->hash_cap * 2 : 1024;
-		size_t *h = calloc(ncap, sizeof(*h));
-		if (!h)
-			return NULL;
-		for (size_t i = 0; i < t->nents; i++)
-			hash_put(h, ncap, &t->ents[i], i);
-		free(t->hash);
-		t->hash = h;
-		t->hash_cap = ncap;
-	}
 	t->ents[t->nents] = *src;
-	hash_put(t->hash, t->hash_cap, &t->ents[t->nents], t->nents);
 	return &t->ents[t->nents++];
 }
 
@@ -354,6 +323,8 @@ int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop)
 		}
 		if (n > 0 && t->ino_fd >= 0 && (p[1].revents & POLLIN))
 			pf_trace_read_unmounts(t);
+		/* not polled: its wake-ups would come per event; each turn (<= POLL_MS) reads what is buffered */
+		pf_trace_pages_read(t, PAGE_READS);
 	}
 	if (deadline && !(stop && *stop) && !t->timeout_planned)
 		t->timed_out = 1;
@@ -427,6 +398,7 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	if (!t)
 		return -ENOMEM;
 	t->fan_fd = t->ino_fd = -1;
+	t->pages.inst_fd = t->pages.dir_fd = t->pages.pipe_fd = -1;
 	t->self = getpid();
 	t->timeout_s = o->timeout_s;
 	t->timeout_planned = o->timeout_planned;
@@ -447,6 +419,8 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 		}
 	}
 	pf_trace_watch_unmounts(t);
+	const char *src = getenv("PREFETCH_TRACE_PAGES");
+	pf_trace_pages_start(t, o->pages_mincore || (src && strcmp(src, "mincore") == 0));
 	t->max_files = o->max_files ? o->max_files : DEFAULT_MAX_FILES;
 	t->read_len = read_len_for_nofile();
 	t->ignore_mode = FAN_MARK_IGNORE | FAN_MARK_IGNORED_SURV_MODIFY;
@@ -466,13 +440,16 @@ void pf_tracer_close(struct pf_tracer *t)
 		close(t->fan_fd);
 	if (t->ino_fd >= 0)
 		close(t->ino_fd);
+	pf_trace_pages_close(t);
+	pf_page_table_free(&t->pages.table);
+	free(t->pages.fs_events);
 	pf_trace_close_mounts(t);
 	for (size_t i = 0; i < t->nents; i++) {
 		free(t->ents[i].fh);
 		free(t->ents[i].path);
 	}
 	free(t->ents);
-	free(t->hash);
+	pf_devino_free(&t->index);
 	pf_trace_free_mounts(t->fs, t->nfs);
 	free(t);
 }

@@ -5,11 +5,70 @@
 #define PREFETCH_TRACE_INTERNAL_H
 
 #include "trace.h"
+#include "trace_devino.h"
 
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* trace_page_table.c: the byte spans [start, end) each (dev, ino) was asked for. */
+struct pf_page_span {
+	uint64_t start, end;
+};
+struct pf_page_file {
+	dev_t dev;
+	ino_t ino;
+	struct pf_page_span *v;
+	size_t n, cap;
+	size_t tidy;               /* n when last sorted and merged */
+};
+struct pf_page_table {
+	struct pf_page_file *files;
+	size_t n, cap;
+	struct pf_devino_index index; /* (dev, ino) -> position in files */
+};
+/* Add a span (merged with what it touches).  Returns 0 or -ENOMEM. */
+int pf_page_table_add(struct pf_page_table *t, dev_t dev, ino_t ino, uint64_t start, uint64_t end);
+/* The file's spans sorted and disjoint (valid until the next add), NULL and *n = 0 if it has none. */
+const struct pf_page_span *pf_page_table_spans(struct pf_page_table *t, dev_t dev, ino_t ino, size_t *n);
+void pf_page_table_free(struct pf_page_table *t);
+
+/* trace_page_line.c: one line of trace_pipe. */
+struct pf_page_event {
+	int pid;                   /* the task that asked (a thread id), -1 if the line does not say */
+	char comm[16];             /* its name as the trace prints it ("<...>" when not cached), "" if unreadable */
+	unsigned major, minor;     /* the filesystem's device */
+	uint64_t ino;
+	uint64_t start, end;       /* bytes, page aligned: [start, end) */
+};
+enum { PF_PAGE_LINE_OTHER = 0, PF_PAGE_LINE_EVENT = 1, PF_PAGE_LINE_LOST = 2, PF_PAGE_LINE_BAD = -1 };
+/* Parse a NUL-terminated line (page: the page size).  Returns PF_PAGE_LINE_EVENT with *ev filled for
+ * mm_filemap_get_pages / map_pages / fault, PF_PAGE_LINE_LOST for the ring buffer's "[LOST n EVENTS]", OTHER
+ * for any other line, BAD for one of our events that does not parse (a format this reader does not know). */
+int pf_page_line_parse(const char *line, uint64_t page, struct pf_page_event *ev);
+
+/* trace_tracefs.c: the page-cache events of the traced filesystems, in a trace instance of our own. */
+enum pf_pages_state {
+	PF_PAGES_OFF = 0,          /* not collected (why says why): every file's ranges from mincore */
+	PF_PAGES_ON,               /* collecting */
+	PF_PAGES_DONE,             /* collected completely: ranges from the events */
+	PF_PAGES_LOST,             /* collected, but events were lost: ranges from mincore */
+};
+struct pf_page_trace {
+	int state;                 /* enum pf_pages_state */
+	const char *why;           /* OFF: the reason (static text) */
+	int inst_fd;               /* tracefs instances/ directory, -1 = none */
+	int dir_fd;                /* our instance's directory, -1 = none */
+	int pipe_fd;               /* its trace_pipe, non-blocking, -1 = none */
+	char name[32];             /* prefetch-PID */
+	char comm[16];             /* our own task name: events of our threads are ignored */
+	uint64_t page;
+	char carry[512];           /* a line cut by the end of a read */
+	size_t ncarry;
+	unsigned long *fs_events;  /* events kept, per traced filesystem */
+	struct pf_page_table table;
+};
 
 /* One traced filesystem. */
 struct pf_trace_fs {
@@ -43,8 +102,7 @@ struct pf_tracer {
 	int nfs;
 	struct pf_trace_entry *ents;
 	size_t nents, cap_ents;
-	size_t *hash;              /* open addressing on (dev, ino): entry index + 1, 0 = empty */
-	size_t hash_cap;
+	struct pf_devino_index index; /* (dev, ino) -> position in ents */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
 	int timeout_s;
 	int timeout_planned;       /* reaching timeout_s is the intended end, not a cut */
@@ -53,8 +111,22 @@ struct pf_tracer {
 	int capped;                /* the file cap was reached: marks removed, later files left out */
 	size_t read_len;           /* bytes per read of fan_fd: bounds the event fds one read creates */
 	int ignore_mode;           /* fanotify_mark flags for ignore marks (trace_fanotify.c); 0 = none possible */
+	struct pf_page_trace pages;
 	struct pf_trace_stats st;
 };
+
+/* trace_tracefs.c.  Start: best effort, never fails the tracer (state OFF and a reason when tracefs, the events
+ * or the privilege are missing); needs CAP_SYS_ADMIN to mount tracefs where it is not mounted.  Read: what the
+ * instance has buffered (non-blocking; at most max_reads pipe reads, 0 = until empty).  Stop: tracing off,
+ * the rest read, the ring buffer's loss counters checked (state DONE or LOST), the instance removed.  Close:
+ * the instance removed if still there (every path out of the tracer goes through pf_tracer_close). */
+void pf_trace_pages_start(struct pf_tracer *t, int force_mincore);
+void pf_trace_pages_read(struct pf_tracer *t, int max_reads);
+void pf_trace_pages_stop(struct pf_tracer *t);
+void pf_trace_pages_close(struct pf_tracer *t);
+/* The traced filesystem fsi takes its files' ranges from the events (DONE, and the events saw it at all: a
+ * filesystem whose inodes report another device than stat's, e.g. a btrfs subvolume, gets none). */
+int pf_trace_pages_cover(const struct pf_tracer *t, int fsi);
 
 /* trace_mounts.c: the filesystems to trace.  Returns 0 or -errno with a reason in err. */
 int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, char *err, size_t errlen);
@@ -85,6 +157,9 @@ struct pf_range {
 };
 /* Regular file: the page ranges resident in the page cache now, holes left out. */
 int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
+/* Regular file: the given spans (sorted, disjoint; cut at size), holes left out. */
+int pf_listed_ranges(int fd, uint64_t size, uint32_t block_size, const struct pf_page_span *s, size_t ns,
+		     struct pf_range **out, size_t *n);
 /* Directory (or any file read whole): [0, size) as mapped on disk. */
 int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
 

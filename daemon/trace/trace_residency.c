@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Residency pass: which page ranges of a traced file are in the page cache at the end of tracing, split at
- * physical extent boundaries (FIEMAP) so that every range carries the fs block it starts at.
+ * physical extent boundaries (FIEMAP) so that every range carries the fs block it starts at.  Where the
+ * page-cache events were collected (trace_tracefs.c), the pages the boot asked for replace mincore's answer
+ * (pf_listed_ranges), and the limit below does not apply: kernel readahead and replay ask for no page through
+ * the events that are kept (replay's are ignored by task), so only what the boot read remains.
  *
  * What is recorded, and its limit.  The *set of files* comes only from other processes' fanotify events:
  * prefetchd's own opens (the replay threads run in the same process during 'prefetchd boot') are ignored.  So
@@ -173,11 +176,12 @@ int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_ran
 	return 0;
 }
 
-int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n)
+int pf_listed_ranges(int fd, uint64_t size, uint32_t block_size, const struct pf_page_span *s, size_t ns,
+		     struct pf_range **out, size_t *n)
 {
 	*out = NULL;
 	*n = 0;
-	if (size == 0)
+	if (size == 0 || ns == 0)
 		return 0;
 	struct pext *x = NULL;
 	int nx = get_extents(fd, &x);
@@ -187,7 +191,12 @@ int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range
 		nx = -1;
 	struct rvec r = { 0 };
 	size_t cursor = 0;
-	int rc = add_mapped(&r, 0, size, x, nx, block_size, &cursor);
+	int rc = 0;
+	for (size_t i = 0; i < ns && rc == 0 && s[i].start < size; i++) {
+		/* a read asks for whole pages up to its end, which may lie past the end of the file */
+		uint64_t end = s[i].end < size ? s[i].end : size;
+		rc = add_mapped(&r, s[i].start, end - s[i].start, x, nx, block_size, &cursor);
+	}
 	free(x);
 	if (rc) {
 		free(r.v);
@@ -196,4 +205,10 @@ int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range
 	*out = r.v;
 	*n = r.n;
 	return 0;
+}
+
+int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n)
+{
+	const struct pf_page_span whole = { .start = 0, .end = size };
+	return pf_listed_ranges(fd, size, block_size, &whole, 1, out, n);
 }

@@ -130,8 +130,8 @@ build_golden() {
 		# none = installed, not enabled: the package enabled its units at install, so they are disabled here
 		# (as an administrator would); with 'make install' nothing was enabled.  The initramfs script does
 		# nothing where prefetch.service is not enabled, and the hook copies no prefetchd there.
-		# 'disable prefetch.service' takes the others along (Also=); naming prefetch-reorder.service itself
-		# fails on Debian: systemctl hands it to update-rc.d, which refuses a script without Default-Start.
+		# 'disable prefetch.service' takes the others along (Also=). (Naming prefetch-reorder.service itself
+		# failed before d5223cb: systemctl hands it to update-rc.d, which refused a script without Default-Start.)
 		systemctl --root="$dir" disable prefetch.service >/dev/null 2>&1 || true
 		if ls "$dir"/etc/systemd/system/*.wants/prefetch* >/dev/null 2>&1; then die "none: prefetch units still enabled"; fi
 		;;

@@ -7,7 +7,7 @@
       and keep the guest report under raw/ID/.
   report.py render [--run ID ...]
       RESULTS.md and bootlab.svg from boots.csv: per setup the latest run holding measured boots of it
-      (or the named runs).
+      (or the named runs); the chart is `prefetchd report --svg`'s (build the tree first).
 """
 import argparse
 import csv
@@ -15,9 +15,12 @@ import math
 import os
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 
 LAB = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.abspath(os.path.join(LAB, "..", ".."))
 CSV_PATH = os.path.join(LAB, "boots.csv")
 RAW = os.path.join(LAB, "raw")
 SETUPS = ["none", "prefetch", "reorder", "warm", "selfcheck"]
@@ -320,57 +323,47 @@ def select(rows, runs):
     return chosen
 
 
-def svg_chart(data, path):
-    """Two panels of horizontal bars (avg, whiskers min..max): boot time, guest I/O ticks."""
-    setups = [s for s in SETUPS if s in data]
-    W, bar_h, gap, left, top = 760, 22, 12, 170, 50
-    panel_h = len(setups) * (bar_h + gap) + 40
-    panels = (("boot", "uptime at boot end (s)"), ("corr", "boot time minus vCPU wait for a host CPU (s)"),
-              ("io", "guest I/O ticks at boot end (s)"), ("sim", "simulated disk busy until boot end (model, s)"))
-    H = top + len(panels) * panel_h + 40
-    colors = {"none": "#b0413e", "prefetch": "#e0a030", "reorder": "#3a7d44", "warm": "#7a8b99"}
-    o = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" font-family="sans-serif" font-size="12">',
-         f'<rect width="{W}" height="{H}" fill="white"/>',
-         '<text x="10" y="22" font-size="15" font-weight="bold">Debian 12 guest boot (qemu TCG) on a simulated '
-         '7200 rpm disk</text>',
-         '<text x="10" y="40" fill="#555">bars: average of the measured boots; whiskers: min..max; labels: average</text>']
-    for p, (key, title) in enumerate(panels):
-        y0 = top + p * panel_h + 20
-        vals = [data[s][key] for s in setups]
-        vmax = max([v["max"] for v in vals if v] + [1.0])
-        scale = (W - left - 60) / (vmax * 1.05)
-        o.append(f'<text x="10" y="{y0}" font-weight="bold">{title}</text>')
-        for i, s in enumerate(setups):
-            st = data[s][key]
-            y = y0 + 12 + i * (bar_h + gap)
-            o.append(f'<text x="{left - 8}" y="{y + bar_h * 0.7:.1f}" text-anchor="end">{LABEL[s]}</text>')
-            if not st:
-                continue
-            w = st["avg"] * scale
-            o.append(f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{colors[s]}"/>')
-            x1, x2, ym = left + st["min"] * scale, left + st["max"] * scale, y + bar_h / 2
-            o.append(f'<line x1="{x1:.1f}" y1="{ym}" x2="{x2:.1f}" y2="{ym}" stroke="black"/>')
-            for x in (x1, x2):
-                o.append(f'<line x1="{x:.1f}" y1="{y + 5}" x2="{x:.1f}" y2="{y + bar_h - 5}" stroke="black"/>')
-            o.append(f'<text x="{x2 + 6:.1f}" y="{y + bar_h * 0.7:.1f}">{st["avg"]:.2f}</text>')
-        axis_y = y0 + 12 + len(setups) * (bar_h + gap)
-        o.append(f'<line x1="{left}" y1="{axis_y}" x2="{W - 40}" y2="{axis_y}" stroke="#999"/>')
-        step = 10 ** math.floor(math.log10(vmax)) if vmax > 0 else 1
-        if vmax / step < 3:
-            step /= 2
-        t = 0.0
-        while t <= vmax * 1.05:
-            x = left + t * scale
-            o.append(f'<line x1="{x:.1f}" y1="{axis_y}" x2="{x:.1f}" y2="{axis_y + 4}" stroke="#999"/>')
-            o.append(f'<text x="{x:.1f}" y="{axis_y + 16}" text-anchor="middle" fill="#555">{t:g}</text>')
-            t += step
-    o.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(o) + "\n")
+def boots_chart(data, path, title):
+    """The lab's chart is prefetchd report's, one chart code path for both: the measured boots of the runs shown,
+    in boots.csv's order, written as a boot-time log (lib/boot_log.h) and rendered by `prefetchd report --svg`.
+    The warm bound is not a setup prefetchd knows and stays in the tables only."""
+    prefetchd = os.path.join(TOP, "build", "default", "prefetchd")
+    if not os.access(prefetchd, os.X_OK):
+        sys.exit(f"report.py: {prefetchd} is not built: run make at the top first (the chart is prefetchd report's)")
+    flags = {"none": (0, 0), "prefetch": (1, 0), "reorder": (1, 1), "selfcheck": (1, 0)}
+    order = {id(r): k for k, r in enumerate(load_rows_cached())}
+    boots = sorted((r for s, d in data.items() if s in flags for r in d["ok"]), key=lambda r: order.get(id(r), 0))
+    lines = ["# prefetch boottime log, format 1", "# the boot lab's measured boots (results/bootlab/report.py)"]
+    for r in boots:
+        prefetch, reorder = flags[r["setup"]]
+        if r.get("pf_prefetch") in ("0", "1"):
+            prefetch = int(r["pf_prefetch"])  # what the guest's prefetchd recorded (a self-check control boot: 0)
+        control = int(r["setup"] == "selfcheck" and not prefetch)
+        io_ms = r.get("guest_io_ticks_ms") or "-1"
+        lines.append(f"{r.get('boot_id') or '-'} 0 {float(r['boot_end_s']):.2f} file {prefetch} {reorder} - "
+                     f"{int(float(io_ms))} -1 -1 {control} -")
+    with tempfile.NamedTemporaryFile("w", suffix=".log", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
+        log = f.name
+    try:
+        subprocess.run([prefetchd, "report", "--log", log, "--svg", path, "--title", title], check=True,
+                       stdout=subprocess.DEVNULL)
+    finally:
+        os.unlink(log)
+
+
+_ROWS = None
+
+
+def load_rows_cached():
+    global _ROWS
+    if _ROWS is None:
+        _ROWS = load_rows()
+    return _ROWS
 
 
 def render(args):
-    rows = load_rows()
+    rows = load_rows_cached()
     chosen = select(rows, set(args.run or []))
     data, lines = {}, []
     for s, srows in chosen.items():
@@ -408,7 +401,8 @@ def render(args):
         with open(findings) as f:
             L(f.read().rstrip())
         L("")
-        L("![boot time, load-corrected boot time, I/O ticks and disk busy time per setup](bootlab.svg)")
+        L("![every measured boot's time, coloured by setup, and per setup min/max, mean, spread and change against "
+          "none (the chart of prefetchd report)](bootlab.svg)")
         L("")
     L("## Measured boots")
     L("")
@@ -597,7 +591,8 @@ def render(args):
         L("")
     with open(os.path.join(LAB, "RESULTS.md"), "w") as f:
         f.write("\n".join(lines))
-    svg_chart(data, os.path.join(LAB, "bootlab.svg"))
+    runs = ", ".join(sorted({r["run"] for d in data.values() for r in d["rows"]}))
+    boots_chart(data, os.path.join(LAB, "bootlab.svg"), f"boot lab: boot time per setup (runs {runs})")
     print(f"wrote {os.path.join(LAB, 'RESULTS.md')} and bootlab.svg ({len(data)} setups)", file=sys.stderr)
 
 

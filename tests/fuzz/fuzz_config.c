@@ -33,7 +33,7 @@ static void check_config(const struct pf_config *c)
 	FUZZ_CHECK(c->reorder_reserve_percent >= 0 && c->reorder_reserve_percent <= 50);
 	FUZZ_CHECK(c->max_prefetch_mb >= 1 && c->max_prefetch_files >= 1);
 	FUZZ_CHECK(c->replay_timeout >= 1 && c->replay_threads >= 1 && c->replay_threads <= 64);
-	FUZZ_CHECK(c->medium >= PF_MEDIUM_AUTO && c->medium <= PF_MEDIUM_FORCE_SOLID);
+	FUZZ_CHECK(c->medium >= PF_MEDIUM_AUTO && c->medium <= PF_MEDIUM_FORCE_MAX);
 	FUZZ_CHECK(c->nmounts >= 0 && c->nmounts <= PF_CONFIG_MAX_MOUNTS);
 	for (int i = 0; i < c->nmounts; i++)
 		FUZZ_CHECK(terminated(c->mounts[i], sizeof(c->mounts[i])) && c->mounts[i][0] == '/');

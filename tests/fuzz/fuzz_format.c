@@ -33,7 +33,7 @@ static void check_image(const struct pf_image *img)
 	FUZZ_CHECK(img->nfs <= PF_MAX_FS && img->nfiles <= PF_MAX_FILES && img->nextents <= PF_MAX_EXTENTS);
 	for (uint32_t i = 0; i < img->nfs; i++) {
 		FUZZ_CHECK(img->fs[i].mountpoint && strlen(img->fs[i].mountpoint) < PF_MAX_PATH);
-		FUZZ_CHECK(img->fs[i].medium <= PF_MEDIUM_SOLID);
+		FUZZ_CHECK(img->fs[i].medium <= PF_MEDIUM_MAX);
 	}
 	for (uint32_t i = 0; i < img->nfiles; i++) {
 		const struct pf_file *f = &img->files[i];

@@ -100,7 +100,7 @@ check_order_and_flags() {
 	awk -F'\t' '!/^#/ && $5 == "-" { bad = 1 } END { exit bad }' "$tmp/dump" || pf_fail "physical block unknown somewhere"
 	grep -q '^# kind: trace$' "$tmp/dump" || pf_fail "kind"
 	grep -q '^# flags: none$' "$tmp/dump" || pf_fail "trace flagged incomplete"
-	grep -q "^# filesystem 0: uuid $(blkid -s UUID -o value "$dev"), mountpoint $mnt, medium [a-z-]*, block size 4096$" \
+	grep -q "^# filesystem 0: uuid $(blkid -s UUID -o value "$dev"), mountpoint $mnt, medium [a-z-]*, block size 4096, ranges: .*$" \
 		"$tmp/dump" || pf_fail "filesystem line: $(grep '^# filesystem' "$tmp/dump")"
 	grep -q '^# files: 4 ' "$tmp/dump" || pf_fail "file count: $(grep '^# files' "$tmp/dump")"
 	grep -q '^# dirs: 4$' "$tmp/dump" || pf_fail "dir count"

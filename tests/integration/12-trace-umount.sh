@@ -47,7 +47,7 @@ wait "$tracer" || pf_fail "tracer exited with $?"
 
 grep -q "^# flags: incomplete (filesystem $tmp/b gone)$" "$tmp/dump" ||
 	pf_fail "flags: $(grep '^# flags' "$tmp/dump")"
-grep -q "^# filesystem [01]: uuid $(blkid -s UUID -o value "$devb"), mountpoint $tmp/b, .*, gone (unmounted during tracing)$" \
+grep -q "^# filesystem [01]: uuid $(blkid -s UUID -o value "$devb"), mountpoint $tmp/b, .*, gone (unmounted during tracing), ranges: .*$" \
 	"$tmp/dump" || pf_fail "filesystem line of b: $(grep '^# filesystem' "$tmp/dump")"
 grep "^# filesystem" "$tmp/dump" | grep "mountpoint $tmp/a," | grep -q gone && pf_fail "a marked gone"
 grep -q "is incomplete (filesystem $tmp/b gone)" "$tmp/trace.err" || pf_fail "no warning: $(cat "$tmp/trace.err")"

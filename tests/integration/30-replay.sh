@@ -126,7 +126,7 @@ phase_fiemap() {
 }
 phase_ssd() {
 	out=$(run_replay ssd "$d/layout" --medium ssd --threads 3) || exit 1
-	[[ $out == *"medium ssd, 0 metadata blocks"* ]] || pf_fail "ssd: '$out'"
+	[[ $out == *"medium fast-flash, 0 metadata blocks"* ]] || pf_fail "ssd: '$out'"
 	check_layout_resident ssd
 	check_rest ssd
 	# no metadata pass: opening x/y/small7 read only some of /x/y's blocks (shows the check above means something)

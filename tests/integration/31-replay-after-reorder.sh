@@ -5,7 +5,8 @@
 # the order of where the blocks are *now*: its plan (--dump-plan) places every range by FIEMAP, each place
 # agrees with the on-disk extent tree (debugfs bmap, read from the device), the sweep is ascending in those
 # places within each time bin, and the same ranges sorted by the layout's stale numbers would not be (so the
-# test can tell).  The data is resident afterwards.
+# test can tell).  The data is resident afterwards.  The metadata pass (its steps in --dump-plan) asks for the
+# layout's directory where it lies now and never for its place before the reorder.
 source "$TOP/tests/lib.sh"
 pf_require_root
 command -v debugfs >/dev/null || pf_skip "needs debugfs"
@@ -32,7 +33,7 @@ order=$(for i in $(seq 2 2 30) $(seq 1 2 29); do echo "$i"; done)
 	echo "$mnt/lib"
 	for i in $order; do echo "$mnt/lib/f$i"; done
 } >"$d/lines"
-"$TOOLS/pf_mklayout" "$d/layout" "$d/lines" >/dev/null || pf_fail "pf_mklayout"
+"$TOOLS/pf_mklayout" --dir-blocks "$d/layout" "$d/lines" >/dev/null || pf_fail "pf_mklayout"
 chown root:root "$d/layout"; chmod 0644 "$d/layout"
 umount "$mnt" || pf_fail "umount"
 
@@ -79,6 +80,15 @@ read -r now moved pieces bylayout < <(counts "$out")
 check_plan "$d/plan.before" "before the reorder"
 umount "$mnt" || pf_fail "umount"
 
+# dir_blocks: the blocks of /lib, one per line (debugfs, from the device)
+dir_blocks() { debugfs -c -R "blocks /lib" "$dev" 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+$'; }
+# meta_asks PLAN BLOCK: the metadata-pass steps of PLAN asking for BLOCK (4 KiB), one per line
+meta_asks() { awk -v b="$2" '$1 == "m" && $3 == "meta" && $5 / 4096 <= b && b < ($5 + $7) / 4096 { print $4 }' "$1"; }
+dir_blocks >"$d/dir.before"
+[ -s "$d/dir.before" ] || pf_fail "debugfs: no blocks for /lib"
+[ -n "$(meta_asks "$d/plan.before" "$(head -1 "$d/dir.before")")" ] ||
+	pf_fail "before the reorder: the metadata pass does not ask for /lib's block $(head -1 "$d/dir.before")"
+
 # The reorder, on the unmounted device; the layout stays as it was (old block numbers).
 sum0=$(sha256sum <"$d/layout")
 "$REORDER" --layout "$d/layout" "$dev" >"$d/reorder.out" 2>&1 || { cat "$d/reorder.out" >&2; pf_fail "prefetch-reorder"; }
@@ -93,6 +103,18 @@ read -r now moved pieces bylayout < <(counts "$out")
 [ "$moved" -ge $((now / 2)) ] || pf_fail "after the reorder: only $moved of $now ranges moved (did the reorder run?)"
 
 check_plan "$d/plan.after" "after the reorder"
+# The directory moved with the data (placed ahead of it); the metadata pass asks for it there, not where it was.
+dir_blocks >"$d/dir.after"
+stale=$(grep -vxFf "$d/dir.after" "$d/dir.before")
+[ -n "$stale" ] || pf_fail "the reorder left /lib where it was ($(tr '\n' ' ' <"$d/dir.after")): the test cannot tell a stale read"
+for b in $(cat "$d/dir.after"); do
+	[ -n "$(meta_asks "$d/plan.after" "$b")" ] || pf_fail "after the reorder: the metadata pass does not ask for /lib's block $b"
+done
+for b in $stale; do
+	asks=$(meta_asks "$d/plan.after" "$b" | sort -u | tr '\n' ' ')
+	[ -z "$asks" ] || pf_fail "after the reorder: the metadata pass asks for /lib's old block $b (steps: $asks)"
+done
+pf_note "/lib: block $(tr '\n' ' ' <"$d/dir.before")-> $(tr '\n' ' ' <"$d/dir.after")(only the new one asked for)"
 # Discriminating: the same items in the order of the layout's (stale) numbers go backwards on the disk.
 awk 'NR == FNR { if ($3 == "data") old[$8 " " $6] = $5; next } { k = $8 " " $6; print ((k in old) ? old[k] : -1), $9 }' \
 	"$d/plan.before" "$d/plan.after.checked" | sort -n -k1,1 -s >"$d/stale-order"

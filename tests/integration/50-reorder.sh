@@ -86,6 +86,14 @@ disc_planned=$(awk '/^discontinuities/ {print $3}' <<<"$out")
 [ -n "$disc_now" ] && [ "$disc_now" -gt 20 ] || pf_fail "aged layout should be scattered: $disc_now"
 [ "$disc_planned" -lt $((disc_now / 4)) ] || pf_fail "plan does not reduce discontinuities: $disc_now -> $disc_planned"
 [[ $out == *"read time (layout order)"* ]] || pf_fail "no read time estimate"
+# Chunk sizes for tuning: the sizes tried (the configured 2000 among them), each with its figures, one recommended.
+rows=$(awk '/^chunk blocks/ { t = 1; next } t && /^ *[0-9]+ / { n++ } /^recommended:/ { t = 0 } END { print n + 0 }' <<<"$out")
+[ "$rows" -eq 7 ] || pf_fail "--check: want 7 chunk sizes tried, got $rows"
+grep -q "^ *2000 .*(configured)" <<<"$out" || pf_fail "--check: the configured chunk size is not marked"
+[ "$(grep -c "<- recommended" <<<"$out")" -eq 1 ] && grep -q "^recommended: CHUNK_SIZE_BLOCKS=[0-9]*" <<<"$out" ||
+	pf_fail "--check: no single recommendation"
+out3=$("$REORDER" --check --chunk-blocks 3000 --layout "$L" "$IMG" 2>&1) || pf_fail "--check --chunk-blocks 3000"
+grep -q "^ *3000 .*(configured)" <<<"$out3" || pf_fail "--check: a configured size not in the list is tried too"
 
 # --dry-run writes nothing either.
 "$REORDER" --dry-run --layout "$L" "$IMG" >/dev/null 2>&1 || pf_fail "--dry-run failed"

@@ -9,7 +9,8 @@
 # layout), not an ext2/3/4 filesystem — an image is put in that one state (the layout matches it otherwise),
 # the real binary runs, and: exit 1, one line on stderr naming the reason, the image byte-identical (sha256
 # before and after), and it returned at once.  A copy of the same image and layout, in none of those states,
-# is reordered (the refusals are due to the state alone).
+# is reordered (the refusals are due to the state alone).  On fast flash (PREFETCH_MEDIUM=fast-flash) it
+# declines instead: exit 0, one line saying why, nothing written; --force-flash reorders.
 set -u
 source "$TOP/tests/lib.sh"
 pf_require_root
@@ -132,6 +133,23 @@ mount -o loop,ro "$img" "$mnt" || pf_fail "mount -o ro $img"
 mdev=$(findmnt -n -o SOURCE "$mnt")
 refuse mounted-ro '*mounted read-only*--final-shutdown*' "$img" --layout "$L" "$mdev"
 umount "$mnt" || pf_fail "umount $mnt"
+
+# ---- fast flash: a decision, not a refusal: exit 0, one line saying why, nothing written; --force-flash
+# reorders all the same ----
+for _ in $(seq 50); do [ -z "$(losetup -j "$img")" ] && break; sleep 0.1; done
+fresh
+printf 'PREFETCH_MEDIUM=fast-flash\n' >"$work/flash.conf"
+before=$(sha256sum <"$img")
+out=$("$REORDER" --config "$work/flash.conf" --layout "$L" "$img" 2>&1); rc=$?
+[ $rc -eq 0 ] || bad "fast flash: exit $rc, want 0: $out"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [[ $out == *"fast flash (PREFETCH_MEDIUM)"*"not reordering"*"--force-flash"* ]] ||
+	bad "fast flash: want one line saying why: $out"
+[ "$(sha256sum <"$img")" = "$before" ] || bad "fast flash: the image changed"
+summary+=("$(printf '%-22s exit %s  %s' "fast-flash" "$rc" "$(cut -c1-100 <<<"$out")")")
+out=$("$REORDER" --config "$work/flash.conf" --force-flash --layout "$L" "$img" 2>&1) || bad "--force-flash: $out"
+moved=$(sed -n 's/.*moved \([0-9]*\) blocks.*/\1/p' <<<"$out")
+[ "${moved:-0}" -gt 0 ] || bad "--force-flash moved nothing: $out"
+pf_fsck_clean "$img"
 
 # ---- and in none of those states it does reorder (each refusal above was its state's doing) ----
 for _ in $(seq 50); do [ -z "$(losetup -j "$img")" ] && break; sleep 0.1; done

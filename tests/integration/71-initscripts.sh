@@ -107,9 +107,16 @@ echo "$rec" | awk -v w="$want" '$3 == w && $4 == "file" && $5 == 0 { ok = 1 } EN
 pf_note "boot through the init scripts: $rec"
 
 # 4. Shutdown: prefetch-stop stop arms the reorder (layout copied, device noted, marker left).  A fake
-# prefetch-reorder records its arguments and says the budget was spent.
+# prefetch-reorder records its arguments and says the budget was spent; asked for its plan when the reorder is
+# armed (--dry-run), it predicts a gain.
 cat >"$tmp/fake-reorder" <<EOF
 #!/bin/sh
+case " \$* " in *" --dry-run "*)
+	echo "a reorder would move 42 of 100 blocks in 1 chunks (0 split, 0 do not fit), 58 blocks already in place"
+	echo "replay: predicted                 1.000s          0.500s"
+	echo "predicted gain of the plan for the next replay: 50.0 %"
+	exit 0 ;;
+esac
 echo "\$@" >"$tmp/reorder-args"
 echo "moved 42 blocks"
 exit 3
@@ -125,6 +132,8 @@ RUNLEVEL=6 "$init/prefetch-stop" stop || pf_fail "prefetch-stop stop"
 [ "$(cat "$tmp/run/reorder/device")" = "$dev" ] || pf_fail "armed device $(cat "$tmp/run/reorder/device") != $dev"
 [ "$(cat "$tmp/run/reorder/budget")" = 75 ] || pf_fail "budget not capped at 75 s"
 [ -s "$tmp/state/reorder-armed" ] || pf_fail "no reorder-armed marker"
+grep -q "armed $dev budget 75s: plan moves 42 blocks, next replay predicted 1.000 s now, 0.500 s after (gain 50.0 %)" \
+	"$tmp/state/reorder.log" || pf_fail "reorder.log: no plan with the arming: $(cat "$tmp/state/reorder.log")"
 "$init/prefetch-reorder" status | grep -q "armed for $dev" || pf_fail "prefetch-reorder status"
 
 # 5. The hook at the end of shutdown, through /etc/init.d/prefetch-reorder stop.

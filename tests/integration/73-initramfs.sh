@@ -98,6 +98,24 @@ done
 timeout 10 "$PREFETCHD" boot --config "$conf" >"$tmp/service.out" 2>&1 || pf_fail "service instance exited $?"
 grep -q "already running (pid $pid" "$tmp/service.out" || { cat "$tmp/service.out"; pf_fail "service instance: no notice"; }
 kill -0 "$pid" 2>/dev/null || pf_fail "the early prefetchd died"
+# Under systemd (a notify socket) the unit adopts the early one: MAINPID= its pid, with READY=1, so that
+# 'systemctl status prefetch' shows it running and stopping the unit stops it.
+if command -v python3 >/dev/null; then
+	sock=$tmp/notify.sock
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); s.settimeout(10)
+open(sys.argv[2], "w").write(s.recv(4096).decode())' "$sock" "$tmp/notify.msg" &
+	listener=$!
+	for ((i = 0; i < 50; i++)); do [ -S "$sock" ] && break; sleep 0.05; done
+	NOTIFY_SOCKET=$sock timeout 10 "$PREFETCHD" boot --config "$conf" >"$tmp/service2.out" 2>&1 ||
+		pf_fail "service instance under a notify socket exited $?"
+	wait "$listener" || pf_fail "no notification from the service instance"
+	grep -qx "MAINPID=$pid" "$tmp/notify.msg" && grep -qx "READY=1" "$tmp/notify.msg" ||
+		pf_fail "the unit does not adopt the early prefetchd: $(cat "$tmp/notify.msg")"
+	grep -q "the unit adopts it" "$tmp/service2.out" || { cat "$tmp/service2.out"; pf_fail "service instance: adoption not said"; }
+else
+	pf_note "python3 not installed: the notify message is not checked"
+fi
 
 cat "$mnt/f2" "$mnt/f4" >/dev/null
 "$PREFETCHD" stop --pid-file "$tmp/run/prefetchd.pid" --timeout 60 >/dev/null || pf_fail "prefetchd stop"

@@ -49,8 +49,11 @@ before "$root" S S mountkernfs.sh prefetch
 before "$root" S S prefetch udev
 before "$root" S S prefetch checkroot.sh
 for rl in 2 3 4 5; do before "$root" $rl S cron prefetch-stop; done
-ls "$root"/etc/rc[0-6S].d | grep -q -E 'prefetch-reorder$' && [ -z "$(ls "$root"/etc/rc[2-5].d | grep prefetch-reorder)" ] ||
-	pf_fail "prefetch-reorder must be linked in rc0/rc6 only for stop"
+# prefetch-reorder stops (runs) in 0 and 6; its start links in 2-5 do nothing but let update-rc.d disable it
+# ('systemctl disable prefetch-reorder.service' calls update-rc.d, which refuses a script without start runlevels).
+for rl in 0 6; do ls "$root/etc/rc$rl.d" | grep -q '^K[0-9]*prefetch-reorder$' || pf_fail "prefetch-reorder not stopped in rc$rl"; done
+for rl in 2 3 4 5; do ls "$root/etc/rc$rl.d" | grep -q '^S[0-9]*prefetch-reorder$' || pf_fail "prefetch-reorder has no start link in rc$rl"; done
+ls "$root"/etc/rc[0-6].d | grep -q '^K[0-9]*prefetch-reorder$' || pf_fail "prefetch-reorder never stopped"
 pf_note "rc0.d: $(ls "$root/etc/rc0.d" | tr '\n' ' ')"
 pf_note "rc6.d: $(ls "$root/etc/rc6.d" | tr '\n' ' ')"
 pf_note "rcS.d: $(ls "$root/etc/rcS.d" | tr '\n' ' ')"

@@ -128,9 +128,21 @@ pf_note "A ($nboot boots): $(grep -o 'self-check: .*' "$tmp/boot$nboot.log")"
 "$PREFETCHD" report --config "$conf" >"$tmp/report.txt" || pf_fail "prefetchd report"
 grep -q "^prefetch " "$tmp/report.txt" && grep -q "^none " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "A: report"; }
 sed 's/^/    /' "$tmp/report.txt"
+grep -q "^against control boots: replay median [0-9.]* s of 3, control median [0-9.]* s of [0-9]*: -[0-9.]* %$" "$tmp/report.txt" ||
+	pf_fail "A: report's line against control boots"
+"$PREFETCHD" report --config "$conf" --csv >"$tmp/report.csv" || pf_fail "report --csv"
+[ "$(wc -l <"$tmp/report.csv")" -eq $((nboot + 1)) ] && grep -q '^1,.*,none,0,replay,' "$tmp/report.csv" || pf_fail "A: report --csv"
+"$PREFETCHD" report --config "$conf" --json --svg "$tmp/report.svg" >"$tmp/report.json" || pf_fail "report --json"
+if command -v python3 >/dev/null; then
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["boots"]) == int(sys.argv[2]); assert d["against_control_boots"]["change"] < -0.1' \
+		"$tmp/report.json" "$nboot" || pf_fail "A: report --json: $(cat "$tmp/report.json")"
+fi
+[ "$(grep -c 'class="point"' "$tmp/report.svg")" -eq "$nboot" ] || pf_fail "A: the chart's points"
+[ -n "${PF_KEEP_CHART:-}" ] && cp "$tmp/report.svg" "$PF_KEEP_CHART"
+"$PREFETCHD" report --config "$conf" --boots | grep -q "^ *$nboot  .* replay " || pf_fail "A: report --boots"
 "$PREFETCHD" status --config "$conf" >"$tmp/status.txt" || pf_fail "prefetchd status"
 grep -q "policy replay, reorder armed; one boot in 2 is a control boot" "$tmp/status.txt" &&
-	grep -q "^  replay: .* MiB read" "$tmp/status.txt" || { cat "$tmp/status.txt"; pf_fail "A: status"; }
+	grep -q "^  replay: .* MiB in [0-9]* files read in" "$tmp/status.txt" || { cat "$tmp/status.txt"; pf_fail "A: status"; }
 grep -q "prefetch=noreplay\|self-check: a control boot" "$tmp"/boot*.log || pf_fail "A: no boot said it was a control boot"
 a_boots=$nboot
 

@@ -1,19 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Simulated spinning disk for tests and benchmarks (one per script): source it (after or without tests/lib.sh;
-# tests call pf_require_simdisk), then
+# Simulated disk for tests and benchmarks (one per script): a 7200 rpm disk, or with SIM_MODEL=sd|ssd an A1 SD
+# card or a SATA SSD (lib/disk_model.h).  Source it (after or without tests/lib.sh; tests call
+# pf_require_simdisk), then
 #
 #   sim_available                            true if /dev/fuse exists and simdisk is built (make -C tests/simdisk:
 #                                            $SIM_BIN, and the workload runner $WLRUN, in build/simdisk/)
 #   dir=$(sim_tmpfs_dir [MB])                a tmpfs directory with MB MiB free (the image must live there; a
 #                                            tmpfs of its own when /dev/shm is too small), removed at exit
-#   sim_start IMAGE [count|sleep]            simdisk on IMAGE + loop device (direct I/O, rotational=1,
+#   sim_start IMAGE [count|sleep]            simdisk --model $SIM_MODEL (hdd) on IMAGE + loop device (direct
+#                                            I/O, rotational=1 (0 for sd and ssd),
 #                                            scheduler $SIM_SCHED (none), read_ahead_kb $SIM_RA_KB (128));
 #                                            sets SIM_DEV, SIM_FUSE (FUSE mount: disk, stats), SIM_CTL
 #   sim_mount DIR [mount options]            mount the file system on SIM_DEV (default: -o ro); SIM_FS=DIR
 #   sim_umount                               unmount it
 #   sim_reset                                zero the disk's counters, head to 0
 #   sim_stat KEY                             one counter: requests reads writes seeks read_bytes write_bytes
-#                                            model_ns wall_ns mode head span
+#                                            model_ns wall_ns mode head span rate model request_ns
 #   sim_seconds                              disk time since the reset: model (count mode) or served (sleep)
 #   sim_mode count|sleep                     timing mode; sleep also keeps the CPUs awake (idle-priority spinners)
 #   sim_log FILE|off                         request log: "R|W offset length cost_us start_ms" per request
@@ -21,7 +23,7 @@
 #   sim_stop                                 everything above, in order (also runs at exit, on every path)
 #   sim_trace_workload FS WL TRACE WORKDIR   drop caches, run the workload WL (wlrun, $WLRUN) on the mounted FS
 #                                            under `prefetchd trace --mount FS`, write TRACE (summary in
-#                                            WORKDIR/trace.out)
+#                                            WORKDIR/trace.out); SIM_WL_OPT=-r: with readahead on
 #   sim_workload_layout IMAGE MNT LAYOUT [LINES]  a layout of IMAGE.workload (mkbootset's boot reads) made with
 #                                            IMAGE mounted read-only at MNT: the directories on the paths
 #                                            first (the boot looks them up), then every read in boot order;
@@ -39,6 +41,7 @@ if ! declare -F pf_cleanup_add >/dev/null; then
 fi
 SIM_BIN=${SIM_BIN:-$TOP/build/simdisk/simdisk}
 WLRUN=${WLRUN:-$TOP/build/simdisk/wlrun}
+SIM_MODEL=${SIM_MODEL:-hdd}
 SIM_SCHED=${SIM_SCHED:-none}
 SIM_RA_KB=${SIM_RA_KB:-128}  # a SATA disk's default readahead (the loop device would inherit 2560 here)
 SIM_PID='' SIM_FUSE='' SIM_DEV='' SIM_FS='' SIM_CTL='' SIM_SPIN=() SIM_QUEUE_SAVED=''
@@ -73,7 +76,7 @@ sim_start() {
 	# Real-time priority: request timing must not wait for a CPU (falls back to normal if refused).
 	local rt=(chrt -f 50)
 	chrt -f 50 true 2>/dev/null || rt=()
-	"${rt[@]}" "$SIM_BIN" --mode "$mode" "$img" "$SIM_FUSE" &
+	"${rt[@]}" "$SIM_BIN" --model "$SIM_MODEL" --mode "$mode" "$img" "$SIM_FUSE" &
 	SIM_PID=$!
 	for ((i = 0; i < 100; i++)); do
 		[ -f "$SIM_FUSE/stats" ] && break
@@ -87,7 +90,9 @@ sim_start() {
 	[ "$(cat "$q/loop/dio")" = 1 ] || sim_unsupported "$SIM_DEV: direct I/O over FUSE refused (page cache would hide the disk)"
 	# Queue settings outlive losetup -d: remember them for sim_stop, the next user of this loop device.
 	SIM_QUEUE_SAVED="$(cat "$q/queue/rotational") $(sed 's/.*\[\(.*\)\].*/\1/' "$q/queue/scheduler") $(cat "$q/queue/read_ahead_kb")"
-	echo 1 >"$q/queue/rotational" || pf_fail "cannot mark $SIM_DEV rotational"
+	local rot=1
+	[ "$SIM_MODEL" = hdd ] || rot=0
+	echo $rot >"$q/queue/rotational" || pf_fail "cannot set $SIM_DEV rotational=$rot"
 	echo "$SIM_SCHED" >"$q/queue/scheduler" 2>/dev/null || pf_fail "I/O scheduler '$SIM_SCHED' refused by $SIM_DEV"
 	echo "$SIM_RA_KB" >"$q/queue/read_ahead_kb" || pf_fail "cannot set read_ahead_kb of $SIM_DEV"
 	sim_mode "$mode"
@@ -95,9 +100,14 @@ sim_start() {
 }
 
 sim_describe() {
-	local q=/sys/block/${SIM_DEV#/dev/}/queue
-	printf 'simdisk 7200 rpm model (1 ms + 14 ms*sqrt(d/span) + 4.17 ms, 100 MB/s, span %s MiB), %s scheduler=%s read_ahead_kb=%s rotational=%s dio=%s\n' \
-		"$(($(sim_stat span) >> 20))" "${SIM_DEV}" "$(sed 's/.*\[\(.*\)\].*/\1/' "$q/scheduler")" \
+	local q=/sys/block/${SIM_DEV#/dev/}/queue m
+	case $SIM_MODEL in
+	hdd) m='7200 rpm model (1 ms + 14 ms*sqrt(d/span) + 4.17 ms, 100 MB/s' ;;
+	*) m="$SIM_MODEL model ($(awk -v r="$(sim_stat request_ns)" -v b="$(sim_stat rate)" \
+		'BEGIN { printf "%.1f us per request, %g MB/s", r / 1e3, b / 1e6 }')" ;;
+	esac
+	printf 'simdisk %s, span %s MiB), %s scheduler=%s read_ahead_kb=%s rotational=%s dio=%s\n' \
+		"$m" "$(($(sim_stat span) >> 20))" "${SIM_DEV}" "$(sed 's/.*\[\(.*\)\].*/\1/' "$q/scheduler")" \
 		"$(cat "$q/read_ahead_kb")" "$(cat "$q/rotational")" "$(cat "$q/../loop/dio")"
 }
 
@@ -186,7 +196,7 @@ sim_trace_workload() {
 	pf_bg "$PREFETCHD" trace --mount "$fs" --output "$trace" --pid-file "$work/pid" >"$work/trace.out"
 	for ((i = 0; i < 100; i++)); do [ -s "$work/pid" ] && break; sleep 0.05; done
 	[ -s "$work/pid" ] || pf_fail "the tracer did not start"
-	"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "the scripted boot failed"
+	"$WLRUN" -q ${SIM_WL_OPT:+"$SIM_WL_OPT"} -C "$fs" "$wl" >/dev/null || pf_fail "the scripted boot failed"
 	"$PREFETCHD" stop --pid-file "$work/pid" >/dev/null || pf_fail "prefetchd stop"
 	wait "$PF_BG_PID" || pf_fail "the tracer failed"
 }

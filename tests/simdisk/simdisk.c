@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* simdisk: a simulated 7200 rpm disk.  A single-threaded FUSE file system exposing one image file
- * (kept on tmpfs) as the file "disk"; every request to it is charged by a seek model, and either
+/* simdisk: a simulated disk (7200 rpm, SD card or SATA SSD).  A single-threaded FUSE file system exposing one
+ * image file (kept on tmpfs) as the file "disk"; every request to it is charged by a disk model, and either
  * really waited for ("sleep" mode) or only added up ("count" mode: exact and fast).
  *
- *   simdisk [--mode count|sleep] [--rate MBPS] [--log FILE] IMAGE MOUNTPOINT [FUSE options]
+ *   simdisk [--model hdd|sd|ssd] [--mode count|sleep] [--rate MBPS] [--log FILE] IMAGE MOUNTPOINT [FUSE options]
  *
  * Put a loop device (losetup --direct-io=on) on MOUNTPOINT/disk and a file system on that.
  * The control file MOUNTPOINT/stats reads as "key value" lines; writing to it runs commands:
@@ -12,11 +12,16 @@
  *   log FILE | log off  start/stop the request log ("R|W offset length cost_us start_ms" per request; start_ms
  *                      since the log was opened)
  *
- * Each request is charged by the 7200 rpm model of lib/disk_model.h (the one prefetch-reorder --check uses), in
- * bytes over the image's size, at --rate MB/s (default the model's 100): transfer only where the last request
- * ended, a short forward gap read through, otherwise a seek, then the transfer.  One request is served at a time,
- * in arrival order (no NCQ), like a disk without a command queue.
- * Flushes and discards cost nothing.
+ * Each request is charged by a model of lib/disk_model.h (the ones prefetch-reorder --check uses), in bytes over
+ * the image's size, at --rate MB/s (default the model's):
+ *   hdd (default)  the 7200 rpm disk: transfer only where the last request ended, a short forward gap read
+ *                  through, otherwise a seek, then the transfer; no NCQ, like a disk without a command queue;
+ *   sd             the A1 SD card: a fixed cost per request, then the transfer; queue depth 1, so serving one
+ *                  request at a time is exactly the card; writes by the erase blocks they touch;
+ *   ssd            the SATA SSD: the fixed cost divided by its effective queue depth (8), then the transfer.
+ *                  This server sees one request at a time and cannot tell how many the kernel holds: every
+ *                  request is charged as if the queue were full, the best case (a lower bound on the time).
+ * Requests are served one at a time, in arrival order.  Flushes and discards cost nothing.
  */
 #define FUSE_USE_VERSION 35
 #include <fuse.h>
@@ -42,6 +47,7 @@ enum mode { MODE_COUNT, MODE_SLEEP };
 static struct {
 	int fd;                 /* the image */
 	struct pf_disk_model model; /* in bytes; its span is the image's size */
+	const char *model_name;     /* hdd, sd, ssd */
 	enum mode mode;
 	uint64_t head;          /* byte offset where the last request ended */
 	FILE *log;
@@ -50,7 +56,7 @@ static struct {
 	uint64_t reads, writes, read_bytes, write_bytes, seeks, flushes;
 	uint64_t model_ns;      /* sum of the model's service times */
 	uint64_t wall_ns;       /* measured time spent serving disk requests (sleep mode: about model_ns) */
-} sd = { .fd = -1, .model = { .unit = 1, .rate = PF_DISK_RATE_BPS } };
+} sd = { .fd = -1, .model = { .unit = 1, .rate = PF_DISK_RATE_BPS }, .model_name = "hdd" };
 
 static uint64_t now_ns(void)
 {
@@ -63,7 +69,8 @@ static uint64_t now_ns(void)
 static void charge(int write, uint64_t off, uint64_t len, uint64_t start)
 {
 	int seeked;
-	uint64_t cost = pf_disk_request_ns(&sd.model, sd.head, off, len, &seeked);
+	uint64_t cost = write ? pf_disk_write_ns(&sd.model, sd.head, off, len, &seeked)
+			      : pf_disk_request_ns(&sd.model, sd.head, off, len, &seeked);
 	if (sd.log)
 		fprintf(sd.log, "%c %" PRIu64 " %" PRIu64 " %.1f %.3f\n", write ? 'W' : 'R', off, len, cost / 1e3,
 			(double)(start - sd.log_t0) / 1e6);
@@ -94,9 +101,10 @@ static char *stats_text(void)
 	if (asprintf(&s,
 		     "mode %s\nrequests %" PRIu64 "\nreads %" PRIu64 "\nwrites %" PRIu64 "\nread_bytes %" PRIu64
 		     "\nwrite_bytes %" PRIu64 "\nseeks %" PRIu64 "\nflushes %" PRIu64 "\nmodel_ns %" PRIu64
-		     "\nwall_ns %" PRIu64 "\nhead %" PRIu64 "\nspan %" PRIu64 "\nrate %.0f\n",
+		     "\nwall_ns %" PRIu64 "\nhead %" PRIu64 "\nspan %" PRIu64 "\nrate %.0f\nmodel %s\nrequest_ns %.0f\n",
 		     sd.mode == MODE_SLEEP ? "sleep" : "count", sd.reads + sd.writes, sd.reads, sd.writes, sd.read_bytes,
-		     sd.write_bytes, sd.seeks, sd.flushes, sd.model_ns, sd.wall_ns, sd.head, sd.model.span, sd.model.rate) < 0)
+		     sd.write_bytes, sd.seeks, sd.flushes, sd.model_ns, sd.wall_ns, sd.head, sd.model.span, sd.model.rate,
+		     sd.model_name, pf_disk_per_request_s(&sd.model) * 1e9) < 0)
 		return NULL;
 	return s;
 }
@@ -285,14 +293,17 @@ static const struct fuse_operations ops = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: simdisk [--mode count|sleep] [--rate MBPS] [--log FILE] IMAGE MOUNTPOINT [FUSE options]\n"
-		     "Serve IMAGE as MOUNTPOINT/disk through a 7200 rpm seek model (foreground, single-threaded).\n"
+	fprintf(out, "Usage: simdisk [--model hdd|sd|ssd] [--mode count|sleep] [--rate MBPS] [--log FILE] IMAGE MOUNTPOINT\n"
+		     "               [FUSE options]\n"
+		     "Serve IMAGE as MOUNTPOINT/disk through a disk model: hdd (7200 rpm, default), sd (A1 SD card) or\n"
+		     "ssd (SATA SSD) (foreground, single-threaded).\n"
 		     "MOUNTPOINT/stats: counters; write 'reset', 'mode count|sleep', 'log FILE', 'log off' to it.\n");
 }
 
 int main(int argc, char **argv)
 {
 	const char *log = NULL;
+	double rate = 0;
 	int i = 1;
 	for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
 		if (!strcmp(argv[i], "--help")) {
@@ -304,9 +315,15 @@ int main(int argc, char **argv)
 				sd.mode = argv[i][0] == 's' ? MODE_SLEEP : MODE_COUNT;
 			else
 				break;
+		} else if (!strcmp(argv[i], "--model") && i + 1 < argc) {
+			i++;
+			if (!strcmp(argv[i], "hdd") || !strcmp(argv[i], "sd") || !strcmp(argv[i], "ssd"))
+				sd.model_name = argv[i];
+			else
+				break;
 		} else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
-			sd.model.rate = atof(argv[++i]) * 1e6;
-			if (!(sd.model.rate > 0))
+			rate = atof(argv[++i]) * 1e6;
+			if (!(rate > 0))
 				break;
 		} else if (!strcmp(argv[i], "--log") && i + 1 < argc) {
 			log = argv[++i];
@@ -325,7 +342,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "simdisk: cannot use image %s: %s\n", image, sd.fd < 0 ? strerror(errno) : "empty");
 		return 1;
 	}
-	sd.model.span = (uint64_t)st.st_size;
+	uint64_t span = (uint64_t)st.st_size;
+	sd.model = !strcmp(sd.model_name, "sd")	   ? pf_disk_sd(span, 1)
+		   : !strcmp(sd.model_name, "ssd") ? pf_disk_ssd(span, 1)
+						   : pf_disk_7200rpm(span, 1);
+	if (rate > 0)
+		sd.model.rate = rate;
 	if (log && set_log(log)) {
 		fprintf(stderr, "simdisk: cannot open log %s: %s\n", log, strerror(errno));
 		return 1;

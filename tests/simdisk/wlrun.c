@@ -2,12 +2,14 @@
 /* wlrun: replay a boot's reads — open each listed file in order and read its first BYTES bytes — and
  * report how long it took.
  *
- *   wlrun [-C DIR] [-q] WORKLOAD
+ *   wlrun [-C DIR] [-q] [-r] WORKLOAD
  *
  * WORKLOAD lines are "BYTES<TAB>PATH" (tests/mkbootset.sh writes them from a real boot trace); a relative
  * PATH is taken below DIR.  BYTES is what the boot had of the file in the page cache (rounded up to pages,
  * cut at the file size).  Readahead is switched off on each file (POSIX_FADV_RANDOM) so exactly those bytes
- * are read — a prefetcher that recorded them can then cover them all.  Missing files are counted, not fatal.
+ * are read — a prefetcher that recorded them can then cover them all.  -r keeps the kernel's readahead, as a
+ * real boot has it: the page cache then holds more than was read (what a trace must not take for the boot's
+ * reads: results/bench-layout-trim.sh).  Missing files are counted, not fatal.
  * Prints one line: "files N missing N bytes N seconds S".
  */
 #define _GNU_SOURCE
@@ -30,12 +32,13 @@ static double now(void)
 }
 
 /* Read up to want bytes from the start of path; returns bytes read or -errno. */
-static long long read_file(const char *path, unsigned long long want, char *buf)
+static long long read_file(const char *path, unsigned long long want, char *buf, int readahead)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
+	if (!readahead)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 	long long got = 0;
 	while ((unsigned long long)got < want) {
 		unsigned long long left = want - (unsigned long long)got;
@@ -57,19 +60,20 @@ static long long read_file(const char *path, unsigned long long want, char *buf)
 int main(int argc, char **argv)
 {
 	const char *dir = NULL;
-	int quiet = 0, opt;
-	while ((opt = getopt(argc, argv, "C:qh")) != -1) {
+	int quiet = 0, readahead = 0, opt;
+	while ((opt = getopt(argc, argv, "C:qrh")) != -1) {
 		switch (opt) {
 		case 'C': dir = optarg; break;
 		case 'q': quiet = 1; break;
+		case 'r': readahead = 1; break;
 		case 'h':
-			printf("Usage: wlrun [-C DIR] [-q] WORKLOAD\n");
+			printf("Usage: wlrun [-C DIR] [-q] [-r] WORKLOAD\n");
 			return 0;
 		default: return 2;
 		}
 	}
 	if (optind != argc - 1) {
-		fprintf(stderr, "Usage: wlrun [-C DIR] [-q] WORKLOAD\n");
+		fprintf(stderr, "Usage: wlrun [-C DIR] [-q] [-r] WORKLOAD\n");
 		return 2;
 	}
 	FILE *wl = fopen(argv[optind], "re");
@@ -103,7 +107,7 @@ int main(int argc, char **argv)
 		const char *path = tab + 1;
 		if (dir && path[0] == '/')
 			path++; /* paths of the traced system, relative to DIR */
-		long long got = read_file(path, want, buf);
+		long long got = read_file(path, want, buf, readahead);
 		if (got < 0) {
 			missing++;
 			if (!quiet)

@@ -86,7 +86,7 @@ static void test_summary(void **state)
 	assert_non_null(strstr(s, "# created: 1970-01-01 00:00:00 UTC (0)\n"));
 	assert_non_null(strstr(s, "# flags: incomplete (3 events lost)\n"));
 	assert_non_null(strstr(s, "# filesystem 0: uuid b4e86b98-0000-0000-0000-000000000000, mountpoint /, "
-				  "medium solid-state, block size 4096\n"));
+				  "medium fast-flash, block size 4096, ranges: resident pages (mincore)\n"));
 	assert_non_null(strstr(s, "# files: 2 (exec 1, metadata only 1)\n"));
 	assert_non_null(strstr(s, "# dirs: 1\n"));
 	assert_non_null(strstr(s, "# bytes: 28192 "));
@@ -106,7 +106,8 @@ static void test_summary_incomplete(void **state)
 	char *s = capture(pf_dump_summary, img);
 	assert_non_null(strstr(s, "# flags: incomplete (file cap reached, filesystem / gone)\n"));
 	assert_non_null(strstr(s, "# filesystem 0: uuid b4e86b98-0000-0000-0000-000000000000, mountpoint /, "
-				  "medium solid-state, block size 4096, gone (unmounted during tracing)\n"));
+				  "medium fast-flash, block size 4096, gone (unmounted during tracing), "
+				  "ranges: resident pages (mincore)\n"));
 	free(s);
 	pf_image_free(img);
 }

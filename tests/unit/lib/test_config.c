@@ -99,7 +99,7 @@ static void test_bad_values_keep_defaults(void **state)
 	assert_true(has_warning(&d, ":5: unknown key NO_SUCH_KEY; line ignored"));
 	assert_true(has_warning(&d, ":6: not a KEY=value line; line ignored"));
 	assert_true(has_warning(&d, ":7: MAX_PREFETCH_MB: unterminated quote"));
-	assert_true(has_warning(&d, ":8: PREFETCH_MEDIUM: 'floppy' is not auto, rotational or ssd"));
+	assert_true(has_warning(&d, ":8: PREFETCH_MEDIUM: 'floppy' is not auto, rotational, slow-flash or fast-flash"));
 }
 
 /* What sh would read differently (or run) is a bad line, never taken another way; what sh reads the same is. */
@@ -193,7 +193,18 @@ static void test_get(void **state)
 	assert_int_equal(pf_config_get(&c, "TRACE_MOUNTS", v, sizeof(v)), 0);
 	assert_string_equal(v, "/ /usr");
 	assert_int_equal(pf_config_get(&c, "PREFETCH_MEDIUM", v, sizeof(v)), 0);
-	assert_string_equal(v, "ssd");
+	assert_string_equal(v, "fast-flash");
+	/* the flash classes, and ssd kept for old configs */
+	pf_config_parse(&c, "PREFETCH_MEDIUM=slow-flash\n", "f", NULL);
+	assert_int_equal(c.medium, PF_MEDIUM_FORCE_SLOW_FLASH);
+	assert_int_equal(pf_config_get(&c, "PREFETCH_MEDIUM", v, sizeof(v)), 0);
+	assert_string_equal(v, "slow-flash");
+	pf_config_parse(&c, "PREFETCH_MEDIUM=ssd\n", "f", NULL);
+	assert_int_equal(c.medium, PF_MEDIUM_FORCE_FAST_FLASH);
+	pf_config_parse(&c, "PREFETCH_MEDIUM=Fast-Flash\n", "f", NULL);
+	assert_int_equal(c.medium, PF_MEDIUM_FORCE_FAST_FLASH);
+	assert_int_equal(pf_medium_override_parse("floppy"), -1);
+	assert_int_equal(pf_medium_override_parse("hdd"), PF_MEDIUM_FORCE_ROTATIONAL);
 	assert_int_equal(pf_config_get(&c, "ENABLE_FILE_REORDERING", v, sizeof(v)), 0);
 	assert_string_equal(v, "1");
 	assert_int_equal(pf_config_get(&c, "CHUNK_SIZE_BLOCKS", v, sizeof(v)), 0);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/disk_model.c: the 7200 rpm model's moves (nothing, read through, seek), its transfer, and a request's
- * nanoseconds; bytes and blocks give the same times. */
+ * nanoseconds; bytes and blocks give the same times.  The flash models: a fixed cost per request over the
+ * queue depth, no seeks, and writes by the erase blocks they touch. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +10,7 @@
 #include "disk_model.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 static void test_moves(void **state)
 {
@@ -64,9 +66,80 @@ static void test_request_ns(void **state)
 	assert_int_equal(pf_disk_request_ns(&d, 0, 0, 2000, &is_seek), 1000000);
 }
 
+/* The SD card: request cost + transfer wherever the request lies, and 4 KiB reads at the A1 minimum. */
+static void test_sd_reads(void **state)
+{
+	(void)state;
+	struct pf_disk_model d = pf_disk_sd(1ull << 30, 1);
+	int is_seek = -1;
+	assert_true(pf_disk_move_s(&d, 1 << 29, 0, &is_seek) == 0);
+	assert_false(is_seek);
+	uint64_t near = pf_disk_request_ns(&d, 0, 0, 4096, &is_seek);
+	assert_false(is_seek);
+	/* 1500 IOPS: 666,667 ns per 4 KiB read, wherever it lies */
+	assert_int_equal(near, 666667);
+	assert_int_equal(pf_disk_request_ns(&d, 1 << 29, 12345 * 4096ull, 4096, &is_seek), near);
+	/* 1 MiB: one request cost and the transfer at 45 MB/s */
+	assert_int_equal(pf_disk_request_ns(&d, 0, 0, 1 << 20, &is_seek),
+			 (uint64_t)((1.0 / 1500 - 4096 / 45e6 + (1 << 20) / 45e6) * 1e9 + 0.5));
+	/* the same bytes in 256 requests cost 255 request costs more */
+	uint64_t many = 0;
+	for (int i = 0; i < 256; i++)
+		many += pf_disk_request_ns(&d, 0, (uint64_t)i * 4096, 4096, &is_seek);
+	uint64_t one = pf_disk_request_ns(&d, 0, 0, 1 << 20, &is_seek);
+	assert_true(llabs((long long)(many - one) - (long long)(255 * PF_SD_REQUEST_S * 1e9)) < 300);
+	assert_true(pf_disk_per_request_s(&d) == PF_SD_REQUEST_S);
+}
+
+/* The SD card's writes: whole aligned erase blocks are programmed, partly covered ones read-modify-written. */
+static void test_sd_writes(void **state)
+{
+	(void)state;
+	struct pf_disk_model d = pf_disk_sd(1ull << 30, 1);
+	const double eb = 4 << 20, req = PF_SD_REQUEST_S;
+	const double prog = eb / 10e6, rmw = eb / 45e6 + eb / 10e6;
+	int is_seek;
+#define NS(s) ((uint64_t)((s) * 1e9 + 0.5))
+	/* one whole aligned erase block; two */
+	assert_int_equal(pf_disk_write_ns(&d, 0, 4 << 20, 4 << 20, &is_seek), NS(req + prog));
+	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 8 << 20, &is_seek), NS(req + 2 * prog));
+	/* 4 KiB anywhere inside one: a read-modify-write of it */
+	assert_int_equal(pf_disk_write_ns(&d, 0, 4096, 4096, &is_seek), NS(req + rmw));
+	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 4096, &is_seek), NS(req + rmw));
+	/* 8 KiB across a boundary: two */
+	assert_int_equal(pf_disk_write_ns(&d, 0, (4 << 20) - 4096, 8192, &is_seek), NS(req + 2 * rmw));
+	/* 8 MiB off by 4 KiB: one covered whole, two partly */
+	assert_int_equal(pf_disk_write_ns(&d, 0, 4096, 8 << 20, &is_seek), NS(req + prog + 2 * rmw));
+	assert_false(is_seek);
+	/* in blocks: the same */
+	struct pf_disk_model b = pf_disk_sd(1 << 18, 4096);
+	assert_int_equal(pf_disk_write_ns(&b, 0, 1, 2048, &is_seek), NS(req + prog + 2 * rmw));
+#undef NS
+}
+
+/* The SSD: the request cost over the effective queue depth; no erase-block cost; the disk's writes as reads. */
+static void test_ssd_and_hdd_writes(void **state)
+{
+	(void)state;
+	struct pf_disk_model d = pf_disk_ssd(1ull << 30, 1);
+	int is_seek;
+	double req = (1.0 / 13000 - 4096 / 560e6) / 8;
+	assert_true(fabs(pf_disk_per_request_s(&d) - req) < 1e-15);
+	assert_int_equal(pf_disk_request_ns(&d, 0, 1 << 29, 4096, &is_seek), (uint64_t)((req + 4096 / 560e6) * 1e9 + 0.5));
+	assert_int_equal(pf_disk_write_ns(&d, 0, 4096, 4096, &is_seek), (uint64_t)((req + 4096 / 530e6) * 1e9 + 0.5));
+	struct pf_disk_model h = pf_disk_7200rpm(64 << 20, 1);
+	int s1, s2;
+	assert_int_equal(pf_disk_write_ns(&h, 64 << 20, 0, 4096, &s1), pf_disk_request_ns(&h, 64 << 20, 0, 4096, &s2));
+	assert_int_equal(s1, s2);
+	assert_true(pf_disk_per_request_s(&h) == 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_sd_reads),
+		cmocka_unit_test(test_sd_writes),
+		cmocka_unit_test(test_ssd_and_hdd_writes),
 		cmocka_unit_test(test_moves),
 		cmocka_unit_test(test_bytes_and_blocks_agree),
 		cmocka_unit_test(test_request_ns),

@@ -116,11 +116,12 @@ static void test_placement_order(void **state)
 	(void)state;
 	struct pf_image *l = layout();
 	struct pf_lorder_opts o = { .flags = PF_LORDER_PLACEMENT | PF_LORDER_ONE_FS, .fs = 0 };
-	/* the directory without blocks first; then every extent of this filesystem in layout order, the
-	 * directory's block among them; pieces not merged; no inode-only file; bins as for the replay (ignored) */
+	/* the directories first, whole, by rank (the one with a recorded block too); then every extent of this
+	 * filesystem's files in layout order; pieces not merged; no inode-only file; bins as for the replay
+	 * (ignored) */
 	static const struct want w[] = {
-		{ USR, PF_LITEM_DIR, 1, 0, 0 },        { INIT, PF_LITEM_DATA, 0, 0, 8192 },
-		{ USR_LIB, PF_LITEM_DATA, 1, 0, 4096 }, { A_SO, PF_LITEM_DATA, 1, 0, 4096 },
+		{ USR, PF_LITEM_DIR, 1, 0, 0 },        { USR_LIB, PF_LITEM_DIR, 1, 0, 0 },
+		{ INIT, PF_LITEM_DATA, 0, 0, 8192 },    { A_SO, PF_LITEM_DATA, 1, 0, 4096 },
 		{ A_SO, PF_LITEM_DATA, 1, 4096, 4096 }, { B_SO, PF_LITEM_DATA, 1, 0, 3 * MiB },
 		{ B_SO, PF_LITEM_DATA, 1, 3 * MiB, MiB }, { A_SO, PF_LITEM_DATA, 1, 8192, 4096 },
 	};

@@ -178,6 +178,41 @@ static void test_coalesce(void **state)
 	assert_int_equal(pf_rplan_coalesce(it, 0), 0);
 }
 
+/* Slow flash: each file's ranges adjacent on the device merged through small holes, in first-touch order. */
+static void test_merge_flash(void **state)
+{
+	(void)state;
+	struct pf_ritem it[] = {
+		{ .file = 1, .offset = 65536, .length = 4096, .phys_known = 1, .physical = 1065536, .seq = 0 },
+		{ .file = 2, .offset = 0, .length = 4096, .phys_known = 1, .physical = 4096, .seq = 1 },
+		/* file 1 from its start, 60 KiB before the first: too far (hole 16 KiB) */
+		{ .file = 1, .offset = 0, .length = 4096, .phys_known = 1, .physical = 1000000, .seq = 2 },
+		/* 8 KiB after the first, same distance on the device: merges into it, hole read through */
+		{ .file = 1, .offset = 77824, .length = 4096, .phys_known = 1, .physical = 1077824, .seq = 3 },
+		{ .kind = PF_RITEM_META, .file = 3, .seq = 4 },
+		/* right after, but elsewhere on the device: not merged */
+		{ .file = 1, .offset = 81920, .length = 4096, .phys_known = 1, .physical = 9000000, .seq = 5 },
+		/* overlapping the first, earlier touched through file 2's run: the merged range keeps seq 0 */
+		{ .file = 1, .offset = 69632, .length = 4096, .phys_known = 1, .physical = 1069632, .seq = 6 },
+		/* unplaced, a small hole: merged; another bin: not */
+		{ .file = 4, .offset = 0, .length = 4096, .seq = 7 },
+		{ .file = 4, .offset = 8192, .length = 4096, .seq = 8 },
+		{ .file = 4, .offset = 12288, .length = 4096, .seq = 9, .bin = 1 },
+	};
+	size_t n = pf_rplan_merge_flash(it, 10, 16384);
+	assert_int_equal(n, 7);
+	static const uint32_t want_file[] = { 1, 2, 1, 3, 1, 4, 4 };
+	static const uint32_t want_seq[] = { 0, 1, 2, 4, 5, 7, 9 };
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(it[i].file, want_file[i]);
+		assert_int_equal(it[i].seq, want_seq[i]);
+	}
+	assert_int_equal(it[0].offset, 65536);
+	assert_int_equal(it[0].length, 16384); /* 64 KiB .. 80 KiB */
+	assert_int_equal(it[5].length, 12288);
+	assert_int_equal(pf_rplan_merge_flash(it, 0, 16384), 0);
+}
+
 static void test_branges(void **state)
 {
 	(void)state;
@@ -382,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_init_head_bin),
 		cmocka_unit_test(test_sort_physical),
 		cmocka_unit_test(test_coalesce),
+		cmocka_unit_test(test_merge_flash),
 		cmocka_unit_test(test_branges),
 		cmocka_unit_test(test_verify),
 		cmocka_unit_test(test_fiemap),

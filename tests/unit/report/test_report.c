@@ -7,6 +7,7 @@
 
 #include "boot_log.h"
 #include "report_stats.h"
+#include "report_boots.h"
 #include "report_svg.h"
 #include "support_tmpdir.h"
 
@@ -42,7 +43,7 @@ static void test_record_round_trip(void **state)
 	int n = pf_boot_record_format(&a, line, sizeof(line));
 	assert_true(n > 0);
 	assert_string_equal(line, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 1795288058 53.40 systemd 1 0 sda 12345 1000 20480 "
-				 "0 - -1 -1 -1 -1 -1 -1");
+				 "0 - -1 -1 -1 -1 -1 -1 -1 -1");
 	assert_int_equal(pf_boot_record_parse(line, &b), 0);
 	assert_string_equal(b.boot_id, a.boot_id);
 	assert_true(fabs(b.boot_s - 53.4) < 1e-9);
@@ -73,12 +74,15 @@ static void test_record_round_trip(void **state)
 	a.psi_io_ms = 4321;
 	a.replay_s = 1.5;
 	a.replay_cpu_s = 0.25;
+	a.replay_files = 0;
+	a.used_files = 7;
 	assert_true(pf_boot_record_format(&a, line, sizeof(line)) > 0);
-	assert_non_null(strstr(line, " 20480 1 narrow 0.00 12.50 80.13 4321 1.50 0.25"));
+	assert_non_null(strstr(line, " 20480 1 narrow 0.00 12.50 80.13 4321 1.50 0.25 0 7"));
 	assert_int_equal(pf_boot_record_parse(line, &b), 0);
 	assert_int_equal(b.control, 1);
 	assert_string_equal(b.policy, "narrow");
 	assert_true(fabs(b.used_mib - 12.5) < 1e-9 && b.psi_io_ms == 4321 && fabs(b.replay_cpu_s - 0.25) < 1e-9);
+	assert_true(b.replay_files == 0 && b.used_files == 7);
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 3.5", &b), 0);
 	assert_string_equal(b.policy, "off");
 	assert_true(fabs(b.replay_mib - 3.5) < 1e-9 && b.used_mib < 0 && b.psi_io_ms == -1);
@@ -86,6 +90,7 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 maybe", &b), -EINVAL); /* policy */
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off -7", &b), -EINVAL); /* -1 only */
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off nan", &b), -EINVAL);
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 1 1 1 1 1 1 -5", &b), -EINVAL);
 }
 
 static void test_record_bad(void **state)
@@ -260,27 +265,78 @@ static int count(const char *hay, const char *needle)
 static void test_svg(void **state)
 {
 	(void)state;
+	struct pf_boot_record r[] = {
+		rec(50, 0, 0, 20000), rec(52, 0, 0, 22000), rec(40, 1, 0, 12000), rec(42, 1, 0, -1),
+		rec(44, 1, 0, 14000), rec(35, 1, 1, 8000),
+	};
+	r[1].control = 1;
 	struct pf_report_row rows[PF_SETUP_COUNT];
-	make_rows(rows);
-	char *svg = pf_report_svg(rows, "Debian <12> & co");
+	assert_int_equal(pf_report_rows(r, 6, rows), 0);
+	char *svg = pf_report_svg(rows, r, 6, "Debian <12> & co");
 	assert_non_null(svg);
 	assert_true(!strncmp(svg, "<?xml", 5));
 	assert_non_null(strstr(svg, "</svg>\n"));
 	assert_non_null(strstr(svg, "Debian &lt;12&gt; &amp; co"));
-	/* 3 setups with boots x 2 panels: 6 bars, each with an error bar */
-	assert_int_equal(count(svg, "class=\"bar\""), 6);
-	assert_int_equal(count(svg, "class=\"errorbar\""), 6);
-	assert_non_null(strstr(svg, "prefetch: mean 42.00 s, stddev 2.00 s"));
+	/* every boot a point, the control boot hollow; 3 setups with boots summarised, with the change vs none */
+	assert_int_equal(count(svg, "class=\"point\""), 6);
+	assert_non_null(strstr(svg, "<title>boot 2: 52.00 s, none (control boot)</title>"));
+	assert_int_equal(count(svg, "fill=\"white\" stroke="), 2); /* the control boot, and the legend's */
+	assert_int_equal(count(svg, "class=\"summary\""), 3);
+	assert_non_null(strstr(svg, "prefetch: mean 42.00 s, stddev 2.00 s, min 40.00 s, max 44.00 s, 3 boots"));
+	assert_non_null(strstr(svg, "-17.6 %")); /* prefetch 42 against none 51 */
+	assert_non_null(strstr(svg, "6 boots, 1 of them control boots"));
 	/* balanced tags: every <g opened is closed */
 	assert_int_equal(count(svg, "<g"), count(svg, "</g>"));
 	free(svg);
 
 	pf_report_rows(NULL, 0, rows);
-	svg = pf_report_svg(rows, NULL);
+	svg = pf_report_svg(rows, NULL, 0, NULL);
 	assert_non_null(svg);
-	assert_int_equal(count(svg, "class=\"bar\""), 0);
+	assert_int_equal(count(svg, "class=\"point\""), 0);
 	assert_non_null(strstr(svg, "no boots"));
 	free(svg);
+}
+
+/* --boots, --csv, --json: one line (or object) per boot, unknown values shown as such */
+static void test_boots_outputs(void **state)
+{
+	(void)state;
+	struct pf_boot_record r[2] = { rec(50, 0, 0, 20000), rec(40.5, 1, 0, -1) };
+	r[0].control = 1;
+	strcpy(r[0].policy, "replay");
+	r[1].replay_mib = 61.25;
+	r[1].used_mib = 50.5;
+	r[1].psi_io_ms = 1500;
+	struct pf_report_row rows[PF_SETUP_COUNT];
+	assert_int_equal(pf_report_rows(r, 2, rows), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	pf_report_boots_table(f, r, 2);
+	fclose(f);
+	assert_non_null(strstr(buf, "control"));
+	assert_non_null(strstr(buf, "   61.25     50.50         -     1.50        -"));
+	free(buf);
+	f = open_memstream(&buf, &len);
+	pf_report_boots_csv(f, r, 2);
+	fclose(f);
+	assert_int_equal(count(buf, "\n"), 3);
+	assert_non_null(strstr(buf, "boot,boot_id,unix_time,setup,control,policy,boot_s,"));
+	assert_non_null(strstr(buf, ",prefetch,0,-,40.50,"));
+	free(buf);
+	struct pf_control_change cc = { 1, 1, 50, 40.5, -0.19, 0 };
+	f = open_memstream(&buf, &len);
+	pf_report_json(f, "/x/\"log\"", r, 2, rows, &cc);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"log\": \"/x/\\\"log\\\"\""));
+	assert_non_null(strstr(buf, "\"control\": true"));
+	assert_non_null(strstr(buf, "\"io_s\": null"));
+	assert_non_null(strstr(buf, "\"replay_mib\": 61.250"));
+	assert_non_null(strstr(buf, "\"prefetch+reorder\": {\"boot_s\": null"));
+	assert_non_null(strstr(buf, "\"change\": -0.1900"));
+	assert_int_equal(count(buf, "{"), count(buf, "}"));
+	assert_int_equal(count(buf, "["), count(buf, "]"));
+	free(buf);
 }
 
 int main(void)
@@ -289,7 +345,7 @@ int main(void)
 		cmocka_unit_test(test_record_round_trip), cmocka_unit_test(test_record_bad),
 		cmocka_unit_test(test_log_parse),         cmocka_unit_test(test_append_and_load),
 		cmocka_unit_test(test_diskstats),         cmocka_unit_test(test_stats),
-		cmocka_unit_test(test_rows_and_table),    cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_rows_and_table),    cmocka_unit_test(test_svg), cmocka_unit_test(test_boots_outputs),
 	};
 	return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "report_boots.h"
+
+#include <inttypes.h>
+#include <time.h>
+
+static const char *kind(const struct pf_boot_record *r)
+{
+	if (r->control)
+		return "control";
+	return pf_setup_name(pf_boot_record_setup(r));
+}
+
+static void date(int64_t when, char *buf, size_t len)
+{
+	time_t t = (time_t)when;
+	struct tm tm;
+	if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M", &tm))
+		snprintf(buf, len, "-");
+}
+
+/* A measurement, or "-" when unknown (negative). */
+static void fig(FILE *out, double v, int width)
+{
+	if (v < 0)
+		fprintf(out, " %*s", width, "-");
+	else
+		fprintf(out, " %*.2f", width, v);
+}
+
+void pf_report_boots_table(FILE *out, const struct pf_boot_record *recs, size_t n)
+{
+	fprintf(out, "%4s  %-16s  %-16s %-7s %8s %9s %9s %9s %8s %8s\n", "boot", "date (UTC)", "kind", "policy", "boot s",
+		"replay MiB", "used MiB", "own MiB", "stall s", "disk s");
+	for (size_t i = 0; i < n; i++) {
+		const struct pf_boot_record *r = &recs[i];
+		char d[32];
+		date(r->when, d, sizeof(d));
+		fprintf(out, "%4zu  %-16s  %-16s %-7s %8.2f", i + 1, d, kind(r), r->policy, r->boot_s);
+		fig(out, r->replay_mib, 9);
+		fig(out, r->used_mib, 9);
+		fig(out, r->uncovered_mib, 9);
+		fig(out, r->psi_io_ms >= 0 ? r->psi_io_ms / 1000.0 : -1, 8);
+		fig(out, r->io_ms >= 0 ? r->io_ms / 1000.0 : -1, 8);
+		fputc('\n', out);
+	}
+}
+
+void pf_report_boots_csv(FILE *out, const struct pf_boot_record *recs, size_t n)
+{
+	fputs("boot,boot_id,unix_time,setup,control,policy,boot_s,end_source,disk,io_ms,reads,sectors,replay_mib,"
+	      "used_mib,uncovered_mib,psi_io_ms,replay_s,replay_cpu_s,replay_files,used_files\n",
+	      out);
+	for (size_t i = 0; i < n; i++) {
+		const struct pf_boot_record *r = &recs[i];
+		/* every text field is one word without commas or quotes (boot_log.c writes "-" otherwise) */
+		fprintf(out, "%zu,%s,%" PRId64 ",%s,%d,%s,%.2f,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.2f,%.2f,%.2f,%" PRId64
+			     ",%.2f,%.2f,%" PRId64 ",%" PRId64 "\n",
+			i + 1, r->boot_id, r->when, pf_setup_name(pf_boot_record_setup(r)), r->control, r->policy, r->boot_s,
+			r->end_source, r->disk, r->io_ms, r->reads, r->sectors, r->replay_mib, r->used_mib, r->uncovered_mib,
+			r->psi_io_ms, r->replay_s, r->replay_cpu_s, r->replay_files, r->used_files);
+	}
+}
+
+static void json_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* A measurement: null when unknown. */
+static void json_num(FILE *out, double v)
+{
+	if (v < 0)
+		fputs("null", out);
+	else
+		fprintf(out, "%.3f", v);
+}
+
+static void json_stat(FILE *out, const struct pf_stat *st)
+{
+	if (!st->n) {
+		fputs("null", out);
+		return;
+	}
+	fprintf(out, "{\"n\": %zu, \"mean\": %.3f, \"stddev\": %.3f, \"min\": %.3f, \"max\": %.3f}", st->n, st->mean,
+		st->stddev, st->min, st->max);
+}
+
+void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *recs, size_t n,
+		    const struct pf_report_row rows[PF_SETUP_COUNT], const struct pf_control_change *cc)
+{
+	fputs("{\n  \"log\": ", out);
+	json_string(out, log);
+	fputs(",\n  \"boots\": [", out);
+	for (size_t i = 0; i < n; i++) {
+		const struct pf_boot_record *r = &recs[i];
+		fprintf(out, "%s\n    {\"boot\": %zu, \"boot_id\": ", i ? "," : "", i + 1);
+		json_string(out, r->boot_id);
+		fprintf(out, ", \"unix_time\": %" PRId64 ", \"setup\": ", r->when);
+		json_string(out, pf_setup_name(pf_boot_record_setup(r)));
+		fprintf(out, ", \"control\": %s, \"policy\": ", r->control ? "true" : "false");
+		json_string(out, r->policy);
+		fprintf(out, ", \"boot_s\": %.2f, \"end_source\": ", r->boot_s);
+		json_string(out, r->end_source);
+		fputs(", \"disk\": ", out);
+		json_string(out, r->disk);
+		fputs(", \"io_s\": ", out);
+		json_num(out, r->io_ms >= 0 ? r->io_ms / 1000.0 : -1);
+		fputs(", \"read_mib\": ", out);
+		json_num(out, r->sectors >= 0 ? r->sectors * 512.0 / 1048576.0 : -1);
+		fputs(", \"replay_mib\": ", out);
+		json_num(out, r->replay_mib);
+		fputs(", \"used_mib\": ", out);
+		json_num(out, r->used_mib);
+		fputs(", \"uncovered_mib\": ", out);
+		json_num(out, r->uncovered_mib);
+		fputs(", \"io_stall_s\": ", out);
+		json_num(out, r->psi_io_ms >= 0 ? r->psi_io_ms / 1000.0 : -1);
+		fputs(", \"replay_s\": ", out);
+		json_num(out, r->replay_s);
+		fputs(", \"replay_cpu_s\": ", out);
+		json_num(out, r->replay_cpu_s);
+		fputs(", \"replay_files\": ", out);
+		json_num(out, r->replay_files >= 0 ? (double)r->replay_files : -1);
+		fputs(", \"used_files\": ", out);
+		json_num(out, r->used_files >= 0 ? (double)r->used_files : -1);
+		fputc('}', out);
+	}
+	fputs("\n  ],\n  \"setups\": {", out);
+	for (int s = 0; s < PF_SETUP_COUNT; s++) {
+		fprintf(out, "%s\n    ", s ? "," : "");
+		json_string(out, pf_setup_name((enum pf_setup)s));
+		fputs(": {\"boot_s\": ", out);
+		json_stat(out, &rows[s].boot_s);
+		fputs(", \"io_s\": ", out);
+		json_stat(out, &rows[s].io_s);
+		fputs(", \"read_mib\": ", out);
+		json_stat(out, &rows[s].read_mb);
+		fputc('}', out);
+	}
+	fputs("\n  },\n  \"against_control_boots\": ", out);
+	if (cc && cc->n_control && cc->n_replay)
+		fprintf(out, "{\"control_boots\": %zu, \"replay_boots\": %zu, \"control_median_s\": %.3f, "
+			     "\"replay_median_s\": %.3f, \"change\": %.4f, \"allowance_s\": %.3f}",
+			cc->n_control, cc->n_replay, cc->control_s, cc->replay_s, cc->change, cc->allowance_s);
+	else
+		fputs("null", out);
+	fputs("\n}\n", out);
+}

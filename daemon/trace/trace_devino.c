@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "trace_devino.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+static size_t hash_of(uint64_t dev, uint64_t ino)
+{
+	uint64_t h = ino * 0x9E3779B97F4A7C15ull ^ dev * 0xC2B2AE3D27D4EB4Full;
+	return (size_t)(h ^ (h >> 29));
+}
+
+long pf_devino_get(const struct pf_devino_index *x, dev_t dev, ino_t ino)
+{
+	if (!x->cap)
+		return -1;
+	for (size_t i = hash_of(dev, ino) & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
+		const struct pf_devino_slot *s = &x->slot[i];
+		if (!s->pos1)
+			return -1;
+		if (s->dev == (uint64_t)dev && s->ino == (uint64_t)ino)
+			return (long)(s->pos1 - 1);
+	}
+}
+
+static void place(struct pf_devino_slot *slot, size_t cap, const struct pf_devino_slot *s)
+{
+	size_t i = hash_of(s->dev, s->ino) & (cap - 1);
+	while (slot[i].pos1)
+		i = (i + 1) & (cap - 1);
+	slot[i] = *s;
+}
+
+int pf_devino_put(struct pf_devino_index *x, dev_t dev, ino_t ino, size_t pos)
+{
+	if ((x->n + 1) * 2 > x->cap) {
+		size_t ncap = x->cap ? x->cap * 2 : 1024;
+		struct pf_devino_slot *slot = calloc(ncap, sizeof(*slot));
+		if (!slot)
+			return -ENOMEM;
+		for (size_t i = 0; i < x->cap; i++)
+			if (x->slot[i].pos1)
+				place(slot, ncap, &x->slot[i]);
+		free(x->slot);
+		x->slot = slot;
+		x->cap = ncap;
+	}
+	place(x->slot, x->cap, &(struct pf_devino_slot){ (uint64_t)dev, (uint64_t)ino, pos + 1 });
+	x->n++;
+	return 0;
+}
+
+void pf_devino_free(struct pf_devino_index *x)
+{
+	free(x->slot);
+	*x = (struct pf_devino_index){ 0 };
+}

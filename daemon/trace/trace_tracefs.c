@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The pages the boot asked for, from the page-cache tracepoints (Linux 6.11+): mm_filemap_get_pages (a read:
+ * the page range it asks for), mm_filemap_map_pages (a fault on a mapping: the fault-around window mapped from
+ * the cache) and mm_filemap_fault (a page not mapped yet).  Kernel readahead and read-around add pages to the
+ * cache without any of these, so the ranges they give are what was read, where mincore (trace_residency.c) sees
+ * every resident page, readahead windows included.
+ *
+ * Where.  A trace instance of our own (instances/prefetch-PID): its ring buffer, events and filters are ours
+ * alone, so neither a running ftrace session nor another tracer disturbs them, nor we them.  It is removed when
+ * tracing ends and on every path out (pf_tracer_close); one left by a tracer that was killed is removed by the
+ * next one.  tracefs is used at /sys/kernel/tracing; where nothing is mounted there we mount it, keep fds of its
+ * directories, and detach the mount at once: all later access goes through those fds, and the system's mount
+ * table is left as it was.  Without tracefs (containers, no /sys), without the events (kernels before 6.11), or
+ * without the privilege, the tracer goes on with mincore and says why.
+ *
+ * Which events.  A filter keeps those of the traced filesystems' devices and drops our own task name: the
+ * replay threads of 'prefetchd boot' (they share our name) and the residency pass ask for pages too, and what
+ * prefetchd reads is not what the boot used.  The filter is evaluated in the kernel when the event fires, so it
+ * sees the real task; the lines are checked again (our pid, our name) in case the kernel refused the filter.
+ *
+ * Buffer.  The pipe is read each time the tracer's poll loop turns (at least every 100 ms), so the ring buffer
+ * only has to hold what comes between two reads; each event takes 48 bytes in it, and a boot makes one per read()
+ * call or fault, not per page.  4 MiB per CPU (80000 events), 64 MiB in all at most (1 MiB per CPU at least),
+ * holds whole boots even unread.  Events lost anyway (the buffer overran: its per_cpu stats, or a "[LOST n
+ * EVENTS]" line) leave the events' ranges incomplete in an unknown way: the whole trace then takes mincore's. */
+#include "trace_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define TRACEFS "/sys/kernel/tracing"
+#define TRACEFS_MAGIC_NR 0x74726163
+#define BUF_KB_PER_CPU 4096
+#define BUF_KB_TOTAL (64 * 1024)
+#define BUF_KB_MIN 1024
+
+static const char *const events[] = { "mm_filemap_get_pages", "mm_filemap_map_pages", "mm_filemap_fault" };
+
+/* Write a short text to a file of the instance.  Returns 0 or -errno. */
+static int put(int dir, const char *path, const char *text)
+{
+	int fd = openat(dir, path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t n = strlen(text);
+	ssize_t w = write(fd, text, n);
+	int rc = w == (ssize_t)n ? 0 : w < 0 ? -errno : -EIO;
+	close(fd);
+	return rc;
+}
+
+/* Instances named prefetch-PID whose process is gone: a tracer killed before it could remove its own. */
+static void remove_stale(int inst_fd)
+{
+	int fd = openat(inst_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		char *end;
+		if (strncmp(de->d_name, "prefetch-", 9))
+			continue;
+		long pid = strtol(de->d_name + 9, &end, 10);
+		if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		(void)unlinkat(inst_fd, de->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+/* The instances/ directory of tracefs, mounted by us (and detached at once) where nothing is mounted. */
+static int open_instances(const char **why)
+{
+	struct statfs sf;
+	if (statfs(TRACEFS, &sf) < 0) {
+		*why = "no " TRACEFS;
+		return -1;
+	}
+	if ((unsigned long)sf.f_type == TRACEFS_MAGIC_NR) {
+		int fd = open(TRACEFS "/instances", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			*why = errno == ENOENT ? "tracefs has no instances" : "tracefs not accessible";
+		return fd;
+	}
+	if (mount("nodev", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+		*why = "tracefs not mounted, and mounting it failed";
+		return -1;
+	}
+	int fd = open(TRACEFS "/instances", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	(void)umount2(TRACEFS, MNT_DETACH); /* the fd keeps it reachable; nothing else sees our mount */
+	if (fd < 0)
+		*why = "tracefs has no instances";
+	return fd;
+}
+
+static int buffer_kb(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	if (ncpu < 1)
+		ncpu = 1;
+	long kb = BUF_KB_TOTAL / ncpu;
+	if (kb > BUF_KB_PER_CPU)
+		kb = BUF_KB_PER_CPU;
+	return (int)(kb < BUF_KB_MIN ? BUF_KB_MIN : kb);
+}
+
+/* "(s_dev == A || s_dev == B) && comm != \"NAME\"": the kernel's dev_t is major << 20 | minor. */
+static void make_filter(const struct pf_tracer *t, int with_comm, char *buf, size_t len)
+{
+	size_t used = 0;
+	used += (size_t)snprintf(buf + used, len - used, "(");
+	for (int i = 0; i < t->nfs && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%ss_dev == %u", i ? " || " : "",
+					 major(t->fs[i].dev) << 20 | minor(t->fs[i].dev));
+	if (used < len)
+		used += (size_t)snprintf(buf + used, len - used, ")");
+	if (with_comm && used < len)
+		snprintf(buf + used, len - used, " && comm != \"%s\"", t->pages.comm);
+}
+
+static void own_comm(char *comm, size_t len)
+{
+	comm[0] = '\0';
+	FILE *f = fopen("/proc/self/comm", "re");
+	if (!f)
+		return;
+	if (fgets(comm, (int)len, f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+}
+
+static int setup(struct pf_tracer *t)
+{
+	struct pf_page_trace *p = &t->pages;
+	char path[128], num[32], filter[PF_MAX_FS * 32 + 64];
+	snprintf(num, sizeof(num), "%d", buffer_kb());
+	if (put(p->dir_fd, "buffer_size_kb", num) < 0) {
+		p->why = "the trace buffer could not be sized";
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		snprintf(path, sizeof(path), "events/filemap/%s/filter", events[i]);
+		make_filter(t, 1, filter, sizeof(filter));
+		if (put(p->dir_fd, path, filter) < 0) { /* a kernel without comm filters: our lines are dropped here */
+			make_filter(t, 0, filter, sizeof(filter));
+			(void)put(p->dir_fd, path, filter);
+		}
+		snprintf(path, sizeof(path), "events/filemap/%s/enable", events[i]);
+		int rc = put(p->dir_fd, path, "1");
+		if (rc < 0) {
+			p->why = rc == -ENOENT ? "this kernel has no page-cache tracepoints (mm_filemap_get_pages: 6.11+)"
+					       : "the page-cache tracepoints could not be enabled";
+			return -1;
+		}
+	}
+	p->pipe_fd = openat(p->dir_fd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (p->pipe_fd < 0) {
+		p->why = "the trace pipe could not be opened";
+		return -1;
+	}
+	return 0;
+}
+
+void pf_trace_pages_start(struct pf_tracer *t, int force_mincore)
+{
+	struct pf_page_trace *p = &t->pages;
+	p->state = PF_PAGES_OFF;
+	p->inst_fd = p->dir_fd = p->pipe_fd = -1;
+	if (force_mincore) {
+		p->why = "mincore asked for";
+		return;
+	}
+	long pg = sysconf(_SC_PAGESIZE);
+	p->page = pg > 0 ? (uint64_t)pg : 4096;
+	own_comm(p->comm, sizeof(p->comm));
+	if (!(p->fs_events = calloc((size_t)(t->nfs ? t->nfs : 1), sizeof(*p->fs_events)))) {
+		p->why = "out of memory";
+		return;
+	}
+	if ((p->inst_fd = open_instances(&p->why)) < 0)
+		return;
+	remove_stale(p->inst_fd);
+	snprintf(p->name, sizeof(p->name), "prefetch-%ld", (long)t->self);
+	if (mkdirat(p->inst_fd, p->name, 0700) < 0) {
+		p->name[0] = '\0';
+		p->why = "a trace instance could not be made";
+		return;
+	}
+	p->dir_fd = openat(p->inst_fd, p->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dir_fd < 0) {
+		p->why = "the trace instance could not be opened";
+		pf_trace_pages_close(t);
+		return;
+	}
+	if (setup(t) < 0) {
+		pf_trace_pages_close(t);
+		return;
+	}
+	p->state = PF_PAGES_ON;
+}
+
+static void take_line(struct pf_tracer *t, const char *line)
+{
+	struct pf_page_trace *p = &t->pages;
+	struct pf_page_event ev;
+	int kind = pf_page_line_parse(line, p->page, &ev);
+	if (kind == PF_PAGE_LINE_LOST || kind == PF_PAGE_LINE_BAD) {
+		p->state = PF_PAGES_LOST; /* a line we cannot read is an event lost too */
+		return;
+	}
+	if (kind != PF_PAGE_LINE_EVENT)
+		return;
+	if (ev.pid == t->self || (ev.comm[0] && strcmp(ev.comm, p->comm) == 0)) {
+		t->st.own_page_events++;
+		return;
+	}
+	dev_t dev = makedev(ev.major, ev.minor);
+	int fsi = pf_trace_fs_index(t, dev);
+	if (fsi < 0)
+		return;
+	if (pf_page_table_add(&p->table, dev, (ino_t)ev.ino, ev.start, ev.end) < 0) {
+		p->state = PF_PAGES_LOST; /* out of memory: the events are incomplete from here on */
+		return;
+	}
+	p->fs_events[fsi]++;
+	t->st.page_events++;
+}
+
+/* Split what was read into lines; a line cut by the end of the read waits in carry for the rest. */
+static void take(struct pf_tracer *t, const char *buf, size_t len)
+{
+	struct pf_page_trace *p = &t->pages;
+	size_t start = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] != '\n')
+			continue;
+		size_t n = i - start;
+		if (p->ncarry + n < sizeof(p->carry)) {
+			memcpy(p->carry + p->ncarry, buf + start, n);
+			p->carry[p->ncarry + n] = '\0';
+			if (p->state == PF_PAGES_ON)
+				take_line(t, p->carry);
+		} else if (p->state == PF_PAGES_ON) {
+			p->state = PF_PAGES_LOST; /* no event line is this long */
+		}
+		p->ncarry = 0;
+		start = i + 1;
+	}
+	size_t rest = len - start;
+	if (p->ncarry + rest < sizeof(p->carry)) {
+		memcpy(p->carry + p->ncarry, buf + start, rest);
+		p->ncarry += rest;
+	} else {
+		p->ncarry = sizeof(p->carry) - 1; /* overlong: dropped when its end comes (above) */
+	}
+}
+
+void pf_trace_pages_read(struct pf_tracer *t, int max_reads)
+{
+	struct pf_page_trace *p = &t->pages;
+	if (p->pipe_fd < 0)
+		return;
+	char buf[8192];
+	for (int reads = 0; max_reads <= 0 || reads < max_reads; reads++) {
+		ssize_t n = read(p->pipe_fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* EAGAIN: empty for now */
+		take(t, buf, (size_t)n);
+	}
+}
+
+/* The ring buffer's own count of events it lost: per CPU, "overrun" (overwritten before being read) and
+ * "dropped events" (not written).  -1 if the counters cannot be read. */
+static long lost_in_buffer(int dir_fd)
+{
+	int fd = openat(dir_fd, "per_cpu", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	long lost = 0;
+	int seen = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "cpu", 3))
+			continue;
+		char path[300], line[128];
+		snprintf(path, sizeof(path), "per_cpu/%s/stats", de->d_name);
+		int sfd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
+		FILE *f = sfd >= 0 ? fdopen(sfd, "re") : NULL;
+		if (!f) {
+			if (sfd >= 0)
+				close(sfd);
+			lost = -1;
+			break;
+		}
+		seen++;
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long v;
+			if (sscanf(line, "overrun: %lu", &v) == 1 || sscanf(line, "dropped events: %lu", &v) == 1)
+				lost += (long)v;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return seen ? lost : -1;
+}
+
+void pf_trace_pages_stop(struct pf_tracer *t)
+{
+	struct pf_page_trace *p = &t->pages;
+	if (p->state == PF_PAGES_ON || p->state == PF_PAGES_LOST) {
+		/* nothing more is written from here on, so reading until empty ends */
+		(void)put(p->dir_fd, "tracing_on", "0");
+		pf_trace_pages_read(t, 0);
+		long lost = lost_in_buffer(p->dir_fd);
+		if (lost != 0)
+			p->state = PF_PAGES_LOST;
+		t->st.page_events_lost = lost < 0 ? 0 : (unsigned long)lost;
+		if (p->state == PF_PAGES_ON)
+			p->state = PF_PAGES_DONE;
+	}
+	pf_trace_pages_close(t);
+}
+
+void pf_trace_pages_close(struct pf_tracer *t)
+{
+	struct pf_page_trace *p = &t->pages;
+	if (p->pipe_fd >= 0)
+		close(p->pipe_fd);
+	if (p->dir_fd >= 0)
+		close(p->dir_fd);
+	p->pipe_fd = p->dir_fd = -1;
+	/* the instance goes with its buffer and events (an open file of it would make this fail: all closed) */
+	if (p->inst_fd >= 0 && p->name[0])
+		(void)unlinkat(p->inst_fd, p->name, AT_REMOVEDIR);
+	p->name[0] = '\0';
+	if (p->inst_fd >= 0)
+		close(p->inst_fd);
+	p->inst_fd = -1;
+	if (p->state == PF_PAGES_ON)
+		p->state = PF_PAGES_LOST; /* closed without a stop: the events were not all read */
+}
+
+int pf_trace_pages_cover(const struct pf_tracer *t, int fsi)
+{
+	return t->pages.state == PF_PAGES_DONE && fsi >= 0 && fsi < t->nfs && t->pages.fs_events[fsi] > 0;
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The trace's page ranges with the page-cache tracepoints, on a real ext4 loop filesystem with a large readahead:
+# a few 4 KiB reads of big files leave exactly those pages in the trace (the kernel's readahead around them does
+# not count), while mincore (PREFETCH_TRACE_PAGES=mincore) records the readahead windows too; reads by a task
+# named like prefetchd (replay's threads) are not the boot's; the dump says which source each filesystem used;
+# the trace instance is gone afterwards, and one left by a killed tracer is removed by the next.  Skipped where
+# tracefs or the events (Linux 6.11+) are missing.
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
+pf_require_root
+events=/sys/kernel/tracing/events/filemap
+[ -d $events/mm_filemap_get_pages ] && [ -d $events/mm_filemap_map_pages ] && [ -d $events/mm_filemap_fault ] ||
+	pf_skip "no page-cache tracepoints in $events (tracefs not mounted, or a kernel before 6.11)"
+instances=/sys/kernel/tracing/instances
+
+tmp=$(pf_tmpdir)
+mnt=$tmp/mnt
+pf_mkfs "$tmp/img" 96M -b 4096
+dev=$(pf_loop "$tmp/img")
+pf_mount "$dev" "$mnt"
+head -c $((16 << 20)) /dev/urandom >"$mnt/big1"
+head -c $((16 << 20)) /dev/urandom >"$mnt/big2"
+sync
+ra=/sys/block/$(basename "$dev")/queue/read_ahead_kb
+old_ra=$(cat "$ra")
+pf_cleanup_add "echo $old_ra > $ra"
+echo 4096 >"$ra"
+# a reader that is not the boot: its task name is the tracer's own
+cp "$(command -v dd)" "$tmp/prefetchd"
+
+wait_pidfile() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	pf_fail "tracer did not start (no pid in $1)"
+}
+ranges() { # DUMP PATH: merged "offset+length ..."
+	awk -F'\t' -v p="$2" '!/^#/ && $1 == p {
+		if (n && $2 == end) { end = $2 + $3; len[n] += $3; next }
+		n++; off[n] = $2; len[n] = $3; end = $2 + $3 }
+		END { for (i = 1; i <= n; i++) printf "%s%d+%d", (i > 1 ? " " : ""), off[i], len[i] }' "$1"
+}
+bytes_of() { awk -F'\t' -v p="$2" '!/^#/ && $1 == p { s += $3 } END { print s + 0 }' "$1"; }
+
+trace_reads() { # MODE (auto|mincore): the reads under a tracer; the dump in $tmp/dump.MODE
+	local mode=$1
+	umount "$mnt" && mount "$dev" "$mnt" || pf_fail "remount (cold cache)"
+	rm -f "$tmp/pid"
+	PREFETCH_TRACE_PAGES=$mode pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t.$mode" \
+		--pid-file "$tmp/pid" >"$tmp/trace.$mode"
+	local tracer=$PF_BG_PID
+	wait_pidfile "$tmp/pid"
+	# page 0 (a read at 0 starts a readahead window), pages 2000-2001 (the second read is sequential:
+	# readahead again), one page of big2 in the middle (random: no readahead)
+	dd if="$mnt/big1" of=/dev/null bs=4096 count=1 status=none
+	dd if="$mnt/big1" of=/dev/null bs=4096 skip=2000 count=2 status=none
+	dd if="$mnt/big2" of=/dev/null bs=4096 skip=7 count=1 status=none
+	"$tmp/prefetchd" if="$mnt/big2" of=/dev/null bs=4096 skip=3000 count=1 status=none
+	[ "$mode" = mincore ] || [ -d "$instances/prefetch-$tracer" ] || pf_fail "no instance prefetch-$tracer while tracing"
+	"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"
+	wait "$tracer" || pf_fail "tracer exited with $?"
+	[ ! -e "$instances/prefetch-$tracer" ] || pf_fail "instance prefetch-$tracer left behind"
+	"$PREFETCHD" dump "$tmp/t.$mode" >"$tmp/dump.$mode" || pf_fail "dump"
+}
+
+# ---- tracepoints: exactly the pages read ----
+trace_reads auto
+grep -q "ranges: pages read (" "$tmp/trace.auto" || pf_fail "summary: $(cat "$tmp/trace.auto")"
+grep -q "^# filesystem 0: .*, ranges: pages read (tracepoints)$" "$tmp/dump.auto" ||
+	pf_fail "filesystem line: $(grep '^# filesystem' "$tmp/dump.auto")"
+got=$(ranges "$tmp/dump.auto" "$mnt/big1")
+[ "$got" = "0+4096 8192000+8192" ] || pf_fail "big1 with tracepoints: '$got', want '0+4096 8192000+8192'"
+got=$(ranges "$tmp/dump.auto" "$mnt/big2")
+[ "$got" = "28672+4096" ] || pf_fail "big2 with tracepoints: '$got' (the page read as 'prefetchd' must not count)"
+
+# ---- mincore: the readahead windows too ----
+trace_reads mincore
+grep -q "ranges: resident pages (mincore: mincore asked for)" "$tmp/trace.mincore" ||
+	pf_fail "summary: $(cat "$tmp/trace.mincore")"
+grep -q "^# filesystem 0: .*, ranges: resident pages (mincore)$" "$tmp/dump.mincore" ||
+	pf_fail "filesystem line: $(grep '^# filesystem' "$tmp/dump.mincore")"
+b_auto=$(bytes_of "$tmp/dump.auto" "$mnt/big1")
+b_min=$(bytes_of "$tmp/dump.mincore" "$mnt/big1")
+pf_note "big1: $b_auto bytes with tracepoints, $b_min with mincore"
+[ "$b_min" -gt "$b_auto" ] || pf_fail "mincore holds no readahead ($b_min <= $b_auto bytes): is readahead on?"
+for r in 0+4096 8192000+8192; do # and still the pages read
+	awk -F'\t' -v o="${r%+*}" -v l="${r#*+}" '!/^#/ && $2 <= o && $2 + $3 >= o + l { f = 1 } END { exit !f }' \
+		<(awk -F'\t' -v p="$mnt/big1" '$1 == p' "$tmp/dump.mincore") || pf_fail "mincore lost the read $r"
+done
+
+# ---- an instance left by a killed tracer goes with the next tracer ----
+rm -f "$tmp/pid"
+pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t.killed" --pid-file "$tmp/pid" >/dev/null
+killed=$PF_BG_PID
+wait_pidfile "$tmp/pid"
+kill -9 "$killed"
+wait "$killed" 2>/dev/null
+[ -d "$instances/prefetch-$killed" ] || pf_fail "no instance of the killed tracer (nothing to check)"
+pf_cleanup_add "rmdir $instances/prefetch-$killed 2>/dev/null"
+trace_reads auto
+[ ! -e "$instances/prefetch-$killed" ] || pf_fail "the killed tracer's instance was not removed"
+echo "ok"

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* What a boot got from prefetch: the PSI and /proc/PID/io parsers on the kernel's text, and the layout's bytes
+ * in files the trace holds. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "boot_measure.h"
+
+#include <string.h>
+
+static void test_psi(void **state)
+{
+	(void)state;
+	assert_int_equal(pf_psi_some_ms("some avg10=0.50 avg60=0.10 avg300=0.02 total=1234567\n"
+					"full avg10=0.00 avg60=0.00 avg300=0.00 total=99\n"),
+			 1234);
+	assert_int_equal(pf_psi_some_ms("full avg10=0.00 avg60=0.00 avg300=0.00 total=99\nsome avg10=0 total=5000\n"), 5);
+	assert_int_equal(pf_psi_some_ms("full avg10=0.00 total=99\n"), -1); /* no "some" line */
+	assert_int_equal(pf_psi_some_ms("some avg10=0.00\nfull total=99\n"), -1); /* total on another line */
+	assert_int_equal(pf_psi_some_ms(""), -1);
+	assert_true(pf_psi_io_ms() >= -1); /* this kernel: a figure, or -1 without PSI */
+}
+
+static void test_proc_io(void **state)
+{
+	(void)state;
+	assert_int_equal(pf_proc_io_read_bytes("rchar: 10\nwchar: 2\nread_bytes: 4096\nwrite_bytes: 0\n"), 4096);
+	assert_int_equal(pf_proc_io_read_bytes("read_bytes: 8192\n"), 8192);
+	assert_int_equal(pf_proc_io_read_bytes("rchar: 10\n"), -1);
+	assert_int_equal(pf_proc_io_read_bytes("read_bytes: x\n"), -1);
+	assert_true(pf_self_read_bytes() >= 0);
+}
+
+static void test_bytes_used(void **state)
+{
+	(void)state;
+	struct pf_image *layout = pf_image_new(PF_KIND_LAYOUT), *trace = pf_image_new(PF_KIND_TRACE);
+	assert_non_null(layout);
+	assert_non_null(trace);
+	struct pf_fs fs = { .block_size = 4096, .mountpoint = "/" };
+	assert_int_equal(pf_image_add_fs(layout, &fs), 0);
+	assert_int_equal(pf_image_add_fs(trace, &fs), 0);
+	const char *paths[] = { "/usr/lib/a.so", "/usr/bin/b", "/etc/c" };
+	for (uint32_t i = 0; i < 3; i++) {
+		struct pf_file f = { .ino = 10 + i, .mode = 0100644, .path = (char *)paths[i] };
+		assert_true(pf_image_add_file(layout, &f) >= 0);
+		struct pf_extent e = { .file = i, .offset = 0, .length = 4096u << i };
+		assert_true(pf_image_add_extent(layout, &e) >= 0);
+	}
+	struct pf_file opened = { .ino = 11, .mode = 0100755, .path = "/usr/bin/b" };
+	assert_true(pf_image_add_file(trace, &opened) >= 0);
+	uint64_t files;
+	assert_int_equal(pf_layout_bytes_used(layout, trace, &files), 8192);
+	assert_int_equal(files, 1);
+	struct pf_file other = { .ino = 99, .mode = 0100644, .path = "/not/in/layout" };
+	assert_true(pf_image_add_file(trace, &other) >= 0);
+	assert_int_equal(pf_layout_bytes_used(layout, trace, NULL), 8192);
+	assert_int_equal(pf_layout_bytes_used(layout, NULL, &files), 0);
+	assert_int_equal(files, 0);
+	pf_image_free(layout);
+	pf_image_free(trace);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_psi),
+		cmocka_unit_test(test_proc_io),
+		cmocka_unit_test(test_bytes_used),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

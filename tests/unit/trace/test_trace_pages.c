@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The page-cache events as the tracer reads them: one trace_pipe line (trace_page_line.c) and the per-file
+ * spans they add up to (trace_page_table.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "trace_internal.h"
+
+#include <string.h>
+
+#define PG 4096u
+
+static struct pf_page_event ev;
+
+static int parse(const char *line)
+{
+	return pf_page_line_parse(line, PG, &ev);
+}
+
+static void test_read_line(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("              dd-14339   [000] .....  4228.482437: mm_filemap_get_pages: "
+			       "dev=7:3 ino=c ofs=409600-413695"), PF_PAGE_LINE_EVENT);
+	assert_int_equal(ev.pid, 14339);
+	assert_string_equal(ev.comm, "dd");
+	assert_int_equal(ev.major, 7);
+	assert_int_equal(ev.minor, 3);
+	assert_int_equal(ev.ino, 0xc);
+	assert_int_equal(ev.start, 409600);
+	assert_int_equal(ev.end, 413696); /* inclusive last byte -> exclusive page end */
+	/* a read of several pages, a hex inode with letters, a big minor */
+	assert_int_equal(parse("  systemd-1  [001] d..1. 5.000001: mm_filemap_get_pages: dev=259:1048575 "
+			       "ino=f511a ofs=0-1048575"), PF_PAGE_LINE_EVENT);
+	assert_int_equal(ev.minor, 1048575);
+	assert_int_equal(ev.ino, 0xf511a);
+	assert_int_equal(ev.start, 0);
+	assert_int_equal(ev.end, 1048576);
+}
+
+static void test_fault_and_map_lines(void **state)
+{
+	(void)state;
+	/* a fault names one page */
+	assert_int_equal(parse("        readlink-2956    [000] .....  4228.482612: mm_filemap_fault: dev=254:0 "
+			       "ino=f511a ofs=1916928"), PF_PAGE_LINE_EVENT);
+	assert_int_equal(ev.start, 1916928);
+	assert_int_equal(ev.end, 1916928 + PG);
+	/* fault-around: the window mapped */
+	assert_int_equal(parse(" ld-linux-x86-64-77 [1] ..... 1.5: mm_filemap_map_pages: dev=8:1 ino=2a "
+			       "ofs=65536-131071"), PF_PAGE_LINE_EVENT);
+	assert_string_equal(ev.comm, "ld-linux-x86-64");
+	assert_int_equal(ev.pid, 77);
+	assert_int_equal(ev.start, 65536);
+	assert_int_equal(ev.end, 131072);
+}
+
+static void test_task_column(void **state)
+{
+	(void)state;
+	/* a name with spaces and dashes; the record-tgid column; a name not cached */
+	assert_int_equal(parse("   (sd-run) a-b x-12  [000] ..... 1.0: mm_filemap_fault: dev=8:1 ino=1 ofs=0"),
+			 PF_PAGE_LINE_EVENT);
+	assert_string_equal(ev.comm, "(sd-run) a-b x");
+	assert_int_equal(ev.pid, 12);
+	assert_int_equal(parse("   cat-4242    (   4240) [003] ..... 9.9: mm_filemap_fault: dev=8:1 ino=1 ofs=0"),
+			 PF_PAGE_LINE_EVENT);
+	assert_string_equal(ev.comm, "cat");
+	assert_int_equal(ev.pid, 4242);
+	assert_int_equal(parse("   <...>-5  [000] ..... 1.0: mm_filemap_fault: dev=8:1 ino=1 ofs=0"), PF_PAGE_LINE_EVENT);
+	assert_string_equal(ev.comm, "<...>");
+	assert_int_equal(ev.pid, 5);
+	/* no readable task: the event still counts, the task is unknown */
+	assert_int_equal(parse("garbage: mm_filemap_fault: dev=8:1 ino=1 ofs=0"), PF_PAGE_LINE_EVENT);
+	assert_int_equal(ev.pid, -1);
+	assert_string_equal(ev.comm, "");
+}
+
+static void test_other_lines(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("CPU:1 [LOST 17 EVENTS]"), PF_PAGE_LINE_LOST);
+	assert_int_equal(parse(""), PF_PAGE_LINE_OTHER);
+	assert_int_equal(parse("# tracer: nop"), PF_PAGE_LINE_OTHER);
+	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_add_to_page_cache: dev 8:1 ino 1"), PF_PAGE_LINE_OTHER);
+	/* ours, but not in a form this reader knows: counted as lost, never guessed at */
+	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_fault: dev=8:1 ino=1"), PF_PAGE_LINE_BAD);
+	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_get_pages: dev=8:1 ino=1 ofs=8192"), PF_PAGE_LINE_BAD);
+	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_get_pages: dev=8:1 ino=1 ofs=8192-4095"),
+			 PF_PAGE_LINE_BAD);
+	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_fault: dev=8:1 ino=0x1 ofs=0"), PF_PAGE_LINE_BAD);
+	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_fault: dev=-8:1 ino=1 ofs=0"), PF_PAGE_LINE_BAD);
+	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_fault: dev=8:1 ino=1 ofs=0x"), PF_PAGE_LINE_BAD);
+}
+
+static void test_table(void **state)
+{
+	(void)state;
+	struct pf_page_table t = { 0 };
+	size_t n;
+	assert_null(pf_page_table_spans(&t, 1, 2, &n));
+	assert_int_equal(n, 0);
+	/* sequential reads merge as they come; a repeat changes nothing; out of order ones are sorted in */
+	for (uint64_t p = 0; p < 10; p++)
+		assert_int_equal(pf_page_table_add(&t, 1, 2, p * PG, (p + 1) * PG), 0);
+	assert_int_equal(pf_page_table_add(&t, 1, 2, 0, PG), 0);
+	assert_int_equal(pf_page_table_add(&t, 1, 2, 100 * PG, 101 * PG), 0);
+	assert_int_equal(pf_page_table_add(&t, 1, 2, 50 * PG, 52 * PG), 0);
+	assert_int_equal(pf_page_table_add(&t, 1, 2, 51 * PG, 53 * PG), 0);
+	assert_int_equal(pf_page_table_add(&t, 1, 2, 10 * PG, 11 * PG), 0); /* touches the first span */
+	assert_int_equal(pf_page_table_add(&t, 1, 3, 0, PG), 0);            /* another inode */
+	assert_int_equal(pf_page_table_add(&t, 9, 2, 0, PG), 0);            /* same inode, another device */
+	const struct pf_page_span *s = pf_page_table_spans(&t, 1, 2, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(s[0].start, 0);
+	assert_int_equal(s[0].end, 11 * PG);
+	assert_int_equal(s[1].start, 50 * PG);
+	assert_int_equal(s[1].end, 53 * PG);
+	assert_int_equal(s[2].start, 100 * PG);
+	assert_int_equal(s[2].end, 101 * PG);
+	/* many random pages (every other one, backwards): the list is tidied as it grows, the result exact */
+	for (uint64_t p = 20000; p-- > 1000;)
+		if (p % 2 == 0)
+			assert_int_equal(pf_page_table_add(&t, 5, 5, p * PG, (p + 1) * PG), 0);
+	s = pf_page_table_spans(&t, 5, 5, &n);
+	assert_int_equal(n, 9500);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(s[i].start, (1000 + 2 * i) * PG);
+		assert_int_equal(s[i].end, s[i].start + PG);
+	}
+	/* ...and filling the gaps joins them */
+	for (uint64_t p = 1001; p < 20000; p += 2)
+		assert_int_equal(pf_page_table_add(&t, 5, 5, p * PG, (p + 1) * PG), 0);
+	s = pf_page_table_spans(&t, 5, 5, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(s[0].start, 1000 * PG);
+	assert_int_equal(s[0].end, 20000 * PG);
+	assert_non_null(pf_page_table_spans(&t, 1, 3, &n));
+	assert_non_null(pf_page_table_spans(&t, 9, 2, &n));
+	pf_page_table_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_read_line),     cmocka_unit_test(test_fault_and_map_lines),
+		cmocka_unit_test(test_task_column),   cmocka_unit_test(test_other_lines),
+		cmocka_unit_test(test_table),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
