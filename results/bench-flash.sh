@@ -28,12 +28,9 @@ RUNS=${RUNS:-3} MODELS=${MODELS:-sd ssd} SCALE=${SCALE:-1} RATIO=${RATIO:-8} SEE
 sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"
 for b in "$PREFETCHD" "$WLRUN" "$TOOLS/mkbootset"; do [ -x "$b" ] || pf_fail "$b missing (make all tools; make -C tests/simdisk)"; done
 
-need=$(awk -F'\t' -v n="$SCALE" -v r="$RATIO" '{ s += $4 } END { print int(s * n * (1 + r) / 0.55 / 1048576) + 320 }' \
-	"$TOP/tests/data/debian12-boot/boot1.tsv")
-tmp=$(sim_tmpfs_dir "$need")
+sim_build_bootset "$SCALE" "$RATIO" "$SEED"
+tmp=$SIM_BOOTSET_DIR
 work=$(pf_tmpdir)
-pf_note "building the image (scale $SCALE, ratio $RATIO, seed $SEED)"
-"$TOP/tests/mkbootset.sh" --scale "$SCALE" --ratio "$RATIO" --seed "$SEED" "$tmp/img" | sed 's/^/   /' || pf_fail "mkbootset"
 wl=$tmp/img.workload
 fs=$work/fs
 

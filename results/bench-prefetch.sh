@@ -71,13 +71,9 @@ cases+=(warm)
 REPLAY_ACCESS=(--medium ssd --threads 1)
 REPLAY_PHYSICAL=(--medium rotational)
 
-# Room for the image (the size tests/mkbootset.sh picks: the data fills ~55 %).
-need=$(awk -F'\t' -v n="$SCALE" -v r="$RATIO" '{ s += $4 } END { print int(s * n * (1 + r) / 0.55 / 1048576) + 320 }' \
-	"$TOP/tests/data/debian12-boot/boot1.tsv")
-tmp=$(sim_tmpfs_dir "$need")
+sim_build_bootset "$SCALE" "$RATIO" "$SEED"
+tmp=$SIM_BOOTSET_DIR
 work=$(pf_tmpdir)
-pf_note "building the image (scale $SCALE, ratio $RATIO, seed $SEED)"
-"$TOP/tests/mkbootset.sh" --scale "$SCALE" --ratio "$RATIO" --seed "$SEED" "$tmp/img" | sed 's/^/   /' || pf_fail "mkbootset"
 wl=$tmp/img.workload
 sim_start "$tmp/img" count
 fs=$work/fs
