@@ -24,16 +24,23 @@ uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_ima
 	for (uint32_t i = 0; i < trace->nfiles; i++)
 		paths[i] = trace->files[i].path;
 	qsort(paths, trace->nfiles, sizeof(*paths), cmp_str);
-	uint64_t used = 0;
-	for (uint32_t i = 0; i < layout->nextents; i++) {
-		const char *p = layout->files[layout->extents[i].file].path;
-		if (bsearch(&p, paths, trace->nfiles, sizeof(*paths), cmp_str))
-			used += layout->extents[i].length;
+	/* each layout file looked up once; its extents then counted by that answer */
+	uint8_t *opened = calloc(layout->nfiles ? layout->nfiles : 1, 1);
+	if (!opened) {
+		free(paths);
+		return 0;
 	}
-	for (uint32_t i = 0; files && i < layout->nfiles; i++) {
+	for (uint32_t i = 0; i < layout->nfiles; i++) {
 		const char *p = layout->files[i].path;
-		*files += bsearch(&p, paths, trace->nfiles, sizeof(*paths), cmp_str) != NULL;
+		opened[i] = bsearch(&p, paths, trace->nfiles, sizeof(*paths), cmp_str) != NULL;
+		if (files)
+			*files += opened[i];
 	}
+	uint64_t used = 0;
+	for (uint32_t i = 0; i < layout->nextents; i++)
+		if (opened[layout->extents[i].file])
+			used += layout->extents[i].length;
+	free(opened);
 	free(paths);
 	return used;
 }
