@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "boot_persist.h"
-#include "medium.h"
 
 #include "aggregate.h"
 #include "boot_store.h"
 #include "error.h"
 #include "incomplete.h"
 #include "log.h"
+#include "medium.h"
 #include "safe_file.h"
 #include "selfcheck.h"
 
