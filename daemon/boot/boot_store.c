@@ -66,6 +66,17 @@ static const char *outcome_text(const char *line)
 	return s != line && *s == ' ' ? s + 1 : line;
 }
 
+int pf_boot_reorder_moved(const struct pf_boot_paths *p)
+{
+	char line[1024];
+	if (!first_line(p->reorder_outcome, line, sizeof(line)))
+		return 1;
+	unsigned long long blocks = 0;
+	const char *t = outcome_text(line);
+	return (sscanf(t, "done: moved %llu blocks", &blocks) == 1 ||
+		sscanf(t, "time budget spent: moved %llu blocks", &blocks) == 1) && blocks > 0;
+}
+
 int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_record *rec)
 {
 	char armed[256], outcome[1024];

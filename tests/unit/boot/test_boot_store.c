@@ -77,7 +77,17 @@ static void test_buffer_and_reorder(void **state)
 
 	/* the run at the end of shutdown left its line (padded with newlines, as prefetch-reorder writes it) */
 	create(p.state, "reorder-armed", "1700000100 sda1\n");
+	assert_true(pf_boot_reorder_moved(&p)); /* no outcome kept: the arming counts */
+	create(p.state, "reorder-outcome", "1700000150 pending: no outcome\n");
+	assert_false(pf_boot_reorder_moved(&p));
+	create(p.state, "reorder-outcome", "1700000150 done: moved 0 blocks (0.0 MB) in 0 units\n");
+	assert_false(pf_boot_reorder_moved(&p));
+	create(p.state, "reorder-outcome", "1700000150 not moved: below REORDER_MIN_GAIN_PERCENT\n");
+	assert_false(pf_boot_reorder_moved(&p));
+	create(p.state, "reorder-outcome", "1700000150 time budget spent: moved 7 blocks (0.0 MB)\n");
+	assert_true(pf_boot_reorder_moved(&p));
 	create(p.state, "reorder-outcome", "1700000160 done: moved 42 blocks\n\n\n\n");
+	assert_true(pf_boot_reorder_moved(&p));
 	r.when = 43;
 	assert_int_equal(pf_boot_reorder_consume(&p, &r), 0);
 	assert_int_equal(access(p.reorder_outcome, F_OK), -1); /* counted once */
