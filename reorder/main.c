@@ -267,8 +267,10 @@ int main(int argc, char **argv)
 		pf_print_replay_prediction(stdout, &r);
 		if (check)
 			pf_print_chunk_trials(stdout, &r, chunk > 0 ? chunk : cfg.chunk_size_blocks);
-		if (dry)
+		if (dry) {
 			printf("dry run: nothing written\n");
+			pf_print_plan_line(stdout, &r);
+		}
 		return 0;
 	}
 	char decision[256];
