@@ -7,6 +7,7 @@
 # run that never happens leaves "pending"; a root still read-write gets its line the ordinary way; a state
 # directory on another filesystem gets none (the kernel log only); --outcome never writes into a hole.
 source "$TOP/tests/lib.sh"
+pf_one_cpu "$@" # the fixtures need the holes between their files
 pf_require_root
 MKLAYOUT=$TOOLS/pf_mklayout
 [ -x "$MKLAYOUT" ] || pf_skip "needs $MKLAYOUT (make tools)"
@@ -17,18 +18,10 @@ T=$(pf_tmpdir)
 IMG=$T/root.img
 pf_mkfs "$IMG" 64M -b 4096
 M=$T/mnt
-pf_mount "$IMG" "$M" -o loop
-DEV=$(findmnt -no SOURCE "$M")
-[ -b "$DEV" ] || pf_fail "no loop device for $IMG"
+pf_mount_loop "$IMG" "$M"
+DEV=$PF_DEV
 
-# Boot files scattered among deleted junk: something for the reorder to move.
-mkdir -p "$M/usr/lib" "$M/var/junk"
-for i in $(seq 1 40); do
-	head -c $(((i * 7919) % 60000 + 4000)) /dev/urandom >"$M/usr/lib/lib$i.so"
-	head -c 30000 /dev/urandom >"$M/var/junk/j$i"
-	sync
-done
-rm -rf "$M/var/junk"
+pf_scattered_libs "$M" 40 30000 # something for the reorder to move
 STATE=$M/var/lib/prefetch
 mkdir -p "$STATE" && chmod 0700 "$STATE"
 for i in $(seq 40 -1 1); do echo "$M/usr/lib/lib$i.so"; done >"$T/list"
@@ -62,7 +55,7 @@ hook reboot || pf_fail "hook reboot"
 grep -q '<5>prefetch-reorder: done: .*moved [1-9]' "$T/kmsg" || pf_fail "the run did not move: $(cat "$T/kmsg")"
 umount "$M" || pf_fail "umount"
 pf_fsck_clean "$IMG"
-mount -o loop "$IMG" "$M" || pf_fail "mount again"
+pf_mount_loop "$IMG" "$M"
 first | grep -q '^[0-9]* done: moved [1-9][0-9]* blocks' || pf_fail "outcome after the run: $(first)"
 [ "$(stat -c %s "$STATE/reorder-outcome")" -eq 4096 ] || pf_fail "the run changed the outcome file's size"
 [ "$(pf_checksums "$M/usr")" = "$(cat "$T/sums.before")" ] || pf_fail "files changed"
@@ -90,7 +83,7 @@ out=$("$REORDER" --dry-run --outcome /x "$IMG" 2>&1); rc=$?
 pf_fsck_clean "$IMG"
 
 # 6. PREFETCH_DIR on another filesystem: no outcome file, the kernel log says where the outcome goes.
-mount -o loop "$IMG" "$M" || pf_fail "mount 3"
+pf_mount_loop "$IMG" "$M"
 mkdir -p "$T/elsewhere" && cp -p "$T/layout" "$T/elsewhere/layout"
 sed -i "s|^PREFETCH_DIR=.*|PREFETCH_DIR=$T/elsewhere|" "$conf"
 hook arm || pf_fail "arm 3"
