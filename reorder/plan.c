@@ -512,8 +512,9 @@ static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t island_
 	return 0;
 }
 
+/* force: per chunk (in cut order), 1 = move it even if it is near enough (see stable_plan), or NULL. */
 static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
-		     const struct pf_plan_params *prm, int compact, struct pf_plan *out)
+		     const struct pf_plan_params *prm, int compact, const unsigned char *force, struct pf_plan *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!prm || prm->chunk_blocks == 0 || (nsegs && !segs) || (nfree && !free_runs))
@@ -561,6 +562,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 		const struct pf_chunk *c = &out->chunks[ci];
 		kinds[ci] = compact		     ? K_MOVE
 			    : in_place(out, c, min_piece) ? K_KEEP
+			    : force && force[ci]	 ? K_MOVE
 			    : m.disk.unit		 ? (unsigned char)classify(out, c, &m, alone)
 						 : K_MOVE;
 		for (size_t i = c->first_seg; i < c->first_seg + c->nsegs && kinds[ci] == K_NEAR; i++)
@@ -664,10 +666,98 @@ static double sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span
 	return f.sweep_s;
 }
 
+/* The chunks (by index in cut order) that a plan keeps as near enough but that the next run, looking at the
+ * set as this plan leaves it, would move: set in force; returns how many were newly set, or -ENOMEM.
+ * "Near enough" weighs a chunk against the rest of the set, and the rest moves under it. */
+static long moves_next_time(const struct pf_plan *p, const struct pf_plan_params *prm, unsigned char *force)
+{
+	struct pf_seg *after = NULL;
+	size_t n = 0;
+	if (pf_plan_result(p, &after, &n))
+		return -ENOMEM;
+	/* the segments as the next run collects them: adjacent pieces of a file merged */
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct pf_seg *l = w ? &after[w - 1] : NULL;
+		if (l && l->owner == after[i].owner && l->lblk + l->len == after[i].lblk &&
+		    l->pblk + l->len == after[i].pblk)
+			l->len += after[i].len;
+		else
+			after[w++] = after[i];
+	}
+	struct pf_plan next = { 0 };
+	struct builder b = { .p = &next };
+	struct model m = model_for(prm, after, w);
+	unsigned char *alone = NULL;
+	uint64_t min_piece = prm->min_piece ? prm->min_piece : prm->chunk_blocks / 4;
+	if (min_piece == 0)
+		min_piece = 1;
+	long added = -ENOMEM;
+	if (cut_chunks(&b, after, w, prm->chunk_blocks) || sweep_view(&next, &m, prm->chunk_blocks) ||
+	    !(alone = calloc(next.nsegs ? next.nsegs : 1, 1)))
+		goto out;
+	/* chunk boundaries depend on the block sequence only: chunk k is the same blocks in both plans */
+	added = 0;
+	uint64_t pos = 0;
+	for (size_t ci = 0; ci < p->nchunks; ci++) {
+		const struct pf_chunk *c = &p->chunks[ci];
+		size_t k = (size_t)(pos / prm->chunk_blocks);
+		pos += c->blocks;
+		if (c->state != PF_CHUNK_IN_PLACE || k >= next.nchunks || force[k])
+			continue;
+		const struct pf_chunk *nc = &next.chunks[k];
+		if (!in_place(&next, nc, min_piece) && classify(&next, nc, &m, alone) == K_MOVE) {
+			force[k] = 1;
+			added++;
+		}
+	}
+out:
+	free(alone);
+	free(m.waste);
+	free(m.island);
+	free(m.main);
+	free(after);
+	pf_plan_free(&next);
+	return added;
+}
+
+/* An incremental plan that the next run leaves alone: a chunk kept as near enough whose neighbours this plan
+ * moves away would be moved by the next run (a second run right after a complete one would not be a no-op);
+ * move it now instead.  Each pass only adds chunks to move, so this ends (at the latest when every near chunk
+ * moves). */
+static int stable_plan(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+		       const struct pf_plan_params *prm, struct pf_plan *out)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < nsegs; i++)
+		total += segs[i].len;
+	size_t nchunks = (size_t)((total + prm->chunk_blocks - 1) / (prm->chunk_blocks ? prm->chunk_blocks : 1));
+	unsigned char *force = calloc(nchunks ? nchunks : 1, 1);
+	if (!force)
+		return -ENOMEM;
+	int rc;
+	for (;;) {
+		rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 0, force, out);
+		if (rc || !prm->block_size || out->blocks_near == 0)
+			break;
+		long added = moves_next_time(out, prm, force);
+		if (added <= 0) {
+			if (added < 0) {
+				pf_plan_free(out);
+				rc = (int)added;
+			}
+			break;
+		}
+		pf_plan_free(out);
+	}
+	free(force);
+	return rc;
+}
+
 int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
 		 const struct pf_plan_params *prm, struct pf_plan *out)
 {
-	int rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 0, out);
+	int rc = stable_plan(segs, nsegs, free_runs, nfree, prm, out);
 	if (rc || !prm->block_size || out->blocks_in_place == 0)
 		return rc;
 	/* Incremental runs keep what reads well where it is and move the rest next to it; over many shutdowns
@@ -689,7 +779,7 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	if (now - transfer(&m, out->blocks_total) <= bar)
 		return 0;
 	struct pf_plan c;
-	rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 1, &c);
+	rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 1, NULL, &c);
 	if (rc) {
 		pf_plan_free(out);
 		return rc;
