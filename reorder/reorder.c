@@ -301,7 +301,11 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	}
 
 	/* The gate: a plan moves only when the next replay is predicted to gain more than the margin (a compaction
-	 * can spread what the replay reads: directory blocks among the data, the metadata pass's records stale). */
+	 * can spread what the replay reads: directory blocks among the data, the metadata pass's records stale).
+	 * A run with nothing to move needs no prediction (it would read every directory of the layout): it ends
+	 * here, having read only the bitmaps, the inodes and their extent trees. */
+	if (write && plan.nunits == 0)
+		goto out;
 	struct pf_replay_prediction pred;
 	rc = pf_replay_predict(fs, &lay, &col, &plan, &pred);
 	if (rc) {
