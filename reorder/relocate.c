@@ -47,7 +47,9 @@
 
 struct pf_reloc {
 	ext2_filsys fs;
-	char *buf, *vbuf;           /* vbuf aligned for O_DIRECT */
+	char *buf, *vbuf;           /* both aligned for O_DIRECT; buf holds the staged units' data */
+	uint64_t buf_blocks;        /* its size */
+	size_t st_first, st_end;    /* units [st_first, st_end) are staged in buf, one after the other */
 	int vfd;                    /* read-only descriptor on the device for the read-back, or -1 */
 	int vdirect;                /* vfd is O_DIRECT */
 	uint64_t *ubase;            /* first bit of each unit in switched */
@@ -63,6 +65,10 @@ struct pf_reloc {
  * every common one for the buffer; offsets and lengths are multiples of the fs block size, and where that
  * is not enough (1 KiB blocks on a 4 KiB-sector disk) the read fails with EINVAL and we fall back. */
 #define VERIFY_ALIGN 4096
+
+/* How much source data is read ahead of the units that write it: the sources of consecutive units in one
+ * sorted sweep instead of one sweep across the disk per unit. */
+#define STAGE_BYTES (32u << 20)
 
 /* A second descriptor on the device, only for reading back what F2 wrote: unix_io reads through the page
  * cache, which holds what we wrote, not necessarily what the disk stored. */
@@ -113,6 +119,19 @@ static int verify_read(struct pf_reloc *r, uint64_t blk, uint64_t n, char *buf)
 	/* clean pages (flushed) are dropped, so the read goes to the disk */
 	posix_fadvise(r->vfd, off, (off_t)len, POSIX_FADV_DONTNEED);
 	return pread_all(r->vfd, buf, len, off);
+}
+
+/* Read source blocks [blk, blk+n): straight from the disk, each range in one request (the page cache's
+ * readahead around small files read more than twice as much); through libext2fs where direct I/O is refused.
+ * The sources are file data this run never writes, so the disk holds what the files hold. */
+static int source_read(struct pf_reloc *r, uint64_t blk, uint64_t n, char *buf)
+{
+	if (r->vdirect) {
+		int rc = pread_all(r->vfd, buf, (size_t)(n * r->fs->blocksize), (off_t)(blk * r->fs->blocksize));
+		if (rc != -EINVAL)
+			return rc;
+	}
+	return pf_err_from_ext2(io_channel_read_blk64(r->fs->io, blk, (int)n, buf));
 }
 
 /* Nothing in a run may allocate a block behind our back (the plan owns every allocation). */
@@ -246,7 +265,14 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 		return -ENOMEM;
 	r->fs = fs;
 	r->vfd = -1;
-	r->buf = malloc(maxlen * fs->blocksize);
+	/* the sources of several units read in one sweep: up to STAGE_BYTES of them (at least one unit) */
+	r->buf_blocks = STAGE_BYTES / fs->blocksize;
+	if (r->buf_blocks > total)
+		r->buf_blocks = total;
+	if (r->buf_blocks < maxlen)
+		r->buf_blocks = maxlen;
+	if (posix_memalign((void **)&r->buf, VERIFY_ALIGN, r->buf_blocks * fs->blocksize))
+		r->buf = NULL;
 	if (posix_memalign((void **)&r->vbuf, VERIFY_ALIGN, maxlen * fs->blocksize))
 		r->vbuf = NULL;
 	r->ubase = malloc((p->nunits + 1) * sizeof(*r->ubase));
@@ -358,6 +384,40 @@ static int switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struct
 	return 0;
 }
 
+/* Read the old copies of units u, u+1, ... (as many as buf holds) in one sweep in block order, each unit's
+ * data where its write takes it from: buf holds the units one after the other. */
+static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u)
+{
+	uint64_t bs = r->fs->blocksize, blocks = 0;
+	size_t end = u, n = 0;
+	for (; end < p->nunits && blocks + p->units[end].len <= r->buf_blocks; end++) {
+		for (size_t i = 0; i < p->units[end].count; i++)
+			r->order[n++] = p->units[end].first + i;
+		blocks += p->units[end].len;
+	}
+	sort_plan = p;
+	qsort(r->order, n, sizeof(*r->order), by_src);
+	for (size_t i = 0; i < n; i++) {
+		const struct pf_move *m = &p->moves[r->order[i]];
+		size_t lo = u, hi = end; /* the unit holding this move: units hold consecutive moves, in order */
+		while (hi - lo > 1) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (p->units[mid].first <= r->order[i])
+				lo = mid;
+			else
+				hi = mid;
+		}
+		size_t mu = lo;
+		char *at = r->buf + (r->ubase[mu] - r->ubase[u] + (m->dst - p->units[mu].dst)) * bs;
+		int rc = source_read(r, m->src, m->len, at);
+		if (rc)
+			return rc;
+	}
+	r->st_first = u;
+	r->st_end = end;
+	return 0;
+}
+
 int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial)
 {
 	ext2_filsys fs = r->fs;
@@ -378,26 +438,21 @@ int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const e
 		}
 	}
 
-	/* F2: copy and make it durable; the old copies are read in block order (one sweep, not a seek each) */
-	for (size_t i = 0; i < un->count; i++)
-		r->order[i] = un->first + i;
-	sort_plan = p;
-	qsort(r->order, un->count, sizeof(*r->order), by_src);
-	for (size_t i = 0; i < un->count; i++) {
-		const struct pf_move *m = &p->moves[r->order[i]];
-		rc = pf_err_from_ext2(io_channel_read_blk64(fs->io, m->src, (int)m->len,
-							    r->buf + (m->dst - un->dst) * bs));
-		if (rc)
+	/* F2: copy and make it durable (the old copies were read with those of the next units: stage) */
+	if (u < r->st_first || u >= r->st_end) {
+		r->st_end = r->st_first = u; /* nothing staged if reading fails */
+		if ((rc = stage(r, p, u)))
 			return rc;
 	}
-	rc = pf_err_from_ext2(io_channel_write_blk64(fs->io, un->dst, (int)un->len, r->buf));
+	const char *data = r->buf + (r->ubase[u] - r->ubase[r->st_first]) * bs;
+	rc = pf_err_from_ext2(io_channel_write_blk64(fs->io, un->dst, (int)un->len, data));
 	if (!rc)
 		rc = pf_err_from_ext2(io_channel_flush(fs->io));
 	if (!rc)
 		rc = verify_read(r, un->dst, un->len, r->vbuf);
 	if (rc)
 		return rc;
-	if (memcmp(r->buf, r->vbuf, un->len * bs))
+	if (memcmp(data, r->vbuf, un->len * bs))
 		return PF_EVERIFY;
 
 	/* F3: switch, make durable, check each block */
