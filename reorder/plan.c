@@ -666,15 +666,77 @@ static double sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span
 	return f.sweep_s;
 }
 
-/* The chunks (by index in cut order) that a plan keeps as near enough but that the next run, looking at the
- * set as this plan leaves it, would move: set in force; returns how many were newly set, or -ENOMEM.
- * "Near enough" weighs a chunk against the rest of the set, and the rest moves under it. */
-static long moves_next_time(const struct pf_plan *p, const struct pf_plan_params *prm, unsigned char *force)
+static int by_start(const void *a, const void *b)
+{
+	const struct pf_run *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The free space as plan p leaves it: free_runs less the units' destinations, plus the moved blocks' old
+ * places; sorted, merged.  *out is malloc'd.  Returns 0 or -ENOMEM. */
+static int free_after(const struct pf_run *free_runs, size_t nfree, const struct pf_plan *p, struct pf_run **out,
+		      size_t *nout)
+{
+	size_t cap = nfree + p->nunits + p->nmoves + 1, n = 0;
+	struct pf_run *r = malloc(cap * sizeof(*r)), *d = malloc((p->nunits + 1) * sizeof(*d));
+	if (!r || !d) {
+		free(r);
+		free(d);
+		return -ENOMEM;
+	}
+	for (size_t u = 0; u < p->nunits; u++)
+		d[u] = (struct pf_run){ p->units[u].dst, p->units[u].len };
+	qsort(d, p->nunits, sizeof(*d), by_start);
+	size_t k = 0;
+	for (size_t i = 0; i < nfree; i++) { /* each free run less the destinations inside it */
+		uint64_t s = free_runs[i].start, e = s + free_runs[i].len;
+		while (k < p->nunits && d[k].start + d[k].len <= s)
+			k++;
+		for (size_t j = k; j < p->nunits && d[j].start < e; j++) {
+			if (d[j].start > s)
+				r[n++] = (struct pf_run){ s, d[j].start - s };
+			if (d[j].start + d[j].len > s)
+				s = d[j].start + d[j].len;
+		}
+		if (s < e)
+			r[n++] = (struct pf_run){ s, e - s };
+	}
+	for (size_t m = 0; m < p->nmoves; m++)
+		r[n++] = (struct pf_run){ p->moves[m].src, p->moves[m].len };
+	qsort(r, n, sizeof(*r), by_start);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!r[i].len)
+			continue;
+		if (w && r[w - 1].start + r[w - 1].len >= r[i].start) {
+			uint64_t e = r[i].start + r[i].len;
+			if (e > r[w - 1].start + r[w - 1].len)
+				r[w - 1].len = e - r[w - 1].start;
+		} else {
+			r[w++] = r[i];
+		}
+	}
+	free(d);
+	*out = r;
+	*nout = w;
+	return 0;
+}
+
+/* The chunks (by index in cut order) that plan p keeps in place, wholly or in part, and that the next run —
+ * planning on the set and the free space as p leaves them — would move: set in force; returns how many were
+ * newly set, or -ENOMEM.  "Near enough" weighs a chunk against the rest of the set, and the rest moves under
+ * it. */
+static long moves_next_time(const struct pf_plan *p, const struct pf_run *free_runs, size_t nfree,
+			    const struct pf_plan_params *prm, unsigned char *force, size_t nforce)
 {
 	struct pf_seg *after = NULL;
-	size_t n = 0;
-	if (pf_plan_result(p, &after, &n))
-		return -ENOMEM;
+	struct pf_run *fr = NULL;
+	unsigned char *kept = calloc(nforce ? nforce : 1, 1);
+	size_t n = 0, nfr = 0;
+	struct pf_plan next = { 0 };
+	long added = -ENOMEM;
+	if (!kept || pf_plan_result(p, &after, &n))
+		goto out;
 	/* the segments as the next run collects them: adjacent pieces of a file merged */
 	size_t w = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -685,38 +747,30 @@ static long moves_next_time(const struct pf_plan *p, const struct pf_plan_params
 		else
 			after[w++] = after[i];
 	}
-	struct pf_plan next = { 0 };
-	struct builder b = { .p = &next };
-	struct model m = model_for(prm, after, w);
-	unsigned char *alone = NULL;
-	uint64_t min_piece = prm->min_piece ? prm->min_piece : prm->chunk_blocks / 4;
-	if (min_piece == 0)
-		min_piece = 1;
-	long added = -ENOMEM;
-	if (cut_chunks(&b, after, w, prm->chunk_blocks) || sweep_view(&next, &m, prm->chunk_blocks) ||
-	    !(alone = calloc(next.nsegs ? next.nsegs : 1, 1)))
+	if (free_after(free_runs, nfree, p, &fr, &nfr) || plan_pass(after, w, fr, nfr, prm, 0, NULL, &next))
 		goto out;
 	/* chunk boundaries depend on the block sequence only: chunk k is the same blocks in both plans */
-	added = 0;
 	uint64_t pos = 0;
 	for (size_t ci = 0; ci < p->nchunks; ci++) {
-		const struct pf_chunk *c = &p->chunks[ci];
 		size_t k = (size_t)(pos / prm->chunk_blocks);
-		pos += c->blocks;
-		if (c->state != PF_CHUNK_IN_PLACE || k >= next.nchunks || force[k])
-			continue;
-		const struct pf_chunk *nc = &next.chunks[k];
-		if (!in_place(&next, nc, min_piece) && classify(&next, nc, &m, alone) == K_MOVE) {
+		pos += p->chunks[ci].blocks;
+		if (k < nforce && p->chunks[ci].state == PF_CHUNK_IN_PLACE)
+			kept[k] = 1;
+	}
+	added = 0;
+	pos = 0;
+	for (size_t ci = 0; ci < next.nchunks; ci++) {
+		size_t k = (size_t)(pos / prm->chunk_blocks);
+		pos += next.chunks[ci].blocks;
+		if (k < nforce && next.chunks[ci].nunits && kept[k] && !force[k]) {
 			force[k] = 1;
 			added++;
 		}
 	}
 out:
-	free(alone);
-	free(m.waste);
-	free(m.island);
-	free(m.main);
+	free(kept);
 	free(after);
+	free(fr);
 	pf_plan_free(&next);
 	return added;
 }
@@ -740,7 +794,7 @@ static int stable_plan(const struct pf_seg *segs, size_t nsegs, const struct pf_
 		rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 0, force, out);
 		if (rc || !prm->block_size || out->blocks_near == 0)
 			break;
-		long added = moves_next_time(out, prm, force);
+		long added = moves_next_time(out, free_runs, nfree, prm, force, nchunks);
 		if (added <= 0) {
 			if (added < 0) {
 				pf_plan_free(out);
