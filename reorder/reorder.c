@@ -12,6 +12,7 @@
 #include "relocate.h"
 #include "reorder_open.h"
 #include "replay_predict.h"
+#include "warm.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -307,7 +308,9 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	if (write && plan.nunits == 0)
 		goto out;
 	struct pf_replay_prediction pred;
-	rc = pf_replay_predict(fs, &lay, &col, &plan, &pred);
+	rc = pf_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
+	if (!rc)
+		rc = pf_replay_predict(fs, &lay, &col, &plan, &pred);
 	if (rc) {
 		snprintf(err, errlen, "predicting the replay failed: %s", pf_strerror(rc));
 		goto out;
