@@ -9,13 +9,15 @@
  *       and fixed without questions: blocks marked in use that nothing references (leaked), free counts.
  *   F1  all destinations (and spare extent leaves, see F3) marked in use: block bitmaps, group descriptors
  *       (with their checksums), superblock free count written, flushed.  Nothing references them yet.
- *   per unit, in layout order (first each block's mapping is checked to still be the old one, else the unit
- *   is abandoned untouched):
- *   F2  data read from the old blocks (in block order) and written to the new ones, flushed; read back and
- *       compared.  Old pointers still in force: a cut here only leaks the new blocks.  The read-back is from
- *       the disk, not from a cache: through a separate read-only O_DIRECT descriptor on the device (or, where
- *       the file cannot be opened O_DIRECT, after dropping the range from the page cache); a mismatch
- *       abandons the unit before any pointer is switched.
+ *   per group of consecutive units (up to STAGE_BYTES; first each block's mapping is checked to still be the
+ *   old one, else that unit is abandoned untouched):
+ *   F2  data read from the old blocks (in block order, straight from the disk) and written to the new ones,
+ *       flushed; each unit read back and compared.  Old pointers still in force: a cut here only leaks the
+ *       new blocks.  The read-back is from the disk, not from a cache: through a separate read-only O_DIRECT
+ *       descriptor on the device (or, where the file cannot be opened O_DIRECT, after dropping the range from
+ *       the page cache); a mismatch abandons that unit before any of its pointers is switched, and the run
+ *       stops there.
+ *   then per unit of the group, in layout order:
  *   F3  block pointers switched, flushed, then re-read and checked.  Extent-mapped files: every leaf that
  *       maps moved blocks (the inode's i_block or a leaf block) is rewritten in place in ONE write
  *       (extent_remap.c): the tree never changes shape, no tree block is allocated or freed, no index
@@ -49,7 +51,9 @@ struct pf_reloc {
 	ext2_filsys fs;
 	char *buf, *vbuf;           /* both aligned for O_DIRECT; buf holds the staged units' data */
 	uint64_t buf_blocks;        /* its size */
-	size_t st_first, st_end;    /* units [st_first, st_end) are staged in buf, one after the other */
+	size_t st_first, st_end;    /* units [st_first, st_end) are staged in buf, one after the other, and
+	                             * written to their destinations (F2) */
+	int *uerr;                  /* per unit: what F2 found (PF_EVERIFY), returned when the unit's turn comes */
 	int vfd;                    /* read-only descriptor on the device for the read-back, or -1 */
 	int vdirect;                /* vfd is O_DIRECT */
 	uint64_t *ubase;            /* first bit of each unit in switched */
@@ -152,6 +156,7 @@ static void reloc_free(struct pf_reloc *r)
 		close(r->vfd);
 	free(r->buf);
 	free(r->vbuf);
+	free(r->uerr);
 	free(r->ubase);
 	free(r->switched);
 	free(r->remap);
@@ -276,6 +281,7 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	if (posix_memalign((void **)&r->vbuf, VERIFY_ALIGN, maxlen * fs->blocksize))
 		r->vbuf = NULL;
 	r->ubase = malloc((p->nunits + 1) * sizeof(*r->ubase));
+	r->uerr = calloc(p->nunits + 1, sizeof(*r->uerr));
 	r->switched = calloc(total / 8 + 1, 1);
 	r->remap = malloc(maxmoves * sizeof(*r->remap));
 	r->order = malloc((p->nmoves > maxmoves ? p->nmoves : maxmoves) * sizeof(*r->order));
@@ -283,7 +289,7 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	r->nowners = nowners;
 	ext2fs_set_alloc_block_callback(fs, refuse_alloc, &r->old_alloc);
 	int rc = 0;
-	if (!r->buf || !r->vbuf || !r->ubase || !r->switched || !r->remap || !r->order || !r->spare) {
+	if (!r->buf || !r->vbuf || !r->ubase || !r->uerr || !r->switched || !r->remap || !r->order || !r->spare) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -384,13 +390,43 @@ static int switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struct
 	return 0;
 }
 
-/* Read the old copies of units u, u+1, ... (as many as buf holds) in one sweep in block order, each unit's
- * data where its write takes it from: buf holds the units one after the other. */
-static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u)
+/* Whether every block of unit u still maps to its source (the plan still describes the files).
+ * Returns 0, -ESTALE, or a negative pf error. */
+static int still_planned(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos)
 {
-	uint64_t bs = r->fs->blocksize, blocks = 0;
+	const struct pf_unit *un = &p->units[u];
+	for (size_t i = un->first; i < un->first + un->count; i++) {
+		const struct pf_move *m = &p->moves[i];
+		for (uint64_t b = 0; b < m->len; b++) {
+			blk64_t cur;
+			int rc = mapping_of(r->fs, inos[m->owner], m->lblk + b, &cur);
+			if (rc)
+				return rc;
+			if (cur != m->src + b)
+				return -ESTALE;
+		}
+	}
+	return 0;
+}
+
+/* F2 for units u, u+1, ... (as many as buf holds, stopping before one the plan no longer describes): their
+ * old copies read in one sweep in block order (buf holds the units one after the other, each unit's data where
+ * its write takes it from), all written to their destinations, flushed once, read back from the disk and
+ * compared unit by unit (a mismatch is kept in uerr for that unit's turn).  No pointer changes here: a cut
+ * leaves only new blocks nothing references.  The destinations of consecutive units follow each other, so
+ * the writes and the read-back are each one sequential pass instead of a trip per unit between the data and
+ * the inode tables. */
+static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos)
+{
+	ext2_filsys fs = r->fs;
+	uint64_t bs = fs->blocksize, blocks = 0;
 	size_t end = u, n = 0;
 	for (; end < p->nunits && blocks + p->units[end].len <= r->buf_blocks; end++) {
+		int rc = still_planned(r, p, end, inos);
+		if (rc && end == u)
+			return rc;
+		if (rc)
+			break; /* its own turn reports it */
 		for (size_t i = 0; i < p->units[end].count; i++)
 			r->order[n++] = p->units[end].first + i;
 		blocks += p->units[end].len;
@@ -413,6 +449,21 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u)
 		if (rc)
 			return rc;
 	}
+	for (size_t v = u; v < end; v++) {
+		const char *data = r->buf + (r->ubase[v] - r->ubase[u]) * bs;
+		int rc = pf_err_from_ext2(io_channel_write_blk64(fs->io, p->units[v].dst, (int)p->units[v].len, data));
+		if (rc)
+			return rc;
+	}
+	int rc = pf_err_from_ext2(io_channel_flush(fs->io));
+	if (rc)
+		return rc;
+	for (size_t v = u; v < end; v++) {
+		const char *data = r->buf + (r->ubase[v] - r->ubase[u]) * bs;
+		if ((rc = verify_read(r, p->units[v].dst, p->units[v].len, r->vbuf)))
+			return rc;
+		r->uerr[v] = memcmp(data, r->vbuf, p->units[v].len * bs) ? PF_EVERIFY : 0;
+	}
 	r->st_first = u;
 	r->st_end = end;
 	return 0;
@@ -422,38 +473,17 @@ int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const e
 {
 	ext2_filsys fs = r->fs;
 	const struct pf_unit *un = &p->units[u];
-	uint64_t bs = fs->blocksize;
 	int rc;
 	*partial = 0;
 
-	/* the plan must still describe the files: every block maps to its source */
-	for (size_t i = un->first; i < un->first + un->count; i++) {
-		const struct pf_move *m = &p->moves[i];
-		for (uint64_t b = 0; b < m->len; b++) {
-			blk64_t cur;
-			if ((rc = mapping_of(fs, inos[m->owner], m->lblk + b, &cur)))
-				return rc;
-			if (cur != m->src + b)
-				return -ESTALE;
-		}
-	}
-
-	/* F2: copy and make it durable (the old copies were read with those of the next units: stage) */
+	/* F2 (with the next units: stage), unless done already */
 	if (u < r->st_first || u >= r->st_end) {
-		r->st_end = r->st_first = u; /* nothing staged if reading fails */
-		if ((rc = stage(r, p, u)))
+		r->st_end = r->st_first = u; /* nothing staged if it fails */
+		if ((rc = stage(r, p, u, inos)))
 			return rc;
 	}
-	const char *data = r->buf + (r->ubase[u] - r->ubase[r->st_first]) * bs;
-	rc = pf_err_from_ext2(io_channel_write_blk64(fs->io, un->dst, (int)un->len, data));
-	if (!rc)
-		rc = pf_err_from_ext2(io_channel_flush(fs->io));
-	if (!rc)
-		rc = verify_read(r, un->dst, un->len, r->vbuf);
-	if (rc)
-		return rc;
-	if (memcmp(data, r->vbuf, un->len * bs))
-		return PF_EVERIFY;
+	if (r->uerr[u])
+		return r->uerr[u];
 
 	/* F3: switch, make durable, check each block */
 	*partial = 1;
