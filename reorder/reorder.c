@@ -160,9 +160,12 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	int partial = 0;
 	uint64_t moved = 0, kept = 0;
 	res->complete = 1;
+	double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
+	if (budget > 0)
+		pf_reloc_set_deadline(r, t0 + budget);
 	for (; done < plan->nunits; done++) {
-		double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
-		if (done > 0 && budget > 0 && pf_monotonic_s() - t0 >= budget) {
+		/* a unit whose data is already copied and verified only needs its switch: let it finish */
+		if (done > 0 && budget > 0 && pf_monotonic_s() - t0 >= budget && !pf_reloc_staged(r, done)) {
 			res->complete = 0;
 			break;
 		}
