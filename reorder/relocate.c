@@ -51,6 +51,8 @@
 struct pf_reloc {
 	ext2_filsys fs;
 	char *buf, *vbuf;           /* both aligned for O_DIRECT; buf holds the staged units' data */
+	char *bounce;               /* aligned: one request over several sources and the gaps between them */
+	uint64_t bounce_blocks;
 	uint64_t buf_blocks;        /* its size */
 	size_t st_first, st_end;    /* units [st_first, st_end) are staged in buf, one after the other, and
 	                             * written to their destinations (F2) */
@@ -82,6 +84,10 @@ struct pf_reloc {
 /* With a time budget, the first group's size assumes this pace (bytes moved per second); later groups use the
  * pace measured. */
 #define STAGE_FIRST_PACE_BPS 20e6
+/* Sources this close are read in one request, the gap read through (a rotational disk passes over it anyway,
+ * in less than a seek; the requests saved each cost a command); such a request is at most BOUNCE_BYTES. */
+#define SOURCE_GAP_BYTES (256u << 10)
+#define BOUNCE_BYTES (4u << 20)
 
 /* A second descriptor on the device, only for reading back what F2 wrote: unix_io reads through the page
  * cache, which holds what we wrote, not necessarily what the disk stored. */
@@ -165,6 +171,7 @@ static void reloc_free(struct pf_reloc *r)
 		close(r->vfd);
 	free(r->buf);
 	free(r->vbuf);
+	free(r->bounce);
 	free(r->uerr);
 	free(r->ubase);
 	free(r->switched);
@@ -297,6 +304,9 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	}
 	if (posix_memalign((void **)&r->vbuf, VERIFY_ALIGN, maxlen * fs->blocksize))
 		r->vbuf = NULL;
+	r->bounce_blocks = BOUNCE_BYTES / fs->blocksize;
+	if (posix_memalign((void **)&r->bounce, VERIFY_ALIGN, r->bounce_blocks * fs->blocksize))
+		r->bounce = NULL;
 	r->ubase = malloc((p->nunits + 1) * sizeof(*r->ubase));
 	r->uerr = calloc(p->nunits + 1, sizeof(*r->uerr));
 	r->switched = calloc(total / 8 + 1, 1);
@@ -306,7 +316,7 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	r->nowners = nowners;
 	ext2fs_set_alloc_block_callback(fs, refuse_alloc, &r->old_alloc);
 	int rc = 0;
-	if (!r->buf || !r->vbuf || !r->ubase || !r->uerr || !r->switched || !r->remap || !r->order || !r->spare) {
+	if (!r->buf || !r->vbuf || !r->bounce || !r->ubase || !r->uerr || !r->switched || !r->remap || !r->order || !r->spare) {
 		rc = -ENOMEM;
 		goto fail;
 	}
@@ -466,21 +476,43 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ex
 	}
 	sort_plan = p;
 	qsort(r->order, n, sizeof(*r->order), by_src);
-	for (size_t i = 0; i < n; i++) {
-		const struct pf_move *m = &p->moves[r->order[i]];
-		size_t lo = u, hi = end; /* the unit holding this move: units hold consecutive moves, in order */
-		while (hi - lo > 1) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (p->units[mid].first <= r->order[i])
-				lo = mid;
-			else
-				hi = mid;
+	uint64_t gap = SOURCE_GAP_BYTES / bs, span_max = r->bounce_blocks;
+	for (size_t i = 0, j; i < n; i = j) {
+		/* moves[i..j): sources close enough to read in one request, the gaps read through */
+		const struct pf_move *a = &p->moves[r->order[i]];
+		uint64_t s = a->src, e = a->src + a->len;
+		for (j = i + 1; j < n; j++) {
+			const struct pf_move *b = &p->moves[r->order[j]];
+			if (b->src > e + gap || b->src + b->len - s > span_max)
+				break;
+			if (b->src + b->len > e)
+				e = b->src + b->len;
 		}
-		size_t mu = lo;
-		char *at = r->buf + (r->ubase[mu] - r->ubase[u] + (m->dst - p->units[mu].dst)) * bs;
-		int rc = source_read(r, m->src, m->len, at);
-		if (rc)
-			return rc;
+		int direct = j - i == 1; /* a single move: straight into its place */
+		if (!direct) {
+			int rc = source_read(r, s, e - s, r->bounce);
+			if (rc)
+				return rc;
+		}
+		for (size_t k = i; k < j; k++) {
+			const struct pf_move *m = &p->moves[r->order[k]];
+			size_t lo = u, hi = end; /* the unit holding this move: units hold consecutive moves, in order */
+			while (hi - lo > 1) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (p->units[mid].first <= r->order[k])
+					lo = mid;
+				else
+					hi = mid;
+			}
+			char *at = r->buf + (r->ubase[lo] - r->ubase[u] + (m->dst - p->units[lo].dst)) * bs;
+			if (direct) {
+				int rc = source_read(r, m->src, m->len, at);
+				if (rc)
+					return rc;
+			} else {
+				memcpy(at, r->bounce + (m->src - s) * bs, m->len * bs);
+			}
+		}
 	}
 	for (size_t v = u; v < end; v++) {
 		const char *data = r->buf + (r->ubase[v] - r->ubase[u]) * bs;
