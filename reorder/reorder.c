@@ -12,6 +12,7 @@
 #include "relocate.h"
 #include "reorder_open.h"
 #include "replay_predict.h"
+#include "warm.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -159,9 +160,12 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	int partial = 0;
 	uint64_t moved = 0, kept = 0;
 	res->complete = 1;
+	double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
+	if (budget > 0)
+		pf_reloc_set_deadline(r, t0 + budget);
 	for (; done < plan->nunits; done++) {
-		double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
-		if (done > 0 && budget > 0 && pf_monotonic_s() - t0 >= budget) {
+		/* a unit whose data is already copied and verified only needs its switch: let it finish */
+		if (done > 0 && budget > 0 && pf_monotonic_s() - t0 >= budget && !pf_reloc_staged(r, done)) {
 			res->complete = 0;
 			break;
 		}
@@ -301,9 +305,15 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	}
 
 	/* The gate: a plan moves only when the next replay is predicted to gain more than the margin (a compaction
-	 * can spread what the replay reads: directory blocks among the data, the metadata pass's records stale). */
+	 * can spread what the replay reads: directory blocks among the data, the metadata pass's records stale).
+	 * A run with nothing to move needs no prediction (it would read every directory of the layout): it ends
+	 * here, having read only the bitmaps, the inodes and their extent trees. */
+	if (write && plan.nunits == 0)
+		goto out;
 	struct pf_replay_prediction pred;
-	rc = pf_replay_predict(fs, &lay, &col, &plan, &pred);
+	rc = pf_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
+	if (!rc)
+		rc = pf_replay_predict(fs, &lay, &col, &plan, &pred);
 	if (rc) {
 		snprintf(err, errlen, "predicting the replay failed: %s", pf_strerror(rc));
 		goto out;
