@@ -17,13 +17,20 @@
 # traced again on the reordered image and all traces so far aggregated again (the daemon's way), and the replay
 # of that layout measured before the reorder against the dry run's prediction.
 # Limits: "limit" = the layout's data blocks / the disk's rate; "limit+meta" adds one metadata sweep: the
-# replay's metadata pass as the model predicts it (the cheaper of now and after the plan: inode tables do not move).
-# Verdicts per cell (the default decision rules: where the gate refuses, reorder + replay = replay):
-#   never-worse  every round's reorder + replay <= replay alone (1 ms of slack)
-#   near-limit   where the default reorder ran: reorder + replay <= 1.25 x limit+meta (each such round)
-#   replay-limit package only: replay alone <= 1.3 x limit+meta
-#   prediction   every predicted replay within 10 % of the measured one (before and after each round)
-# "replay" figures are the boot's reads plus the replay, cold (after a full replay the boot reads nothing more).
+# replay's metadata pass as the model predicts it (the cheaper of now and after the plan: inode tables do not move);
+# "free-space limit": the data in the largest free extents (before round 1) read in one sweep, + that metadata
+# sweep: what a reorder that moves nothing but the set can reach (free_estimate).
+# Verdicts per cell (PASS/FAIL lines; the default decisions rule: where the gate refuses, the boot replays the layout
+# on the image as it was):
+#   never-worse             each reorder the default runs: reorder + replay <= the same layout's replay just
+#                           before it (1 ms of slack)
+#   never-worse-than-first  the boot as the default leaves it, every round, <= the first replay (round 1's)
+#   near-limit              where the default reorder ran: reorder + replay <= 1.25 x limit+meta (each such round)
+#   replay-limit            package only: replay alone (round 1, before any reorder) <= 1.3 x limit+meta
+#   prediction              every predicted replay within 10 % of the replay alone as measured (before and after)
+# A boot with a replay is measured twice: the replay alone (its requests counted once the disk is idle) and the
+# boot's reads after it; when those cost more than 20 ms (after a full replay they should cost nothing) the boot is
+# run again, up to 3 times, and the cheapest kept: another process on this machine may have dropped the caches.
 #
 # Environment: TRACES ("boot1 boot2 boot3"), BUILDERS ("plain package fresh aged90"), ROUNDS (3), SEED (1),
 # SIZE (1024), JOBS (1: cells at once; count mode's figures do not depend on it), OUT=FILE (the report there too),
@@ -49,6 +56,19 @@ builder_args() {
 	esac
 }
 
+# free_estimate BLOCKS: seconds to read BLOCKS placed in the largest free extents of $work/free (largest first),
+# in one forward sweep on the disk model (lib/disk_model.h: a gap read through while that is cheaper than a
+# seek of 1 ms + 14 ms * sqrt(distance / span) + 4.17 ms), without metadata: what the free space allows a
+# reorder that moves nothing else.
+free_estimate() {
+	sort -k2,2nr "$work/free" | awk -v need="$1" '{ if (got < need) { print; got += $2 } }' | sort -n |
+		awk -v need="$1" -v bs="$bs" -v rate="$rate" -v span="$(($(sim_stat span) / bs))" '
+		{ len = $2; if (got + len > need) len = need - got; got += len
+		  if (NR > 1) { g = $1 - pe; sk = 0.001 + 0.014 * sqrt(g / span) + 0.00417; t += (g * bs / rate < sk ? g * bs / rate : sk) }
+		  t += len * bs / rate; pe = $1 + len }
+		END { printf "%.3f %d\n", t, NR }'
+}
+
 # ---- one cell (a process of its own: its mounts, loop device and FUSE disk are cleaned up when it exits) ----
 cell() {
 	local trace=$1 builder=$2 res=$3 tmp work fs img wl k bs rate
@@ -67,6 +87,11 @@ cell() {
 		echo "built $(grep -h '^mkbootset' "$work/build.out" | tr '\n' ' ')"
 		echo "bs $bs"
 	} >"$res"
+	# the free extents before any reorder, "start length" (blocks), for the free-space estimate of round 1
+	dumpe2fs "$img" 2>/dev/null | awk '/^  Free blocks: / { sub(/^  Free blocks: /, ""); n = split($0, r, ", ")
+		for (i = 1; i <= n; i++) { m = split(r[i], ab, "-"); a = ab[1]; e = m == 2 ? ab[2] : a
+			if (c && a == pe + 1) len[c] += e - a + 1; else { c++; st[c] = a; len[c] = e - a + 1 }; pe = e } }
+		END { for (i = 1; i <= c; i++) print st[i], len[i] }' >"$work/free"
 	sim_start "$img" count
 	rate=$(sim_stat rate)
 	echo "describe $(sim_describe)" >>"$res"
@@ -80,9 +105,16 @@ cell() {
 			pf_fail "aggregate: $(tail -2 "$work/aggregate$1.out")"
 		echo "layout$1 $(tail -1 "$work/aggregate$1.out")" >>"$res"
 	}
-	boot() { # NAME [LAYOUT]: one cold boot, its figures as NAME's line
-		out=$(sim_cold_boot "$fs" "$wl" ${2:+"$2"}) && [ -n "$out" ] || pf_fail "cold boot $1"
-		echo "$1 $out" >>"$res"
+	boot() { # NAME [LAYOUT]: one cold boot, its figures as NAME's line (+ the tries it took)
+		local try best='' t
+		for ((try = 1; try <= 3; try++)); do
+			out=$(sim_cold_boot "$fs" "$wl" ${2:+"$2"}) && [ -n "$out" ] || pf_fail "cold boot $1"
+			[ -n "$best" ] && [ "$(awk -v a="$out" -v b="$best" 'BEGIN { split(a, x); split(b, y); print (x[1] < y[1]) }')" = 0 ] || best=$out
+			# After a replay the boot reads (nearly) nothing more: when it does, another process on this
+			# machine may have dropped the caches in between; the same boot again tells (the least is kept).
+			[ -n "${2:-}" ] && t=$(awk -v a="$best" 'BEGIN { split(a, x); print (x[1] - x[2] > 0.02) }') && [ "$t" = 1 ] || break
+		done
+		echo "$1 $best $((try > 3 ? 3 : try))" >>"$res"
 	}
 	learn 1
 	boot none
@@ -101,6 +133,7 @@ cell() {
 				$1 == "replay:" && $2 == "metadata" && $3 == "blocks" { print "metablocks" k, $4, $5 }' "$o"
 			echo "decision$k $(grep -m1 'predicted gain of the plan' "$o" | sed 's/^predicted gain of the plan for the next replay: /gain /')"
 			echo "wouldmove$k $(grep -o 'would move [0-9]* of' "$o" | awk '{ print $3 }')"
+			[ "$k" != 1 ] || echo "fsest1 $(free_estimate "$(awk '$1 == "blocks" { print $2; exit }' "$o")")"
 		} >>"$res"
 		o=$work/reorder$k.out
 		sim_reset
@@ -119,7 +152,7 @@ cell() {
 	done
 	sim_umount
 	echo "rate $rate" >>"$res"
-	[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP/$trace-$builder" && cp "$work"/*.out "$res" "$KEEP/$trace-$builder/"; }
+	[ -z "${KEEP:-}" ] || { mkdir -p "$KEEP/$trace-$builder" && cp "$work"/*.out "$work"/trace[0-9]* "$work"/layout[0-9]* "$res" "$KEEP/$trace-$builder/"; }
 	echo "ok 1" >>"$res"
 }
 
@@ -153,111 +186,136 @@ wait
 elapsed=$(($(date +%s) - started))
 
 # ---- report ----
-get() { awk -v k="$2" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$1"; }
-field() { get "$1" "$2" | awk -v n="$3" '{ print $n }'; }
+# cell_awk MODE: one cell's "key value" lines (RESULT) in, its table row (row1), rows of rounds 2.. (rows), or
+# verdict lines (verdicts; exit 1 if one fails) out.  A boot's line: total_s replay_s requests seeks tries.
+cell_awk() {
+	awk -v mode="$1" -v t="$2" -v b="$3" -v rounds="$ROUNDS" '
+		{ k = $1; $1 = ""; v[k] = substr($0, 2) }
+		function f(k, n,   a) { split(v[k], a, " "); return a[n] }
+		function gate(k) { return v["decision" k] ~ /not worth/ ? "refuses" : (f("wouldmove" k, 1) + 0 > 0 ? "moves" : "nothing") }
+		function lim(k) { return f("blocks" k, 1) * v["bs"] / v["rate"] }
+		function meta(k,   m) { m = f("meta" k, 1); if (f("meta" k, 2) < m) m = f("meta" k, 2); return m }
+		function limm(k) { return lim(k) + meta(k) }
+		function fslim() { return f("fsest1", 1) + meta(1) }
+		# the boot as the default decisions leave it: the reorder ran (after), or the layout replayed on the
+		# image as it was (before)
+		function eff(k) { return gate(k) == "moves" ? f("after" k, 1) : f("before" k, 1) }
+		function err(p, m) { return m > 0 ? (p - m) / m * 100 : 0 }
+		function abs(x) { return x < 0 ? -x : x }
+		function verdict(name, ok, why) { printf "%s x %s: %s %s (%s)\n", t, b, ok ? "PASS" : "FAIL", name, why; if (!ok) fail = 1 }
+		END {
+			if (mode == "row1") {
+				printf "| %s | %s | %.3f | %.3f / %.3f / %.3f | %.3f | %.3f / %.3f / %.3f | %.3f | %.3f | %.3f (%d) | %d | %s | %.2fx |\n", t, b,
+					f("none", 1), f("before1", 1), f("before1", 2), f("pred1", 1), f("anone", 1),
+					f("after1", 1), f("after1", 2), f("check1", 1), lim(1), limm(1), fslim(), f("fsest1", 2),
+					f("moved1", 1), gate(1), eff(1) / limm(1)
+				exit 0
+			}
+			if (mode == "rows") {
+				for (k = 2; k <= rounds; k++)
+					printf "| %s | %s | %d | %d | %.3f / %.3f / %.3f | %s | %d | %.3f / %.3f / %.3f | %.3f | %.2fx |\n", t, b, k,
+						f("blocks" k, 1), f("before" k, 1), f("before" k, 2), f("pred" k, 1), gate(k), f("moved" k, 1),
+						f("after" k, 1), f("after" k, 2), f("check" k, 1), eff(k), eff(k) / limm(k)
+				exit 0
+			}
+			rep = f("before1", 1)
+			# never worse: each reorder the default runs leaves the boot no slower than the same layout
+			# replayed before it; and the boot as the default path leaves it, round after round, no slower
+			# than the first replay (a round the gate refused but the bench forced changes the image the
+			# next round starts from: marked "forced before")
+			ok = 1; why = ""; forced = 0
+			for (k = 1; k <= rounds; k++) {
+				if (gate(k) == "moves") {
+					why = why sprintf("%sround %d %.3f -> %.3f", why == "" ? "" : ", ", k, f("before" k, 1), f("after" k, 1))
+					if (f("after" k, 1) > f("before" k, 1) + 0.001) ok = 0
+				}
+			}
+			verdict("never-worse", ok, why == "" ? "the default never moved" : "replay before -> after the reorder: " why)
+			ok = 1; why = ""
+			for (k = 1; k <= rounds; k++) {
+				why = why sprintf("%sround %d %s%s %.3f", why == "" ? "" : ", ", k, forced ? "(forced before) " : "", gate(k), eff(k))
+				if (eff(k) > rep + 0.001) ok = 0
+				if (gate(k) == "refuses" && f("moved" k, 1) > 0) forced = 1
+			}
+			verdict("never-worse-than-first", ok, sprintf("first replay %.3f; %s", rep, why))
+			ok = 1; why = ""
+			for (k = 1; k <= rounds; k++)
+				if (gate(k) == "moves") {
+					why = why sprintf("%sround %d %.3f = %.2fx %.3f", why == "" ? "" : ", ", k, f("after" k, 1), f("after" k, 1) / limm(k), limm(k))
+					if (f("after" k, 1) > 1.25 * limm(k)) ok = 0
+				}
+			verdict("near-limit", ok, why == "" ? "the default never moved" : sprintf("reorder + replay against limit+meta: %s; the free space allowed ~%.3f", why, fslim()))
+			if (b == "package")
+				verdict("replay-limit", rep <= 1.3 * limm(1), sprintf("replay %.3f = %.2fx limit+meta %.3f", rep, rep / limm(1), limm(1)))
+			ok = 1; why = ""
+			for (k = 1; k <= rounds; k++) {
+				e1 = err(f("pred" k, 1), f("before" k, 2)); e2 = err(f("check" k, 1), f("after" k, 2))
+				if (abs(e1) > 10 || abs(e2) > 10) ok = 0
+				why = why sprintf("%sround %d %+.1f %% / %+.1f %%", why == "" ? "" : ", ", k, e1, e2)
+			}
+			verdict("prediction", ok, "predicted against the replay alone, before / after: " why)
+			exit fail
+		}' "$4"
+}
+ok_cell() { [ "$(awk '$1 == "ok" { print $2 }' "$1" 2>/dev/null)" = 1 ]; }
 bad=0
 report() {
 	local c t b r k
 	echo "## bench-reorder-matrix.sh ($(date -u +%Y-%m-%d), tree $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo '?'), seed $SEED, $SIZE MiB, $ROUNDS rounds, ${elapsed} s)"
 	echo
-	echo "Seconds of model time, cold; \"replay\" = the boot's reads plus the replay.  pred = predicted (--dry-run before, --check after)."
-	echo "Gate: the default decision of the dry run (moves / refuses / nothing); \"eff.\" = reorder + replay as the default would leave it."
+	echo "Seconds of model time, cold.  Each replay: boot + replay (the boot's reads after the replay included) / the replay"
+	echo "alone / predicted (--dry-run before the reorder, --check after it).  gate: the dry run's default decision;"
+	echo "eff.: the boot as the default leaves it (reorder + replay where it moves, else the replay), against limit+meta."
+	echo "free-space limit: the layout's data in the largest free extents before the reorder, one sweep, + the metadata sweep."
 	echo
-	echo "| trace | image | none | replay (meas. / pred.) | reorder, none | reorder + replay (meas. / pred.) | limit | limit+meta | moved | gate | eff. / limit+meta | round 2: replay before / after (pred.), moved, gate | round 3: same |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---|---|"
+	echo "| trace | image | none | replay | reorder, none | reorder + replay | limit | limit+meta | free-space limit (extents) | moved | gate | eff. |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
 	for c in "${cells[@]}"; do
 		read -r t b <<<"$c"
 		r=$results/$t-$b
-		if [ "$(get "$r" ok 2>/dev/null)" != 1 ]; then
-			echo "| $t | $b | setup failed: $(grep -m1 FAIL "$r.log" 2>/dev/null | cut -c1-120) |"
-			continue
-		fi
-		awk -v t="$t" -v b="$b" -v rounds="$ROUNDS" '
-			{ k = $1; $1 = ""; v[k] = substr($0, 2) }
-			function f(k, n,   a) { split(v[k], a, " "); return a[n] }
-			function gate(k) { return v["decision" k] ~ /not worth/ ? "refuses" : (f("wouldmove" k, 1) + 0 > 0 ? "moves" : "nothing") }
-			END {
-				bs = v["bs"]; rate = v["rate"]
-				lim = f("blocks1", 1) * bs / rate
-				m = f("meta1", 1); if (f("meta1", 2) < m) m = f("meta1", 2)
-				eff = gate(1) == "moves" ? f("after1", 1) : f("before1", 1)
-				printf "| %s | %s | %.3f | %.3f / %.3f | %.3f | %.3f / %.3f | %.3f | %.3f | %d | %s | %.2fx |", t, b,
-					f("none", 1), f("before1", 1), f("pred1", 1), f("anone", 1), f("after1", 1), f("check1", 1),
-					lim, lim + m, f("moved1", 1), gate(1), eff / (lim + m)
-				for (k = 2; k <= 3; k++)
-					if (k <= rounds)
-						printf " %.3f / %.3f (%.3f), %d, %s |", f("before" k, 1), f("after" k, 1), f("check" k, 1), f("moved" k, 1), gate(k)
-					else
-						printf " - |"
-				printf "\n"
-			}' "$r"
+		if ok_cell "$r"; then cell_awk row1 "$t" "$b" "$r"; else echo "| $t | $b | setup failed: $(grep -m1 FAIL "$r.log" 2>/dev/null | cut -c1-120) |"; fi
 	done
+	if [ "$ROUNDS" -gt 1 ]; then
+		echo
+		echo "Re-traced and re-aggregated (round K: the boot traced on the image round K-1 left, all K traces aggregated):"
+		echo
+		echo "| trace | image | round | layout blocks | replay before | gate | moved | reorder + replay | eff. | eff. / limit+meta |"
+		echo "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"
+		for c in "${cells[@]}"; do
+			read -r t b <<<"$c"
+			r=$results/$t-$b
+			! ok_cell "$r" || cell_awk rows "$t" "$b" "$r"
+		done
+	fi
 	echo
 	echo "Verdicts:"
 	for c in "${cells[@]}"; do
 		read -r t b <<<"$c"
 		r=$results/$t-$b
-		if [ "$(get "$r" ok 2>/dev/null)" != 1 ]; then
+		if ok_cell "$r"; then
+			cell_awk verdicts "$t" "$b" "$r" || bad=1
+		else
 			echo "$t x $b: FAIL setup: $(grep -m1 FAIL "$r.log" 2>/dev/null)"
 			bad=1
-			continue
 		fi
-		awk -v t="$t" -v b="$b" -v rounds="$ROUNDS" '
-			{ k = $1; $1 = ""; v[k] = substr($0, 2) }
-			function f(k, n,   a) { split(v[k], a, " "); return a[n] }
-			function gate(k) { return v["decision" k] ~ /not worth/ ? "refuses" : (f("wouldmove" k, 1) + 0 > 0 ? "moves" : "nothing") }
-			function err(p, m) { return m > 0 ? (p - m) / m : 0 }
-			function abs(x) { return x < 0 ? -x : x }
-			function verdict(name, ok, why) { printf "%s x %s: %s %s (%s)\n", t, b, ok ? "PASS" : "FAIL", name, why; if (!ok) fail = 1 }
-			END {
-				bs = v["bs"]; rate = v["rate"]; rep = f("before1", 1); eff = rep
-				# never worse, near limit: per round, with the default decision (a refused round leaves
-				# the previous state; the bench forced the move anyway, so later rounds start from it)
-				nw = 1; nl = 1; why1 = ""; why2 = ""
-				for (k = 1; k <= rounds; k++) {
-					lim = f("blocks" k, 1) * bs / rate
-					m = f("meta" k, 1); if (f("meta" k, 2) < m) m = f("meta" k, 2)
-					if (gate(k) == "moves") {
-						eff = f("after" k, 1)
-						r = eff / (lim + m)
-						why2 = why2 sprintf("%sround %d %.3f = %.2fx", why2 == "" ? "" : ", ", k, eff, r)
-						if (r > 1.25) nl = 0
-					}
-					why1 = why1 sprintf("%sround %d %s %.3f", why1 == "" ? "" : ", ", k, gate(k), eff)
-					if (eff > rep + 0.001) nw = 0
-				}
-				verdict("never-worse", nw, sprintf("replay %.3f; %s", rep, why1))
-				verdict("near-limit", nl, why2 == "" ? "the default never moved" : "limit+meta; " why2)
-				if (b == "package") {
-					lim = f("blocks1", 1) * bs / rate
-					m = f("meta1", 1); if (f("meta1", 2) < m) m = f("meta1", 2)
-					verdict("replay-limit", rep <= 1.3 * (lim + m), sprintf("replay %.3f = %.2fx limit+meta %.3f", rep, rep / (lim + m), lim + m))
-				}
-				pe = 1; why = ""; worst = 0
-				for (k = 1; k <= rounds; k++) {
-					e1 = err(f("pred" k, 1), f("before" k, 1)); e2 = err(f("check" k, 1), f("after" k, 1))
-					if (abs(e1) > worst) worst = abs(e1)
-					if (abs(e2) > worst) worst = abs(e2)
-					why = why sprintf("%sround %d %+.1f %% / %+.1f %%", why == "" ? "" : ", ", k, e1 * 100, e2 * 100)
-				}
-				verdict("prediction", worst <= 0.10, "before / after: " why)
-				exit fail
-			}' "$r" || bad=1
 	done
 	echo
-	echo "Per cell (round K: default decision, reorder said, its disk time):"
+	echo "Per cell (round K: the dry run's gain and decision; what the forced reorder said, its disk time; the bench's wall time):"
 	for c in "${cells[@]}"; do
 		read -r t b <<<"$c"
 		r=$results/$t-$b
 		[ -f "$r" ] || continue
-		echo "- $t x $b: $(get "$r" built)"
+		echo "- $t x $b: $(awk '$1 == "built" { $1 = ""; print substr($0, 2) }' "$r")"
 		for ((k = 1; k <= ROUNDS; k++)); do
-			[ -n "$(get "$r" "decision$k")" ] || continue
-			echo "  - round $k: gate: $(get "$r" "decision$k"); forced: $(get "$r" "said$k" | sed 's/^prefetch-reorder: //') ($(field "$r" "moved$k" 2) s); bench $(get "$r" "secs$k") s"
+			awk -v k="$k" '{ key = $1; $1 = ""; v[key] = substr($0, 2) }
+				END { if (v["decision" k] == "") exit; split(v["moved" k], m, " "); s = v["said" k]; sub(/^prefetch-reorder: /, "", s)
+					printf "  - round %d: %s; forced: %s (%.3f s); bench %s s\n", k, v["decision" k], s, m[2], v["secs" k] }' "$r"
 		done
 	done
 	echo
-	echo "Disk: $(get "$results/${cells[0]/ /-}" describe 2>/dev/null)"
+	echo "Disk: $(awk '$1 == "describe" { $1 = ""; print substr($0, 2) }' "$results/${cells[0]/ /-}" 2>/dev/null)"
 }
-report | tee ${OUT:+"$OUT"}
+report >"$results/report.md" # not in a pipeline: report sets bad
+cat "$results/report.md"
+[ -z "${OUT:-}" ] || cp "$results/report.md" "$OUT" || pf_fail "writing $OUT"
 exit $bad

@@ -31,7 +31,10 @@
 #                                            reads again later)
 #   sim_cold_boot FS WL [LAYOUT]             one cold boot on the mounted FS: drop caches, reset the counters,
 #                                            with LAYOUT `prefetchd replay --medium rotational` first, then the
-#                                            workload WL; prints "total_s replay_s requests seeks"
+#                                            workload WL; prints "total_s replay_s requests seeks" (replay_s:
+#                                            the replay's reads, counted once the disk is idle: readahead(2)
+#                                            returns while its requests are still queued)
+#   sim_settle                               wait until the disk has served no request for 0.1 s (5 s at most)
 #   sim_reorder OUT ARGS...                  $REORDER ARGS... on the unmounted SIM_DEV, its output in OUT
 #                                            (retried while the device is still busy after an unmount)
 #   sim_reorder_predicted OUT                the "replay: predicted" figures of a --dry-run / --check output:
@@ -227,10 +230,22 @@ sim_cold_boot() {
 	sim_reset
 	if [ -n "$layout" ]; then
 		out=$("$PREFETCHD" replay --medium rotational "$layout" 2>&1) || pf_fail "replay: $out"
+		sim_settle
 		rs=$(sim_seconds)
 	fi
 	"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "workload"
 	echo "$(sim_seconds) $rs $(sim_stat requests) $(sim_stat seeks)"
+}
+
+sim_settle() {
+	local a b i
+	a=$(sim_stat requests)
+	for ((i = 0; i < 50; i++)); do
+		sleep 0.1
+		b=$(sim_stat requests)
+		[ "$a" = "$b" ] && return 0
+		a=$b
+	done
 }
 
 sim_reorder() {
