@@ -13,7 +13,7 @@
 #   --package-order  the boot files in path order, each followed by 2-20 siblings of lognormal size in its
 #               directory, then 30 % of the siblings deleted: a root filesystem as a package install leaves it
 #               (issue #13; tests/tools/mkbootset.c)
-#   --fresh     a fresh contiguous install: the boot files alone in path order on the new filesystem, no other
+#   --fresh     a fresh install: the boot files alone, written in path order on the new filesystem, no other
 #               data, no deletions (--ratio ignored)
 #   --fill PCT  a heavily aged image, PCT % full at the end: tests/tools/mkaged's churn (interleaved writes and
 #               deletes) first fills the share the boot set and its other data leave, then mkbootset writes them

@@ -24,8 +24,9 @@
  * (issue #13: the case where a reorder's compaction made the replay slower).
  *
  * --fresh: a fresh contiguous install: the boot files alone, written in path order onto the empty filesystem,
- * nothing else, nothing deleted (--ratio is ignored).  The boot files then lie in path order without holes:
- * the best case an installer leaves, against which a reorder must not lose.
+ * nothing else, nothing deleted (--ratio is ignored).  Each file then lies whole, no other data among them, where
+ * ext4 puts a fresh install (directories spread over the block groups, small files packed together): the best
+ * case an installer leaves, against which a reorder must not lose.
  *
  * OUT gets the reads, in boot order: "BYTES<TAB>/PATH" (files untraced at boot start come first).
  * Prints one summary line.
