@@ -7,7 +7,7 @@
 #   plain    mkbootset's aged image: the boot files scattered among 8 times as much other data (--ratio 8)
 #   package  package-install order: boot files in path order with siblings between them (--package-order
 #            --ratio 2), 30 % of the siblings deleted
-#   fresh    a fresh contiguous install: the boot files alone in path order, no ageing (--fresh)
+#   fresh    a fresh install: the boot files alone, written in path order, no ageing (--fresh)
 #   aged90   90 % full, heavily aged: mkaged's churn, then the boot set with twice its data among the holes
 #            (--fill 90 --ratio 2)
 # Each cell: the layout learnt by the daemon (`prefetchd trace` while wlrun replays the boot's reads, then
@@ -34,7 +34,8 @@
 #
 # Environment: TRACES ("boot1 boot2 boot3"), BUILDERS ("plain package fresh aged90"), ROUNDS (3), SEED (1),
 # SIZE (1024), JOBS (1: cells at once; count mode's figures do not depend on it), OUT=FILE (the report there too),
-# KEEP=DIR (each cell's logs kept there).  Exit: 0 all cells PASS, 1 a cell FAILs or could not be set up.
+# KEEP=DIR (each cell's logs, traces and layouts kept there).  PREFETCH_TRACE_PAGES=mincore (prefetchd's) traces
+# the page ranges by residency instead of the page-cache tracepoints.  Exit: 0 all cells PASS, 1 a cell FAILs or could not be set up.
 # Internal: --cell TRACE BUILDER RESULT runs one cell and writes "key value" lines to RESULT.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,7 +85,7 @@ cell() {
 	cp "$img.workload" "$wl"
 	bs=$(dumpe2fs -h "$img" 2>/dev/null | awk -F: '$1 == "Block size" { print $2 + 0 }')
 	{
-		echo "built $(grep -h '^mkbootset' "$work/build.out" | tr '\n' ' ')"
+		echo "built $(grep -h '^mkbootset' "$work/build.out" | sed 's|^mkbootset.sh: [^:]*: ||' | tr '\n' ' ')"
 		echo "bs $bs"
 	} >"$res"
 	# the free extents before any reorder, "start length" (blocks), for the free-space estimate of round 1
@@ -186,8 +187,8 @@ wait
 elapsed=$(($(date +%s) - started))
 
 # ---- report ----
-# cell_awk MODE: one cell's "key value" lines (RESULT) in, its table row (row1), rows of rounds 2.. (rows), or
-# verdict lines (verdicts; exit 1 if one fails) out.  A boot's line: total_s replay_s requests seeks tries.
+# cell_awk MODE TRACE BUILDER RESULT: one cell's "key value" lines in; out its table row (row1), rows of rounds
+# 2.. (rows), what each round said (details), or verdict lines (verdicts; exit 1 if one fails).  A boot's line: total_s replay_s requests seeks tries.
 cell_awk() {
 	awk -v mode="$1" -v t="$2" -v b="$3" -v rounds="$ROUNDS" '
 		{ k = $1; $1 = ""; v[k] = substr($0, 2) }
@@ -209,6 +210,15 @@ cell_awk() {
 					f("none", 1), f("before1", 1), f("before1", 2), f("pred1", 1), f("anone", 1),
 					f("after1", 1), f("after1", 2), f("check1", 1), lim(1), limm(1), fslim(), f("fsest1", 2),
 					f("moved1", 1), gate(1), eff(1) / limm(1)
+				exit 0
+			}
+			if (mode == "details") {
+				printf "- %s x %s: %s\n", t, b, v["built"]
+				for (k = 1; k <= rounds; k++)
+					if (v["decision" k] != "") {
+						s = v["said" k]; sub(/^prefetch-reorder: /, "", s)
+						printf "  - round %d: %s; forced: %s (%.3f s); bench %s s\n", k, v["decision" k], s, f("moved" k, 2), v["secs" k]
+					}
 				exit 0
 			}
 			if (mode == "rows") {
@@ -258,9 +268,15 @@ cell_awk() {
 		}' "$4"
 }
 ok_cell() { [ "$(awk '$1 == "ok" { print $2 }' "$1" 2>/dev/null)" = 1 ]; }
+setup_error() { grep -m1 FAIL "$1.log" 2>/dev/null | cut -c1-160; }
+# each_cell FN: FN TRACE BUILDER RESULT for every cell, in order
+each_cell() { local c t b; for c in "${cells[@]}"; do read -r t b <<<"$c"; "$1" "$t" "$b" "$results/$t-$b"; done; }
+row1() { if ok_cell "$3"; then cell_awk row1 "$@"; else echo "| $1 | $2 | setup failed: $(setup_error "$3") |"; fi; }
+rows() { ! ok_cell "$3" || cell_awk rows "$@"; }
+verdicts() { if ok_cell "$3"; then cell_awk verdicts "$@" || bad=1; else echo "$1 x $2: FAIL setup: $(setup_error "$3")"; bad=1; fi; }
+details() { [ ! -f "$3" ] || cell_awk details "$@"; }
 bad=0
 report() {
-	local c t b r k
 	echo "## bench-reorder-matrix.sh ($(date -u +%Y-%m-%d), tree $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo '?'), seed $SEED, $SIZE MiB, $ROUNDS rounds, ${elapsed} s)"
 	echo
 	echo "Seconds of model time, cold.  Each replay: boot + replay (the boot's reads after the replay included) / the replay"
@@ -270,48 +286,21 @@ report() {
 	echo
 	echo "| trace | image | none | replay | reorder, none | reorder + replay | limit | limit+meta | free-space limit (extents) | moved | gate | eff. |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
-	for c in "${cells[@]}"; do
-		read -r t b <<<"$c"
-		r=$results/$t-$b
-		if ok_cell "$r"; then cell_awk row1 "$t" "$b" "$r"; else echo "| $t | $b | setup failed: $(grep -m1 FAIL "$r.log" 2>/dev/null | cut -c1-120) |"; fi
-	done
+	each_cell row1
 	if [ "$ROUNDS" -gt 1 ]; then
 		echo
 		echo "Re-traced and re-aggregated (round K: the boot traced on the image round K-1 left, all K traces aggregated):"
 		echo
 		echo "| trace | image | round | layout blocks | replay before | gate | moved | reorder + replay | eff. | eff. / limit+meta |"
 		echo "|---|---|---:|---:|---:|---|---:|---:|---:|---:|"
-		for c in "${cells[@]}"; do
-			read -r t b <<<"$c"
-			r=$results/$t-$b
-			! ok_cell "$r" || cell_awk rows "$t" "$b" "$r"
-		done
+		each_cell rows
 	fi
 	echo
 	echo "Verdicts:"
-	for c in "${cells[@]}"; do
-		read -r t b <<<"$c"
-		r=$results/$t-$b
-		if ok_cell "$r"; then
-			cell_awk verdicts "$t" "$b" "$r" || bad=1
-		else
-			echo "$t x $b: FAIL setup: $(grep -m1 FAIL "$r.log" 2>/dev/null)"
-			bad=1
-		fi
-	done
+	each_cell verdicts
 	echo
 	echo "Per cell (round K: the dry run's gain and decision; what the forced reorder said, its disk time; the bench's wall time):"
-	for c in "${cells[@]}"; do
-		read -r t b <<<"$c"
-		r=$results/$t-$b
-		[ -f "$r" ] || continue
-		echo "- $t x $b: $(awk '$1 == "built" { $1 = ""; print substr($0, 2) }' "$r")"
-		for ((k = 1; k <= ROUNDS; k++)); do
-			awk -v k="$k" '{ key = $1; $1 = ""; v[key] = substr($0, 2) }
-				END { if (v["decision" k] == "") exit; split(v["moved" k], m, " "); s = v["said" k]; sub(/^prefetch-reorder: /, "", s)
-					printf "  - round %d: %s; forced: %s (%.3f s); bench %s s\n", k, v["decision" k], s, m[2], v["secs" k] }' "$r"
-		done
-	done
+	each_cell details
 	echo
 	echo "Disk: $(awk '$1 == "describe" { $1 = ""; print substr($0, 2) }' "$results/${cells[0]/ /-}" 2>/dev/null)"
 }
