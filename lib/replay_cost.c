@@ -82,10 +82,20 @@ static void request(struct head *h, uint64_t start, uint64_t count)
 	h->at = start + count;
 }
 
-/* One pass: its runs (already relocated) merged, each read except what the cache holds; then cached. */
-static int pass(struct head *h, struct pf_bvec *runs, uint64_t gap, struct pf_bvec *cache)
+/* Cache run [s, s+c): the cache stays normalized.  Returns 0 or -ENOMEM. */
+static int cache_add(struct pf_bvec *cache, uint64_t s, uint64_t c)
 {
-	size_t n = pf_branges_normalize(runs->r, runs->n, gap);
+	if (pf_bvec_push(cache, s, c))
+		return -ENOMEM;
+	cache->n = pf_branges_normalize(cache->r, cache->n, 0);
+	return 0;
+}
+
+/* One pass: its runs (already relocated) merged and sorted, or as given when ordered, each read except what the
+ * cache holds; then cached (an ordered pass's runs one by one: a block it names twice is read once). */
+static int pass(struct head *h, struct pf_bvec *runs, uint64_t gap, int ordered, struct pf_bvec *cache)
+{
+	size_t n = ordered ? runs->n : pf_branges_normalize(runs->r, runs->n, gap);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t s = runs->r[i].start, end = s + runs->r[i].count;
 		if (!cache) {
@@ -100,8 +110,10 @@ static int pass(struct head *h, struct pf_bvec *runs, uint64_t gap, struct pf_bv
 				break;
 			s = cache->r[k].start + cache->r[k].count;
 		}
+		if (ordered && cache_add(cache, runs->r[i].start, runs->r[i].count))
+			return -ENOMEM;
 	}
-	if (!cache)
+	if (!cache || ordered)
 		return 0;
 	for (size_t i = 0; i < n; i++)
 		if (pf_bvec_push(cache, runs->r[i].start, runs->r[i].count))
@@ -134,7 +146,7 @@ int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, 
 						     : pf_bvec_push(&runs, p[i].r[k].start, p[i].r[k].count);
 		h.data = p[i].data;
 		if (!rc)
-			rc = pass(&h, &runs, p[i].gap, p[i].cache == PF_COST_DEVICE ? &cache : NULL);
+			rc = pass(&h, &runs, p[i].gap, p[i].ordered, p[i].cache == PF_COST_DEVICE ? &cache : NULL);
 	}
 	free(runs.r);
 	free(cache.r);

@@ -10,6 +10,9 @@
  *     inode tables);
  *   - sorted and merged with the pass's gap (the replay's rule: PF_META_GAP_BLOCKS for the metadata pass,
  *     one readahead per merged run; 0 for the data sweep, whose reads go out item by item in block order);
+ *     an ordered pass is neither: its runs are read one after the other as given, each cached at once (the
+ *     extent-tree and indirect blocks libext2fs reads one at a time, waiting for each, while the replay walks
+ *     the layout's files in layout order);
  *   - in a PF_COST_DEVICE pass, the blocks an earlier such pass read (gaps read through included) are cached:
  *     each merged run costs one request per stretch of it not cached yet; a PF_COST_FILES pass (file data:
  *     the files' own page caches) reads all of its runs;
@@ -39,6 +42,7 @@ struct pf_cost_pass {
 	int cache;                 /* enum pf_cost_cache */
 	int relocate;              /* read moved blocks at their destinations */
 	int data;                  /* counted as data (else metadata) in pf_cost */
+	int ordered;               /* read in the order given, no sort, no merge (gap ignored) */
 };
 
 struct pf_cost_move {              /* blocks [src, src+len) would lie at [dst, dst+len) */

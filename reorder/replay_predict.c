@@ -217,19 +217,25 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 				rc = pf_bvec_push(v, blk, 1);
 	}
 	/* 2: the layouts' directories, whole, found from their inodes (relocated), and the tree blocks of the
-	 * regular files */
-	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
-		rc = -ENOMEM;
-	for (size_t k = 0; k < nims && !rc; k++) {
-		const struct pf_image *img = ims[k].img;
-		for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
-			const struct pf_file *f = &img->files[i];
-			if (f->fs != ims[k].fsi || f->ino < 1 || f->ino > fs->super->s_inodes_count)
-				continue;
-			if (f->flags & PF_FILE_DIR)
-				rc = pf_ext_layout_dir_blocks(fs, f, push_cb, v);
-			else
-				rc = inode_blocks(fs, (ext2_ino_t)f->ino, 0, v);
+	 * regular files.  Finding them reads the tree blocks first, one at a time in layout order (libext2fs
+	 * walks each tree: an ordered pass); the sorted sweep then finds those cached. */
+	for (int sorted = 0; sorted < 2 && !rc; sorted++) {
+		if (!(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0))) {
+			rc = -ENOMEM;
+			break;
+		}
+		ps->p[ps->n - 1].ordered = !sorted;
+		for (size_t k = 0; k < nims && !rc; k++) {
+			const struct pf_image *img = ims[k].img;
+			for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
+				const struct pf_file *f = &img->files[i];
+				if (f->fs != ims[k].fsi || f->ino < 1 || f->ino > fs->super->s_inodes_count)
+					continue;
+				if (sorted && (f->flags & PF_FILE_DIR))
+					rc = pf_ext_layout_dir_blocks(fs, f, push_cb, v);
+				else
+					rc = inode_blocks(fs, (ext2_ino_t)f->ino, 0, v);
+			}
 		}
 	}
 	/* 3: the directory tree, level by level from the root */

@@ -8,6 +8,9 @@
  *   1. the inode-table blocks of the root and of every file of the layouts on this filesystem;
  *   2. the layouts' directories, whole, found from their inodes (relocated: the replay reads them where they
  *      are, never where a layout recorded them), and the extent-tree / indirect blocks of the regular files;
+ *      Finding those reads the tree blocks (extent index / indirect blocks) first, synchronously, one by one
+ *      in layout order while libext2fs walks each tree: an ordered pass before the sorted one, which then
+ *      finds them cached;
  *   3. the directory tree of the layouts' paths, from the root, level by level: the inode blocks of the
  *      level's directories, then their blocks (relocated: the replay finds them where they are);
  *   4. the data: the layout's blocks of regular files, bin by bin (layout_order.h), relocated.

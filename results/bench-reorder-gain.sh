@@ -48,30 +48,11 @@ describe=$(sim_describe)
 sim_trace_workload "$fs" "$work/workload" "$work/trace" "$work"
 "$PREFETCHD" aggregate --output "$work/layout" "$work/trace" >"$work/aggregate.out" || pf_fail "aggregate"
 
-# case NAME: one cold run; prints "total_s replay_s requests seeks"
-run_case() {
-	local rs=0
-	pf_drop_caches
-	sim_reset
-	if [ "$1" = replay ]; then
-		"$PREFETCHD" replay --medium rotational "$work/layout" >"$work/replay.out" 2>&1 || pf_fail "replay"
-		rs=$(sim_seconds)
-	fi
-	"$WLRUN" -q -C "$fs" "$work/workload" >/dev/null || pf_fail "workload"
-	echo "$(sim_seconds) $rs $(sim_stat requests) $(sim_stat seeks)"
-}
-reorder_on() { # ARGS...: on the unmounted simulated disk (retrying a device still busy after the unmount)
-	local i rc
-	for ((i = 0; i < 20; i++)); do
-		"$REORDER" "$@" "$SIM_DEV" >"$work/reorder.out" 2>&1; rc=$?
-		grep -q busy "$work/reorder.out" || return $rc
-		sleep 0.25
-	done
-	return $rc
-}
-predicted() { awk '$1 == "replay:" && $2 == "predicted" { sub("s", "", $3); sub("s", "", $4); print $3, $4 }' "$work/reorder.out"; }
+run_case() { sim_cold_boot "$fs" "$work/workload" ${1:+"$work/layout"}; }
+reorder_on() { sim_reorder "$work/reorder.out" "$@"; }
+predicted() { sim_reorder_predicted "$work/reorder.out"; }
 
-read -r none_s _ none_rq none_sk <<<"$(run_case none)"
+read -r none_s _ none_rq none_sk <<<"$(run_case)"
 read -r rep_s rep_rs rep_rq rep_sk <<<"$(run_case replay)"
 sim_umount
 pf_drop_caches
@@ -91,7 +72,7 @@ reorder_on --min-gain off --layout "$work/layout" || pf_fail "second reorder: $(
 noop="$(sim_seconds) s, $(sim_stat requests) requests, $(sim_stat seeks) seeks, $(($(sim_stat read_bytes) / 1048576)) MiB read, $(($(sim_stat write_bytes) / 1024)) KiB written"
 noop_said=$(grep -m1 -E 'nothing to move|moved [0-9]+ blocks' "$work/reorder.out")
 sim_mount "$fs"
-read -r anone_s _ anone_rq anone_sk <<<"$(run_case none)"
+read -r anone_s _ anone_rq anone_sk <<<"$(run_case)"
 read -r arep_s arep_rs arep_rq arep_sk <<<"$(run_case replay)"
 sim_umount
 

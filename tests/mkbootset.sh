@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # mkbootset.sh [--scale N] [--ratio R] [--seed S] [--size MB] [--no-host] [--workload FILE] [--tsv FILE]
-#              [--package-order] IMAGE
+#              [--package-order | --fresh] [--fill PCT] IMAGE
 #
 # Build an aged ext4 image holding the file set of a real Debian 12 boot (tests/data/debian12-boot/boot1.tsv:
 # 419 files, 62 MiB, 43 MiB read) scattered among R times as much other data (default 8), and write the
@@ -13,6 +13,11 @@
 #   --package-order  the boot files in path order, each followed by 2-20 siblings of lognormal size in its
 #               directory, then 30 % of the siblings deleted: a root filesystem as a package install leaves it
 #               (issue #13; tests/tools/mkbootset.c)
+#   --fresh     a fresh install: the boot files alone, written in path order on the new filesystem, no other
+#               data, no deletions (--ratio ignored)
+#   --fill PCT  a heavily aged image, PCT % full at the end: tests/tools/mkaged's churn (interleaved writes and
+#               deletes) first fills the share the boot set and its other data leave, then mkbootset writes them
+#               into the holes it left (combine with --size: the default size is for ~55 %)
 #   --no-host   filler only (by default a boot file gets the host's content when the host has the same path
 #               with the same size — content does not change timings, it only looks real)
 # Deterministic: the same arguments write the same files in the same order (tests/tools/mkbootset.c).
@@ -21,8 +26,8 @@ TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 # shellcheck source=tests/lib.sh
 source "$TOP/tests/lib.sh"
 
-scale=1 ratio=8 seed=1 size='' host=/ workload='' tsv=$TOP/tests/data/debian12-boot/boot1.tsv pkg=''
-usage() { sed -n '2,4p' "$0" | sed 's/^# //' >&2; exit 2; }
+scale=1 ratio=8 seed=1 size='' host=/ workload='' tsv=$TOP/tests/data/debian12-boot/boot1.tsv pkg='' fill=''
+usage() { sed -n '3,4p' "$0" | sed 's/^# //' >&2; exit 2; }
 while [ $# -gt 1 ]; do
 	case $1 in
 	--scale) scale=$2; shift 2 ;;
@@ -33,12 +38,15 @@ while [ $# -gt 1 ]; do
 	--no-host) host=''; shift ;;
 	--tsv) tsv=$2; shift 2 ;;
 	--package-order) pkg=--package-order; shift ;;
+	--fresh) pkg=--fresh ratio=0; shift ;;
+	--fill) fill=$2; shift 2 ;;
 	*) usage ;;
 	esac
 done
 [ $# -eq 1 ] && [[ $1 != -* ]] || usage
 img=$1 workload=${workload:-$1.workload}
 [ -x "$TOOLS/mkbootset" ] || pf_fail "$TOOLS/mkbootset missing (make tools)"
+[ -z "$fill" ] || [ -x "$TOOLS/mkaged" ] || pf_fail "$TOOLS/mkaged missing (make tools)"
 
 if [ -z "$size" ]; then
 	size=$(awk -F'\t' -v n="$scale" -v r="$ratio" '{ s += $4 } END {
@@ -49,6 +57,17 @@ mnt=$(pf_tmpdir)
 # mount -o loop: umount detaches the loop device itself, nothing stale is left for the cleanup list.
 mount -o loop "$img" "$mnt" || pf_fail "mount $img"
 pf_cleanup_add "umount '$mnt'"
+if [ -n "$fill" ]; then
+	# mkaged fills a share of the free space it finds: the share that leaves room for the boot set and its other
+	# data (ratio times the boot data; mkbootset's ageing rewrites what it deletes, so that is what stays).
+	pct=$(df -B1 --output=size,avail "$mnt" | awk -v f="$fill" -v r="$ratio" -v n="$scale" -v tsv="$tsv" '
+		NR == 2 { size = $1; avail = $2 }
+		END { while ((getline l < tsv) > 0) { split(l, c, "\t"); if (l !~ /^#/) boot += c[4] }
+		      want = size * f / 100 - (size - avail) - boot * n * (1 + r)
+		      if (want <= 0) exit 1; p = want / avail * 100; printf "%.2f", (p > 100 ? 100 : p) }') ||
+		pf_fail "--fill $fill: the boot set alone fills more than that ($size MiB)"
+	"$TOOLS/mkaged" --seed "$seed" --fill "$pct" "$mnt" || pf_fail "mkaged $img"
+fi
 "$TOOLS/mkbootset" --tsv "$tsv" --workload "$workload" --seed "$seed" --scale "$scale" --ratio "$ratio" \
 	${host:+--host-root "$host"} $pkg "$mnt" || pf_fail "mkbootset $img"
 df -m --output=used,size "$mnt" | awk 'NR == 2 { printf "mkbootset.sh: %s: %d of %d MiB used\n", img, $1, $2 }' img="$img"

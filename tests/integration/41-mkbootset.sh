@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # tests/mkbootset.sh: the image holds every boot file at its size, the workload lists the boot's reads in boot
-# order, --scale replicates the set, the same seed gives the same files, and the boot files are scattered.
+# order, --scale replicates the set, the same seed gives the same files, and the boot files are scattered;
+# --fresh writes the boot files alone (each whole), --fill 90 leaves the image ~90 % full.
 source "$TOP/tests/lib.sh"
 pf_require_root
 [ -x "$TOOLS/mkbootset" ] || pf_fail "$TOOLS/mkbootset missing"
@@ -46,3 +47,24 @@ sums_a=$(pf_checksums "$mnt")
 umount "$mnt" || pf_fail "umount a"
 mount -o loop,ro "$tmp/b.img" "$mnt" || pf_fail "mount b"
 [ "$(pf_checksums "$mnt")" = "$sums_a" ] || pf_fail "same seed, different files"
+umount "$mnt" || pf_fail "umount b"
+
+# --fresh: the boot files alone, written in path order, each file whole (ext4 still spreads the directories over
+# its block groups: a fresh install is not one run).
+"$TOP/tests/mkbootset.sh" --fresh --seed 7 --no-host --size 256 "$tmp/d.img" >"$tmp/d.out" || pf_fail "mkbootset --fresh"
+grep -q '; 0 other files' "$tmp/d.out" || pf_fail "--fresh wrote other files: $(cat "$tmp/d.out")"
+mount -o loop,ro "$tmp/d.img" "$mnt" || pf_fail "mount d"
+[ "$(find "$mnt" -xdev -type f | wc -l)" = 419 ] || pf_fail "--fresh: $(find "$mnt" -xdev -type f | wc -l) files, not 419"
+whole=$(cut -f3 "$tsv" | while read -r p; do filefrag "$mnt$p"; done | grep -c ': 1 extent found$')
+[ "$whole" -ge 400 ] || pf_fail "--fresh: only $whole of 419 files in one extent"
+umount "$mnt" || pf_fail "umount d"
+
+# --fill 90: ~90 % full, the boot files at their sizes among mkaged's churn.
+"$TOP/tests/mkbootset.sh" --fill 90 --ratio 1 --seed 7 --no-host --size 512 "$tmp/e.img" >/dev/null || pf_fail "mkbootset --fill"
+mount -o loop,ro "$tmp/e.img" "$mnt" || pf_fail "mount e"
+use=$(df -k --output=used,size "$mnt" | awk 'NR == 2 { printf "%d", $1 * 100 / $2 }') # of all blocks, root's reserve too
+[ "$use" -ge 85 ] && [ "$use" -le 95 ] || pf_fail "--fill 90: $use % used"
+[ -d "$mnt/d00" ] || pf_fail "--fill: no mkaged files"
+[ "$(stat -c %s "$mnt/usr/lib/x86_64-linux-gnu/libc.so.6")" = "$(awk -F'\t' '$3 == "/usr/lib/x86_64-linux-gnu/libc.so.6" { print $4 }' "$tsv")" ] ||
+	pf_fail "--fill: libc.so.6 not at its size"
+pf_note "--fill 90: $use % used"

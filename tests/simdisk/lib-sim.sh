@@ -29,6 +29,16 @@
 #                                            first (the boot looks them up), then every read in boot order;
 #                                            the pf_mklayout input is kept in LINES when given (to map the same
 #                                            reads again later)
+#   sim_cold_boot FS WL [LAYOUT]             one cold boot on the mounted FS: drop caches, reset the counters,
+#                                            with LAYOUT `prefetchd replay --medium rotational` first, then the
+#                                            workload WL; prints "total_s replay_s requests seeks" (replay_s:
+#                                            the replay's reads, counted once the disk is idle: readahead(2)
+#                                            returns while its requests are still queued)
+#   sim_settle                               wait until the disk has served no request for 0.1 s (5 s at most)
+#   sim_reorder OUT ARGS...                  $REORDER ARGS... on the unmounted SIM_DEV, its output in OUT
+#                                            (retried while the device is still busy after an unmount)
+#   sim_reorder_predicted OUT                the "replay: predicted" figures of a --dry-run / --check output:
+#                                            "now after" (seconds)
 #
 # Facts behind it (notes/measuring): the image stays on tmpfs so drop_caches cannot evict it; the loop
 # device claims rotational=0 unless told; the daemon runs single-threaded at real-time priority; in sleep mode
@@ -212,4 +222,43 @@ sim_trace_workload() {
 	"$WLRUN" -q ${SIM_WL_OPT:+"$SIM_WL_OPT"} -C "$fs" "$wl" >/dev/null || pf_fail "the scripted boot failed"
 	"$PREFETCHD" stop --pid-file "$work/pid" >/dev/null || pf_fail "prefetchd stop"
 	wait "$PF_BG_PID" || pf_fail "the tracer failed"
+}
+
+sim_cold_boot() {
+	local fs=$1 wl=$2 layout=${3:-} rs=0 out
+	pf_drop_caches
+	sim_reset
+	if [ -n "$layout" ]; then
+		out=$("$PREFETCHD" replay --medium rotational "$layout" 2>&1) || pf_fail "replay: $out"
+		sim_settle
+		rs=$(sim_seconds)
+	fi
+	"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "workload"
+	echo "$(sim_seconds) $rs $(sim_stat requests) $(sim_stat seeks)"
+}
+
+sim_settle() {
+	local a b i
+	a=$(sim_stat requests)
+	for ((i = 0; i < 50; i++)); do
+		sleep 0.1
+		b=$(sim_stat requests)
+		[ "$a" = "$b" ] && return 0
+		a=$b
+	done
+}
+
+sim_reorder() {
+	local out=$1 i rc
+	shift
+	for ((i = 0; i < 20; i++)); do
+		"$REORDER" "$@" "$SIM_DEV" >"$out" 2>&1; rc=$?
+		grep -q busy "$out" || return $rc
+		sleep 0.25
+	done
+	return $rc
+}
+
+sim_reorder_predicted() {
+	awk '$1 == "replay:" && $2 == "predicted" { sub("s", "", $3); sub("s", "", $4); print $3, $4 }' "$1"
 }

@@ -3,7 +3,7 @@
  * it, and write the boot's reads as a workload.
  *
  *   mkbootset --tsv BOOT.tsv --workload OUT [--seed N] [--scale N] [--ratio R] [--host-root DIR]
- *             [--package-order] DIR
+ *             [--package-order | --fresh] DIR
  *
  * BOOT.tsv is a trace of tests/data/debian12-boot ("order first_ts path size resident_bytes").  Each boot
  * file is created at its path below DIR (and, with --scale N > 1, again below DIR/bootK/ for K = 2..N); its
@@ -22,6 +22,11 @@
  * order, each followed by 2-20 siblings in its directory (lognormal sizes, R times the boot data in all), then
  * 30 % of the siblings deleted; no upgrades.  The boot files then lie in path order with holes between them
  * (issue #13: the case where a reorder's compaction made the replay slower).
+ *
+ * --fresh: a fresh contiguous install: the boot files alone, written in path order onto the empty filesystem,
+ * nothing else, nothing deleted (--ratio is ignored).  Each file then lies whole, no other data among them, where
+ * ext4 puts a fresh install (directories spread over the block groups, small files packed together): the best
+ * case an installer leaves, against which a reorder must not lose.
  *
  * OUT gets the reads, in boot order: "BYTES<TAB>/PATH" (files untraced at boot start come first).
  * Prints one summary line.
@@ -216,7 +221,7 @@ static void write_item(const struct item *it, int upgrade, unsigned char *buf, s
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: mkbootset --tsv BOOT.tsv --workload OUT [--seed N] [--scale N] [--ratio R]\n"
-		     "                 [--host-root DIR] [--package-order] DIR\n");
+		     "                 [--host-root DIR] [--package-order | --fresh] DIR\n");
 }
 
 /* A standard normal draw (Box-Muller). */
@@ -279,9 +284,9 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "tsv", 1, 0, 't' },   { "workload", 1, 0, 'w' },  { "seed", 1, 0, 's' }, { "scale", 1, 0, 'n' },
 		{ "ratio", 1, 0, 'r' }, { "host-root", 1, 0, 'H' }, { "help", 0, 0, 'h' }, { "package-order", 0, 0, 'P' },
-		{ 0, 0, 0, 0 },
+		{ "fresh", 0, 0, 'F' },         { 0, 0, 0, 0 },
 	};
-	int pkg = 0;
+	int pkg = 0, fresh = 0;
 	const char *tsv = NULL, *wlpath = NULL, *host = NULL;
 	unsigned long long seed = 1;
 	long scale = 1;
@@ -296,11 +301,13 @@ int main(int argc, char **argv)
 		case 'r': ratio = atof(optarg); break;
 		case 'H': host = optarg; break;
 		case 'P': pkg = 1; break;
+		case 'F': fresh = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
 	}
-	if (!tsv || !wlpath || optind != argc - 1 || scale < 1 || scale > 100 || !(ratio >= 0 && ratio <= 100)) {
+	if (!tsv || !wlpath || optind != argc - 1 || scale < 1 || scale > 100 || !(ratio >= 0 && ratio <= 100) ||
+	    (pkg && fresh)) {
 		usage(stderr);
 		return 2;
 	}
@@ -335,6 +342,15 @@ int main(int argc, char **argv)
 	uint64_t other = 0, freed = 0;
 	unsigned upgraded = 0;
 	size_t nbootitems = nitems;
+	if (fresh) {
+		qsort(items, nitems, sizeof(*items), by_path);
+		size_t bufsz = 1 << 20;
+		unsigned char *buf = xrealloc(NULL, bufsz);
+		for (size_t i = 0; i < nitems; i++)
+			write_item(&items[i], 0, buf, bufsz);
+		free(buf);
+		goto workload;
+	}
 	if (pkg) {
 		other = package_order(ratio, bootbytes, &freed);
 		other -= freed; /* the summary counts written = other + freed */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/replay_cost.c: hand-made block lists whose model cost is known — requests and seeks, the merge gap, the
- * device cache shared by metadata passes (not by data), relocation by a plan's moves, the head carried from
+ * device cache shared by metadata passes (not by data), ordered passes, relocation by a plan's moves, the head carried from
  * pass to pass, and the gain. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -92,6 +92,29 @@ static void test_cache(void **state)
 	assert_int_equal(c.data_blocks, 8);
 }
 
+/* An ordered pass reads its runs as given (libext2fs walking extent trees, one block at a time, waiting for
+ * each), a block named twice once; the same runs in a sorted pass cost a forward sweep. */
+static void test_ordered(void **state)
+{
+	(void)state;
+	struct pf_disk_model d = disk();
+	const struct pf_brange r[] = { { 9000, 1 }, { 1000, 1 }, { 5000, 1 }, { 1000, 1 } };
+	struct pf_cost_pass p = { .r = r, .n = 4, .gap = 32, .cache = PF_COST_DEVICE, .ordered = 1 };
+	struct pf_cost c;
+	assert_int_equal(pf_replay_cost(&d, &p, 1, NULL, 0, &c), 0);
+	assert_int_equal(c.requests, 3);
+	assert_int_equal(c.seeks, 3);
+	assert_near(c.seconds, seek(9000) + seek(8001) + seek(3999) + 3 * T);
+	/* what the ordered pass read, a sorted pass after it finds cached */
+	struct pf_cost_pass two[] = { p, { .r = r, .n = 4, .cache = PF_COST_DEVICE } };
+	assert_int_equal(pf_replay_cost(&d, two, 2, NULL, 0, &c), 0);
+	assert_int_equal(c.requests, 3);
+	p.ordered = 0;
+	assert_int_equal(pf_replay_cost(&d, &p, 1, NULL, 0, &c), 0);
+	assert_int_equal(c.requests, 3);
+	assert_near(c.seconds, seek(1000) + seek(3999) + seek(3999) + 3 * T);
+}
+
 /* A plan's moves: the relocated passes read the copies, the others the old places. */
 static void test_relocation(void **state)
 {
@@ -143,7 +166,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_requests), cmocka_unit_test(test_gap),
-		cmocka_unit_test(test_cache),        cmocka_unit_test(test_relocation),
+		cmocka_unit_test(test_cache),        cmocka_unit_test(test_ordered),
+		cmocka_unit_test(test_relocation),
 		cmocka_unit_test(test_head_carries), cmocka_unit_test(test_gain),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
