@@ -18,8 +18,10 @@ T=$(pf_tmpdir)
 IMG=$T/root.img
 pf_mkfs "$IMG" 64M -b 4096
 M=$T/mnt
-pf_mount_loop "$IMG" "$M"
-DEV=$PF_DEV
+# One loop device for the whole test: mounting the image again with -o loop right after an umount can race with
+# the autoclear of the previous loop device.
+DEV=$(pf_loop "$IMG")
+pf_mount "$DEV" "$M"
 
 pf_scattered_libs "$M" 40 30000 # something for the reorder to move
 STATE=$M/var/lib/prefetch
@@ -54,8 +56,8 @@ mount -o remount,ro "$M" || pf_fail "remount ro"
 hook reboot || pf_fail "hook reboot"
 grep -q '<5>prefetch-reorder: done: .*moved [1-9]' "$T/kmsg" || pf_fail "the run did not move: $(cat "$T/kmsg")"
 umount "$M" || pf_fail "umount"
-pf_fsck_clean "$IMG"
-pf_mount_loop "$IMG" "$M"
+pf_fsck_clean "$DEV"
+pf_mount "$DEV" "$M"
 first | grep -q '^[0-9]* done: moved [1-9][0-9]* blocks' || pf_fail "outcome after the run: $(first)"
 [ "$(stat -c %s "$STATE/reorder-outcome")" -eq 4096 ] || pf_fail "the run changed the outcome file's size"
 [ "$(pf_checksums "$M/usr")" = "$(cat "$T/sums.before")" ] || pf_fail "files changed"
@@ -73,17 +75,17 @@ first | grep -q '^[0-9]* not moved: .* still mounted read-write' || pf_fail "rw 
 # the run's own exit status is unchanged by it; not with --dry-run.
 truncate -s 4096 "$STATE/hole"
 umount "$M" || pf_fail "umount 2"
-sum=$(sha256sum <"$IMG")
-out=$("$REORDER" --layout "$T/layout" --outcome /var/lib/prefetch/hole "$IMG" 2>&1); rc=$?
+sum=$(sha256sum <"$DEV")
+out=$("$REORDER" --layout "$T/layout" --outcome /var/lib/prefetch/hole "$DEV" 2>&1); rc=$?
 [ $rc -eq 0 ] || pf_fail "reorder with an unusable outcome file: exit $rc: $out"
 [[ $out == *"outcome not recorded in /var/lib/prefetch/hole: "*"a hole"* ]] || pf_fail "hole not refused: $out"
-[ "$(sha256sum <"$IMG")" = "$sum" ] || pf_fail "a run with nothing to move and no outcome wrote to the image"
-out=$("$REORDER" --dry-run --outcome /x "$IMG" 2>&1); rc=$?
+[ "$(sha256sum <"$DEV")" = "$sum" ] || pf_fail "a run with nothing to move and no outcome wrote to the image"
+out=$("$REORDER" --dry-run --outcome /x "$DEV" 2>&1); rc=$?
 [ $rc -eq 2 ] || pf_fail "--outcome with --dry-run: exit $rc: $out"
-pf_fsck_clean "$IMG"
+pf_fsck_clean "$DEV"
 
 # 6. PREFETCH_DIR on another filesystem: no outcome file, the kernel log says where the outcome goes.
-pf_mount_loop "$IMG" "$M"
+pf_mount "$DEV" "$M"
 mkdir -p "$T/elsewhere" && cp -p "$T/layout" "$T/elsewhere/layout"
 sed -i "s|^PREFETCH_DIR=.*|PREFETCH_DIR=$T/elsewhere|" "$conf"
 hook arm || pf_fail "arm 3"
