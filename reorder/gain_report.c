@@ -26,8 +26,11 @@ const char *pf_gain_decision(const struct pf_reorder_result *r, int gate, double
 		snprintf(m, sizeof(m), "margin %.0f %%", margin);
 	else
 		snprintf(m, sizeof(m), "no margin asked");
-	snprintf(buf, len, "%s: predicted replay %.2f s now, %.2f s after the plan (gain %.0f %%, %s)", what,
-		 r->replay_now.seconds, r->replay_after.seconds, r->gain_percent, m);
+	/* on flash, the model's name (what the model line says before its ':'); the rotational line as it was */
+	int mlen = strncmp(r->model, "rotational", 10) ? (int)strcspn(r->model, ":") : 0;
+	snprintf(buf, len, "%s: predicted replay %.2f s now, %.2f s after the plan (gain %.0f %%, %s%s%.*s)", what,
+		 r->replay_now.seconds, r->replay_after.seconds, r->gain_percent, m, mlen ? "; model: " : "", mlen,
+		 r->model);
 	return buf;
 }
 
@@ -43,6 +46,8 @@ void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r)
 		(unsigned long long)b->meta_blocks);
 	fprintf(f, "%-26s %14llu %14llu\n", "replay: seeks", (unsigned long long)a->seeks,
 		(unsigned long long)b->seeks);
+	fprintf(f, "%-26s %14llu %14llu\n", "replay: requests", (unsigned long long)a->requests,
+		(unsigned long long)b->requests);
 	fprintf(f, "predicted gain of the plan for the next replay: %.1f %%%s\n", r->gain_percent,
 		r->not_worth ? ": not worth a move (a run would leave everything in place)" : "");
 }
