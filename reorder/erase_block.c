@@ -37,15 +37,13 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
-/* From sysfs: the size (0 if none) and the partition's start in bytes. */
-static uint64_t from_sysfs(const char *device, uint64_t *part_start, char *why, size_t len)
+uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_start, char *why, size_t len)
 {
 	*part_start = 0;
-	struct stat st;
-	if (stat(device, &st) || !S_ISBLK(st.st_mode) || major(st.st_rdev) == LOOP_MAJOR)
+	if (major(devno) == LOOP_MAJOR)
 		return 0;
-	char path[64], real[PATH_MAX], disk[PATH_MAX];
-	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u", major(st.st_rdev), minor(st.st_rdev));
+	char path[PATH_MAX], real[PATH_MAX], disk[PATH_MAX];
+	snprintf(path, sizeof(path), "%s/dev/block/%u:%u", sysfs, major(devno), minor(devno));
 	if (!realpath(path, real))
 		return 0;
 	snprintf(disk, sizeof(disk), "%s", real);
@@ -80,7 +78,10 @@ void pf_erase_block_find(ext2_filsys fs, const char *device, uint64_t config_byt
 		snprintf(out->why, sizeof(out->why), "REORDER_ERASE_BLOCK_KB");
 	}
 	char swhy[sizeof(out->why)] = "";
-	uint64_t sys = from_sysfs(device, &part, swhy, sizeof(swhy)); /* the partition's offset counts always */
+	struct stat st;
+	uint64_t sys = 0; /* the partition's offset counts always */
+	if (stat(device, &st) == 0 && S_ISBLK(st.st_mode))
+		sys = pf_erase_block_sysfs("/sys", st.st_rdev, &part, swhy, sizeof(swhy));
 	if (!bytes && sys) {
 		bytes = sys;
 		snprintf(out->why, sizeof(out->why), "%s", swhy);
@@ -102,12 +103,18 @@ void pf_erase_block_find(ext2_filsys fs, const char *device, uint64_t config_byt
 		snprintf(out->why, sizeof(out->why), "none found");
 		return;
 	}
+	pf_erase_block_set(out, bytes, bs, part);
+}
+
+void pf_erase_block_set(struct pf_erase_block *out, uint64_t bytes, uint64_t bs, uint64_t part_start)
+{
 	bytes = bytes / gcd(bytes, bs) * bs; /* a whole number of blocks */
 	out->bytes = bytes;
 	out->blocks = bytes / bs;
-	/* block b lies at part + b*bs: it starts an erase block when (part/bs + b) % blocks == 0 */
-	if (part % bs == 0)
-		out->phase = (part / bs) % out->blocks;
+	out->phase = 0;
+	/* block b lies at part_start + b*bs: it starts an erase block when (part_start/bs + b) % blocks == 0 */
+	if (part_start % bs == 0)
+		out->phase = (part_start / bs) % out->blocks;
 	else
 		snprintf(out->why + strlen(out->why), sizeof(out->why) - strlen(out->why),
 			 " (the partition does not start on a block: alignment as if it did)");

@@ -16,6 +16,7 @@
 #include <ext2fs/ext2fs.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define PF_ERASE_MIN_SYSFS (64u << 10)
 
@@ -30,6 +31,16 @@ struct pf_erase_block {
  * fallback: use PF_SD_ERASE_BLOCK when nothing else knows).  Never fails: out->bytes 0 when unknown. */
 void pf_erase_block_find(ext2_filsys fs, const char *device, uint64_t config_bytes, int fallback,
 			 struct pf_erase_block *out);
+
+/* The size (0 when sysfs names none) from the sysfs tree mounted at sysfs ("/sys"; tests pass a fixture) for
+ * block device devno, and *part_start the partition's offset in bytes (0 for a whole disk); why gets e.g.
+ * "mmcblk0 discard_granularity".  Loop devices: 0. */
+uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_start, char *why, size_t len);
+
+/* out's size (bytes rounded up to a whole number of bs-byte blocks: their least common multiple), blocks and
+ * phase for a filesystem starting part_start bytes into the device; out->why is kept (a note appended when the
+ * partition does not start on a block). */
+void pf_erase_block_set(struct pf_erase_block *out, uint64_t bytes, uint64_t bs, uint64_t part_start);
 
 /* How many erase blocks [start, start+len) touches, and how many of them it covers whole (*whole may be
  * NULL).  With eb->blocks <= 1: len and len. */
