@@ -133,23 +133,24 @@ static void unit_writes(const struct pf_plan *p, size_t n, uint32_t bsize, const
 
 _Static_assert(sizeof((long[])PF_CHUNK_TRIALS) / sizeof(long) < PF_MAX_CHUNK_TRIALS, "room for the configured size");
 
-/* --check: the plan and the predicted replay for each size of PF_CHUNK_TRIALS and the configured one. */
+/* --check: the plan and the predicted replay for each size of PF_CHUNK_TRIALS and the configured one (as
+ * configured: on slow flash each is rounded up to erase blocks when planned). */
 static int sweep_chunk_sizes(ext2_filsys fs, const struct pf_layouts *lay, const struct pf_collect *col,
 			     const struct pf_run *free_runs, size_t nfree, const struct pf_plan_params *base,
-			     int medium, struct pf_reorder_result *res)
+			     int medium, long configured, struct pf_reorder_result *res)
 {
 	static const long sizes[] = PF_CHUNK_TRIALS;
 	long list[PF_MAX_CHUNK_TRIALS];
 	int n = 0, have = 0;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		list[n++] = sizes[i];
-		have |= sizes[i] == (long)base->chunk_blocks;
+		have |= sizes[i] == configured;
 	}
 	if (!have) { /* the configured size too, in its place (insertion: the list is sorted) */
 		int k = n++;
-		for (; k > 0 && list[k - 1] > (long)base->chunk_blocks; k--)
+		for (; k > 0 && list[k - 1] > configured; k--)
 			list[k] = list[k - 1];
-		list[k] = (long)base->chunk_blocks;
+		list[k] = configured;
 	}
 	res->ntrials = 0;
 	for (int i = 0; i < n; i++) {
@@ -411,7 +412,8 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	unit_writes(&plan, max_units, fs->blocksize, &eb, &res->run_bytes, &res->run_erase_blocks, NULL);
 	if (o->gain_gate && plan.nunits > 0 && !(pred.gain_percent > o->min_gain_percent))
 		res->not_worth = 1;
-	if (o->check_only && o->chunk_sweep && (rc = sweep_chunk_sizes(fs, &lay, &col, free_runs, nfree, &prm, o->medium, res))) {
+	if (o->check_only && o->chunk_sweep && (rc = sweep_chunk_sizes(fs, &lay, &col, free_runs, nfree, &prm, o->medium,
+								 o->chunk_blocks > 0 ? o->chunk_blocks : 2000, res))) {
 		snprintf(err, errlen, "trying chunk sizes failed: %s", pf_strerror(rc));
 		goto out;
 	}

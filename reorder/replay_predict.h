@@ -15,7 +15,9 @@
  * The metadata passes merge with PF_META_GAP_BLOCKS and share a cache; the data passes read everything.
  * On flash (daemon/replay/replay_flash.c) the data is read file by file instead: each file's ranges merged
  * where less than the SD model's request cost in bytes (28 KiB) apart, one request each (and one more per
- * max_request bytes): fewer, larger requests are what a reorder can gain there. */
+ * max_request bytes): fewer, larger requests are what a reorder can gain there.  Fast flash's replay reads
+ * the layout's ranges unmerged with several readers; on the SSD model's 8.7 us per request the same per-file
+ * costing is within its noise (results/FLASH-BENCH.md: 0.088 s predicted and measured). */
 #ifndef PREFETCH_REORDER_REPLAY_PREDICT_H
 #define PREFETCH_REORDER_REPLAY_PREDICT_H
 
