@@ -292,8 +292,10 @@ int main(int argc, char **argv)
 	if (r.discard_state > 0)
 		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; discarded %llu freed blocks",
 			 (unsigned long long)r.discarded_blocks);
-	else if (r.discard_state < 0)
+	else if (r.discard_state == -1)
 		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; no discard (not supported)");
+	else if (r.discard_state == -2)
+		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; no discard (mounted)");
 	/* one line: what a boot log or the hook's output file keeps */
 	char why[sizeof(r.not_fit) + 4] = "";
 	if (r.not_fit[0])

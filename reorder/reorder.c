@@ -261,7 +261,15 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 		    &res->written_whole_erase_blocks);
 	/* after F5, on the final bitmap: only what this run freed and is free now */
 	int flash = o->medium == PF_MEDIUM_SLOW_FLASH || o->medium == PF_MEDIUM_FAST_FLASH;
-	if (!rc && !partial && o->discard && flash && done) {
+	int mflags = 0;
+	/* Mounted read-only (--final-shutdown): the kernel's caches may still map files to their old copies and
+	 * read them until the reboot (the shutdown's last programs); those reads must keep finding the data. */
+	if (!rc && !partial && o->discard && flash && done &&
+	    (ext2fs_check_mount_point(fs->device_name, &mflags, NULL, 0) || (mflags & EXT2_MF_MOUNTED))) {
+		res->discard_state = -2;
+		note(o, "not discarding the freed blocks: %s is mounted (read-only), the kernel may still read the "
+		     "old copies until it is unmounted", fs->device_name);
+	} else if (!rc && !partial && o->discard && flash && done) {
 		int d = pf_discard_freed(fs, plan, done, &res->discarded_blocks, &res->discard_requests);
 		if (d < 0) /* the reorder itself is done and clean: a remark, not a failure */
 			note(o, "discarding the freed blocks failed after %llu blocks: %s",

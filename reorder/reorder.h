@@ -33,7 +33,8 @@
  *    stops like the time budget (res->complete = 0, res->stopped_by_write_budget).
  *  - Discard (opts->discard, flash only) runs after F5, on the final bitmap: only blocks this run freed and
  *    that are free in it (old copies of switched blocks, new copies not switched) are discarded; a cut
- *    during it leaves a clean filesystem whose free blocks may read back as zeroes.
+ *    during it leaves a clean filesystem whose free blocks may read back as zeroes.  Never under a mount
+ *    (--final-shutdown): the kernel's caches may still map files to their old copies until the reboot.
  * Exit codes of the command: 0 done, 1 error/refusal, 2 usage, 3 stopped by the time or write budget. */
 #ifndef PREFETCH_REORDER_H
 #define PREFETCH_REORDER_H
@@ -136,7 +137,8 @@ struct pf_reorder_result {
 	uint64_t written_bytes, written_erase_blocks, written_whole_erase_blocks; /* copies written */
 	int stopped_by_write_budget; /* complete == 0 because of the write budget */
 	uint64_t discarded_blocks, discard_requests;
-	int discard_state;           /* 0 not asked (or not flash), 1 done, -1 not supported by the device */
+	int discard_state;           /* 0 not asked (or not flash), 1 done, -1 not supported by the device, -2 not
+	                              * done: mounted read-only (--final-shutdown) */
 };
 
 /* Returns 0 (res->complete says whether everything planned was done) or a negative pf error (lib/error.h) with

@@ -16,7 +16,8 @@
 #     summary says how many blocks were discarded (at least those), every file is the same and e2fsck -fn is
 #     clean.  (The backing file's size on disk stays about the same: the copies filled holes the old blocks
 #     left.)  With --no-discard, and on PREFETCH_MEDIUM=rotational, nothing
-#     is discarded (the freed blocks keep their bytes).
+#     is discarded (the freed blocks keep their bytes); nor under a read-only mount (--final-shutdown), where the
+#     kernel may still read the old copies until the reboot.
 # (The refusal on fast flash is 51-reorder-refusals'; cuts during a slow-flash run are 60-reorder-crash's
 # CRASH_FLASH series.)
 set -u
@@ -201,4 +202,20 @@ discard_case rotational 'PREFETCH_MEDIUM=rotational\n'
 [[ $out != *discard* ]] || pf_fail "rotational: the summary speaks of a discard: $out"
 [ "$zero" -lt "$freed" ] || pf_fail "rotational: all $freed freed blocks are zeroes (punched?)"
 pf_note "no discard with --no-discard nor on a rotational medium ($((freed - zero)) of $freed freed blocks keep their bytes)"
+
+# ---- 4. never under a read-only mount (--final-shutdown): the kernel may still read the old copies ----
+"$TOP/tests/mkaged.sh" "$ddir/img" 64 ext4 4096 40 5 >/dev/null 2>&1 || pf_fail "mkaged.sh (mounted)"
+"$TOOLS/mklayout" --order reverse --percent 60 -o "$ddir/layout" "$ddir/img" >/dev/null || pf_fail "mklayout"
+printf 'PREFETCH_MEDIUM=slow-flash\nREORDER_ERASE_BLOCK_KB=64\n' >"$ddir/cfg"
+dev=$(losetup -f --show "$ddir/img") || pf_fail "losetup"
+pf_cleanup_add "[ \"\$(losetup -nO BACK-FILE '$dev' 2>/dev/null)\" = '$ddir/img' ] && losetup -d '$dev'"
+mount -o ro "$dev" "$mnt" || pf_fail "mount -o ro $dev"
+out=$("$REORDER" --config "$ddir/cfg" --min-gain off --final-shutdown --layout "$ddir/layout" "$dev" 2>&1) ||
+	{ umount "$mnt"; pf_fail "--final-shutdown on $dev mounted read-only: $out"; }
+umount "$mnt"
+losetup -d "$dev"
+[[ $out == *"moved "[1-9]* ]] || pf_fail "mounted read-only: moved nothing: $out"
+[[ $out == *"no discard (mounted)"* ]] || pf_fail "mounted read-only: want no discard: $out"
+pf_fsck_clean "$ddir/img"
+pf_note "mounted read-only: $(grep -o 'wrote [^;]*; no discard[^;]*' <<<"$out")"
 echo "PASS: erase-block-aligned destinations and the write budget on 1 KiB and 4 KiB blocks, erase block from the RAID stripe width, discard of exactly the freed blocks"
