@@ -52,6 +52,17 @@ void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r)
 		r->not_worth ? ": not worth a move (a run would leave everything in place)" : "");
 }
 
+void pf_print_plan_line(FILE *f, const struct pf_reorder_result *r)
+{
+	const char *d = r->not_worth ? "not-worth" : r->planned_blocks ? "move" : "nothing";
+	fprintf(f, "plan: decision=%s blocks=%llu", d, (unsigned long long)r->planned_blocks);
+	if (r->predicted)
+		fprintf(f, " replay_now=%.3f replay_after=%.3f gain=%.1f\n", r->replay_now.seconds,
+			r->replay_after.seconds, r->gain_percent);
+	else
+		fprintf(f, " replay_now=- replay_after=- gain=-\n");
+}
+
 void pf_print_chunk_trials(FILE *f, const struct pf_reorder_result *r, long configured)
 {
 	if (!r->ntrials)

@@ -2,7 +2,8 @@
 /* prefetch-reorder: command line.
  *
  *   prefetch-reorder [--layout FILE]... [--chunk-blocks N] [--time-budget SEC] [--write-budget MB] [--dry-run]
- *                    [--config FILE] [--final-shutdown] [--force-flash] [--no-discard] [-v|-q] DEVICE|IMAGE
+ *                    [--config FILE] [--final-shutdown [--outcome FILE]] [--force-flash] [--no-discard] [-v|-q]
+ *                    DEVICE|IMAGE
  *   prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE
  *   prefetch-reorder --help | --version
  *
@@ -17,16 +18,19 @@
 #include "number.h"
 #include "progress.h"
 #include "gain_report.h"
+#include "outcome_note.h"
 #include "reorder.h"
 #include "usage_error.h"
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXIT_USAGE PF_USAGE_EXIT
@@ -52,6 +56,8 @@ static void usage(FILE *f)
 		"      --check             report how the layout lies now and after a reorder (read-only)\n"
 		"      --config FILE       settings (default " PF_DEFAULT_CONFIG ")\n"
 		"      --final-shutdown    allow a filesystem mounted read-only (only at the very end of shutdown)\n"
+		"      --outcome FILE      write the outcome over the first block of FILE, a file prepared for it on\n"
+		"                          the same filesystem (path from its root): the shutdown hook's record\n"
 		"      --force-flash       reorder on fast flash (an SSD) too, where it saves no seeks and only wears\n"
 		"                          the device\n"
 		"      --no-discard        on flash, do not discard the blocks the run freed\n"
@@ -127,6 +133,29 @@ static int target_medium(const char *target, int override, char *why, size_t len
 	return override == PF_MEDIUM_AUTO ? PF_MEDIUM_UNKNOWN : pf_medium_explain(0, override, why, len);
 }
 
+/* --outcome: the run's one line, "EPOCH WHAT: DETAILS", where the next boot finds it (outcome_note.h). */
+struct outcome_record {
+	const char *device, *path;
+	int final;
+};
+
+/* Returns exit, after writing the outcome if one was asked for (a failure to write it is logged, not fatal). */
+__attribute__((format(printf, 3, 4))) static int record(const struct outcome_record *o, int exit, const char *fmt,
+							 ...)
+{
+	if (!o->path)
+		return exit;
+	char line[PF_OUTCOME_MAX + 1], err[512];
+	int n = snprintf(line, sizeof(line), "%lld ", (long long)time(NULL));
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof(line) - n, fmt, ap);
+	va_end(ap);
+	if (pf_outcome_note(o->device, o->path, line, o->final, err, sizeof(err)))
+		pf_warn("outcome not recorded in %s: %s", o->path, err);
+	return exit;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -136,8 +165,8 @@ int main(int argc, char **argv)
 		{ "final-shutdown", no_argument, NULL, 'S' },    { "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },             { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },           { "min-gain", required_argument, NULL, 'G' },
-		{ "force-flash", no_argument, NULL, 'f' },     { "write-budget", required_argument, NULL, 'w' },
-		{ "no-discard", no_argument, NULL, 'D' },
+		{ "force-flash", no_argument, NULL, 'f' },       { "outcome", required_argument, NULL, 'O' },
+		{ "write-budget", required_argument, NULL, 'w' }, { "no-discard", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
@@ -146,7 +175,7 @@ int main(int argc, char **argv)
 	long chunk = -1, budget = -1; /* budget in ms */
 	long wbudget = -1;            /* MB */
 	int discard = 1;
-	const char *config = NULL;
+	const char *config = NULL, *outcome = NULL;
 	int c;
 	pf_log_init("prefetch-reorder", PF_LOG_NOTICE); /* -v/-q set the level below */
 	opterr = 0; /* one message of our own */
@@ -183,6 +212,7 @@ int main(int argc, char **argv)
 		case 'F': config = optarg; break;
 		case 'S': final = 1; break;
 		case 'f': force_flash = 1; break;
+		case 'O': outcome = optarg; break;
 		case 'G':
 			if ((gate = pf_parse_min_gain(optarg, &min_gain)) < 0)
 				return pf_usage_error("--min-gain: '%s' is not a percentage (-1000..100) or off", optarg);
@@ -198,13 +228,17 @@ int main(int argc, char **argv)
 	if (optind != argc - 1)
 		return pf_usage_error(optind == argc ? "no DEVICE or IMAGE given" : "want exactly one DEVICE or IMAGE");
 	const char *device = argv[optind];
+	if (outcome && (check || dry))
+		return pf_usage_error("--outcome records a run: not with --check or --dry-run");
 	pf_log_init("prefetch-reorder", level);
+	struct outcome_record rec = { .device = device, .path = outcome, .final = final };
 
 	struct pf_config cfg;
 	int rc = pf_config_read(&cfg, config);
 	if (rc) {
 		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
-		return 1;
+		return record(&rec, 1, "failed: cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG,
+			      pf_strerror(rc));
 	}
 	char medium_why[160];
 	int medium = target_medium(device, cfg.medium, medium_why, sizeof(medium_why));
@@ -212,7 +246,7 @@ int main(int argc, char **argv)
 		/* a decision, not an error: what a boot log keeps, in one line */
 		pf_notice("%s: fast flash (%s): no seeks to save, a reorder would only wear it; not reordering "
 			  "(--force-flash to do it anyway)", device, medium_why);
-		return 0;
+		return record(&rec, 0, "not moved: fast flash (%s)", medium_why);
 	}
 	if (!gain_given) /* REORDER_MIN_GAIN_PERCENT; --min-gain overrides it */
 		min_gain = cfg.reorder_min_gain_percent;
@@ -254,7 +288,8 @@ int main(int argc, char **argv)
 		pf_err("%s", err[0] ? err : pf_strerror(rc));
 		if (r.fsck_needed)
 			pf_err("%s is left marked for checking: run e2fsck -p on it", device);
-		return 1;
+		return record(&rec, 1, "failed: %s%s", err[0] ? err : pf_strerror(rc),
+			      r.fsck_needed ? " (left marked for checking)" : "");
 	}
 	char skipped[320] = "";
 	if (r.files_skipped)
@@ -267,14 +302,16 @@ int main(int argc, char **argv)
 		pf_print_replay_prediction(stdout, &r);
 		if (check)
 			pf_print_chunk_trials(stdout, &r, chunk > 0 ? chunk : cfg.chunk_size_blocks);
-		if (dry)
+		if (dry) {
 			printf("dry run: nothing written\n");
+			pf_print_plan_line(stdout, &r);
+		}
 		return 0;
 	}
 	char decision[256];
 	pf_notice("%s", pf_gain_decision(&r, gate, min_gain, decision, sizeof(decision)));
 	if (r.not_worth)
-		return 0; /* a decision, not an error */
+		return record(&rec, 0, "not moved: %s", decision); /* a decision, not an error */
 	char stopped[200] = "";
 	if (!r.complete && r.stopped_by_write_budget && !r.units_done)
 		snprintf(stopped, sizeof(stopped), "; the write budget (%.1f MB) holds not even the first unit: nothing "
@@ -300,14 +337,15 @@ int main(int argc, char **argv)
 	char why[sizeof(r.not_fit) + 4] = "";
 	if (r.not_fit[0])
 		snprintf(why, sizeof(why), " (%s)", r.not_fit);
-	pf_notice("moved %llu blocks (%.1f MB) in %llu units%s; %llu chunks: %llu already in place (%llu blocks, %llu "
-		  "near enough), %llu split, %llu did not fit%s%s%s%s; %.2f s",
-		  (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
-		  (unsigned long long)r.units_done, r.compacted ? " (compacted: the set had spread)" : "",
-		  (unsigned long long)r.chunks, (unsigned long long)r.chunks_in_place, (unsigned long long)r.already_in_place_blocks,
-		  (unsigned long long)r.near_blocks, (unsigned long long)r.chunks_split,
-		  (unsigned long long)r.chunks_failed, why, skipped, wrote, stopped, r.seconds);
-	if (!r.complete)
-		return EXIT_BUDGET;
-	return 0;
+	char summary[PF_OUTCOME_MAX];
+	snprintf(summary, sizeof(summary), "moved %llu blocks (%.1f MB) in %llu units%s; %llu chunks: %llu already in "
+		 "place (%llu blocks, %llu near enough), %llu split, %llu did not fit%s%s%s%s; %.2f s",
+		 (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
+		 (unsigned long long)r.units_done, r.compacted ? " (compacted: the set had spread)" : "",
+		 (unsigned long long)r.chunks, (unsigned long long)r.chunks_in_place, (unsigned long long)r.already_in_place_blocks,
+		 (unsigned long long)r.near_blocks, (unsigned long long)r.chunks_split,
+		 (unsigned long long)r.chunks_failed, why, skipped, wrote, stopped, r.seconds);
+	pf_notice("%s", summary);
+	return record(&rec, r.complete ? 0 : EXIT_BUDGET, "%s: %s",
+		      r.complete ? "done" : r.stopped_by_write_budget ? "write budget spent" : "time budget spent", summary);
 }

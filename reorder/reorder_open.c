@@ -146,7 +146,7 @@ int pf_reorder_open(const char *device, const struct pf_open_opts *o, ext2_filsy
 	if (rc)
 		return rc;
 	rc = refusals(fs, device, o, err, errlen);
-	if (!rc)
+	if (!rc && !o->no_bitmaps)
 		rc = load_bitmaps(fs, device, err, errlen);
 	if (rc) {
 		ext2fs_close_free(&fs);

@@ -12,11 +12,13 @@ struct pf_open_opts {
 	int write;                 /* checks for a reorder (else only those of a read: --check, --dry-run) */
 	int allow_ro_mount;        /* writing under a read-only mount: only at the final shutdown step */
 	io_manager io;             /* NULL = unix_io_manager */
+	int no_bitmaps;            /* pf_reorder_open only: inodes and directories are all the caller reads */
 };
 
-/* Open device READ-ONLY with its bitmaps loaded, after the refusals: mounted (or, when o->write, mounted at
- * all outside the final shutdown step), a feature we cannot work with (bigalloc, journal_dev, mmp, or when
- * o->write one this libext2fs could not write), and when o->write a filesystem that is not clean.  Whatever
+/* Open device READ-ONLY with its bitmaps loaded (unless o->no_bitmaps), after the refusals: mounted (or, when
+ * o->write, mounted at all outside the final shutdown step), a feature we cannot work with (bigalloc,
+ * journal_dev, mmp, or when o->write one this libext2fs could not write), and when o->write a filesystem that
+ * is not clean.  Whatever
  * it returns, nothing was written and the MMP protocol was not started (a read-only open does neither).
  * Returns 0 or a negative pf error (lib/error.h) with the reason in err: a refusal PF_EMOUNTED, PF_EUNCLEAN,
  * PF_EFEATURE, or PF_EOPEN (not an ext2/3/4 filesystem, or cannot be opened: the libext2fs error is in err). */

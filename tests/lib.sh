@@ -85,6 +85,46 @@ pf_mount() {
 	pf_cleanup_add "umount '$dir' || umount -l '$dir'"
 }
 
+# pf_scattered_libs DIR N JUNK_BYTES: DIR/usr/lib/lib1.so .. libN.so (8-68 KB), each written and synced
+# between junk files of JUNK_BYTES that are deleted at the end: boot files with holes between them, for the
+# reorder tests to gather.  (Run the script on one CPU: ext4 places small files in per-CPU preallocations.)
+pf_scattered_libs() {
+	local dir=$1 n=$2 junk=$3 i
+	mkdir -p "$dir/usr/lib" "$dir/var/junk" || pf_fail "mkdir in $dir"
+	for ((i = 1; i <= n; i++)); do
+		head -c $(((i * 7919) % 60000 + 8000)) /dev/urandom >"$dir/usr/lib/lib$i.so"
+		head -c "$junk" /dev/urandom >"$dir/var/junk/j$i"
+		sync
+	done
+	rm -rf "$dir/var/junk"
+}
+
+# pf_mount_loop IMAGE DIR: mount IMAGE on DIR with -o loop (the loop device clears itself when the last mount
+# goes, even one that a process in another mount namespace still holds when the script ends); sets PF_DEV to
+# the loop device.  Tried three times: another process setting up a loop device at the same moment can take
+# the free one mount picked ("already mounted or mount point busy").
+pf_mount_loop() {
+	local try
+	mkdir -p "$2"
+	for try in 1 2 3; do
+		mount -o loop "$1" "$2" 2>/dev/null && break
+		[ "$try" = 3 ] && pf_fail "mount -o loop $1 $2"
+		sleep 0.5
+	done
+	pf_cleanup_add "umount '$2' || umount -l '$2'"
+	PF_DEV=$(findmnt -no SOURCE "$2")
+	[ -b "$PF_DEV" ] || pf_fail "no loop device for $1"
+}
+
+# pf_one_cpu "$@" (first thing after sourcing): run the script again pinned to CPU 0.  The reorder fixtures need
+# it: ext4 places small files in per-CPU preallocations chosen where the blocks are allocated, so files could
+# land apart or together by chance.
+pf_one_cpu() {
+	[ -z "${PF_ONE_CPU:-}" ] && command -v taskset >/dev/null || return 0
+	[ -n "$PF_CLEANUP_LOG" ] && rm -f "$PF_CLEANUP_LOG"
+	PF_ONE_CPU=1 exec taskset -c 0 bash "$0" "$@"
+}
+
 # pf_bg CMD...: run in the background, killed at exit; sets PF_BG_PID.
 pf_bg() {
 	"$@" &

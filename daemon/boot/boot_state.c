@@ -32,6 +32,7 @@ void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg)
 	join(p->boottime, p->state, "boottime.log");
 	join(p->reorder_armed, p->state, "reorder-armed");
 	join(p->reorder_log, p->state, "reorder.log");
+	join(p->reorder_outcome, p->state, "reorder-outcome");
 	join(p->pidfile, p->runtime, "prefetchd.pid");
 	join(p->boot_end, p->runtime, "boot-end");
 	join(p->pending, p->runtime, "pending");

@@ -45,20 +45,52 @@ int pf_boot_reorder_armed(const struct pf_boot_paths *p)
 	return access(p->reorder_armed, F_OK) == 0;
 }
 
-int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_record *rec)
+/* The first line of path, without its newline, or "" (0 when path cannot be read). */
+static int first_line(const char *path, char *buf, size_t len)
 {
-	char armed[256] = "";
-	FILE *f = fopen(p->reorder_armed, "re");
+	buf[0] = '\0';
+	FILE *f = fopen(path, "re");
 	if (!f)
 		return 0;
-	if (!fgets(armed, sizeof(armed), f))
-		armed[0] = '\0';
+	if (!fgets(buf, (int)len, f))
+		buf[0] = '\0';
 	fclose(f);
-	armed[strcspn(armed, "\n")] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 1;
+}
+
+/* "EPOCH WHAT: DETAILS" as the run wrote it, without the epoch (the boot's own time is on the line). */
+static const char *outcome_text(const char *line)
+{
+	const char *s = line + strspn(line, "0123456789");
+	return s != line && *s == ' ' ? s + 1 : line;
+}
+
+int pf_boot_reorder_moved(const struct pf_boot_paths *p)
+{
+	char line[1024];
+	if (!first_line(p->reorder_outcome, line, sizeof(line)))
+		return 1;
+	unsigned long long blocks = 0;
+	const char *t = outcome_text(line);
+	return (sscanf(t, "done: moved %llu blocks", &blocks) == 1 ||
+		sscanf(t, "time budget spent: moved %llu blocks", &blocks) == 1 ||
+		sscanf(t, "write budget spent: moved %llu blocks", &blocks) == 1) && blocks > 0;
+}
+
+int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_record *rec)
+{
+	char armed[256], outcome[1024];
+	if (!first_line(p->reorder_armed, armed, sizeof(armed)))
+		return 0;
+	int have_outcome = first_line(p->reorder_outcome, outcome, sizeof(outcome));
 	FILE *log = fopen(p->reorder_log, "ae");
 	if (log) {
-		fprintf(log, "%lld boot %s recorded after reorder armed: %s\n", (long long)rec->when, rec->boot_id, armed);
+		fprintf(log, "%lld boot %s recorded after reorder armed: %s; shutdown run: %s\n", (long long)rec->when,
+			rec->boot_id, armed,
+			have_outcome && outcome[0] ? outcome_text(outcome) : "outcome in that shutdown's kernel log only");
 		fclose(log);
 	}
+	unlink(p->reorder_outcome); /* counted once, like the marker */
 	return unlink(p->reorder_armed) < 0 ? -errno : 0;
 }

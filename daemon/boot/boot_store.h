@@ -23,7 +23,15 @@ int pf_boot_buffer_pending(const struct pf_boot_paths *p, const struct pf_image 
 /* Was a reorder armed at the last shutdown (its marker present)? */
 int pf_boot_reorder_armed(const struct pf_boot_paths *p);
 
-/* Once this boot is recorded: note in reorder.log that it followed the armed reorder, then remove the marker.
+/* Did the reorder armed at the last shutdown change the disk?  0 when the run's outcome says it moved nothing,
+ * failed before moving, or never ran ("pending"); 1 when it moved blocks, or when it kept no outcome (then
+ * only its arming is known, and it counts). */
+int pf_boot_reorder_moved(const struct pf_boot_paths *p);
+
+/* Once this boot is recorded: note in reorder.log, in one line, that it followed the armed reorder and what the
+ * run at the end of that shutdown did (the first line of reorder-outcome, written there by prefetch-reorder
+ * --outcome; "pending" when the run was cut off or never started; when there is no such file, the kernel log
+ * of that shutdown is the only record), then remove the marker and the outcome file.
  * Returns 0 (also when there is no marker), or -errno when the marker could not be removed. */
 int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_record *rec);
 

@@ -152,17 +152,18 @@ static double stall_s(const struct pf_boot_record *r)
 	return r->psi_io_ms / 1000.0;
 }
 
-/* One comparison: medians of the controls (c) and of the replays (r), and the allowance within which a
- * difference is none: SELFCHECK_MARGIN of floor_s, or twice the larger median absolute deviation scaled to a
- * standard deviation over sqrt(n).  noise_limited: the spread, not the margin, set the allowance. */
+/* One comparison: medians of the controls (c, median mc) and of the replays (r, mr), and the allowance within
+ * which a difference is none: SELFCHECK_MARGIN of floor_s, or twice the larger median absolute deviation scaled
+ * to a standard deviation over sqrt(n).  noise_limited: the spread, not the margin, set the allowance.  The
+ * medians come in computed (the samples sorted once). */
 struct comparison {
 	double control, replay, allowance;
 	int noise_limited;
 };
 
-static struct comparison compare(double *c, size_t nc, double *r, size_t nr, double floor_s)
+static struct comparison compare(double *c, size_t nc, double mc, double *r, size_t nr, double mr, double floor_s)
 {
-	struct comparison k = { median(c, nc), median(r, nr), 0, 0 };
+	struct comparison k = { mc, mr, 0, 0 };
 	double noise = fmax(mad(c, nc, k.control), mad(r, nr, k.replay)) * 1.4826 / sqrt((double)(nc < nr ? nc : nr));
 	k.allowance = fmax(SELFCHECK_MARGIN * floor_s, 2 * noise);
 	k.noise_limited = 2 * noise > SELFCHECK_MARGIN * floor_s;
@@ -201,7 +202,7 @@ void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_
 			 pf_policy_name(was), nc, nr, was == PF_POLICY_OFF ? "probe" : "replay", SELFCHECK_MIN, reorder_note);
 		return;
 	}
-	struct comparison boot = compare(c, nc, r, nr, sc->control_s);
+	struct comparison boot = compare(c, nc, sc->control_s, r, nr, sc->replay_s, sc->control_s);
 	sc->allowance_s = boot.allowance;
 	double diff = boot.control - boot.replay;
 	char stall[96] = "";
@@ -218,7 +219,7 @@ void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_
 		struct comparison io = { 0 };
 		int stall_lower = 0;
 		if (ncs >= SELFCHECK_MIN && nrs >= SELFCHECK_MIN) {
-			io = compare(cs, ncs, rs, nrs, sc->control_s);
+			io = compare(cs, ncs, median(cs, ncs), rs, nrs, median(rs, nrs), sc->control_s);
 			stall_lower = io.control - io.replay > io.allowance;
 			snprintf(stall, sizeof(stall), "; I/O stall %.2f s against %.2f s, allowance %.2f s", io.replay,
 				 io.control, io.allowance);

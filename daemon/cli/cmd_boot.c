@@ -468,7 +468,8 @@ static void store_trace(struct boot *b, const struct pf_image *trace, const char
 /* A traced boot: its trace, the layout for the next boot, and its record. */
 static void record_boot(struct boot *b)
 {
-	b->rec.reorder = b->cfg.enable_reordering && pf_boot_reorder_armed(&b->p);
+	/* a run that moved nothing leaves the disk as it was: the boot is judged as one without a reorder */
+	b->rec.reorder = b->cfg.enable_reordering && pf_boot_reorder_armed(&b->p) && pf_boot_reorder_moved(&b->p);
 	struct pf_trace_stats st = { 0 };
 	struct pf_image *trace = finish_tracing(b, &st);
 	b->rec.when = (int64_t)time(NULL);

@@ -59,24 +59,6 @@ void pf_rplan_sort_physical(struct pf_ritem *items, size_t n)
 		qsort(items, n, sizeof(*items), physical_cmp);
 }
 
-size_t pf_rplan_coalesce(struct pf_ritem *items, size_t n)
-{
-	if (!n)
-		return 0;
-	size_t w = 0;
-	for (size_t i = 1; i < n; i++) {
-		struct pf_ritem *p = &items[w], *c = &items[i];
-		int same = p->kind == PF_RITEM_DATA && c->kind == PF_RITEM_DATA && p->file == c->file &&
-			   p->bin == c->bin && p->offset + p->length == c->offset && p->phys_known == c->phys_known &&
-			   (!p->phys_known || p->physical + p->length == c->physical);
-		if (same)
-			p->length += c->length;
-		else
-			items[++w] = *c;
-	}
-	return w + 1;
-}
-
 /* Data items grouped by bin, filesystem and file, in offset order; the rest after them, in seq order. */
 static int file_offset_cmp(const void *a, const void *b)
 {
@@ -104,16 +86,44 @@ static int seq_cmp(const void *a, const void *b)
 	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Can c (at or after p's offset, same file and bin) be read in p's request, holes up to `hole` included? */
+/* Can c be read in p's request, holes up to `hole` bytes between them read through?  Both DATA items of the
+ * same file and bin, c starting within p or at most `hole` after its end, and on the device the same distance
+ * apart as in the file (holes are the file's own blocks), or both unplaced. */
 static int adjacent_on_device(const struct pf_ritem *p, const struct pf_ritem *c, uint64_t hole)
 {
-	uint64_t end = p->offset + p->length;
-	if (c->offset > end + hole)
+	if (p->kind != PF_RITEM_DATA || c->kind != PF_RITEM_DATA || p->bin != c->bin || p->fs != c->fs ||
+	    p->file != c->file)
 		return 0;
-	if (p->phys_known != c->phys_known)
+	if (c->offset < p->offset || c->offset > p->offset + p->length + hole || p->phys_known != c->phys_known)
 		return 0;
-	/* placed: the same distance apart on the device as in the file (holes are the file's own blocks) */
 	return !p->phys_known || (c->physical >= p->physical && c->physical - p->physical == c->offset - p->offset);
+}
+
+/* One pass over items in their order: each item adjacent to the last kept one is read in its request (the
+ * merged item keeps the earliest seq: its first touch).  Returns the new count. */
+static size_t merge_adjacent(struct pf_ritem *items, size_t n, uint64_t hole)
+{
+	if (!n)
+		return 0;
+	size_t w = 0;
+	for (size_t i = 1; i < n; i++) {
+		struct pf_ritem *p = &items[w], *c = &items[i];
+		if (!adjacent_on_device(p, c, hole)) {
+			items[++w] = *c;
+			continue;
+		}
+		uint64_t end = c->offset + c->length;
+		if (end > p->offset + p->length)
+			p->length = end - p->offset;
+		if (c->seq < p->seq)
+			p->seq = c->seq;
+	}
+	return w + 1;
+}
+
+size_t pf_rplan_coalesce(struct pf_ritem *items, size_t n)
+{
+	return merge_adjacent(items, n, 0);
 }
 
 size_t pf_rplan_merge_flash(struct pf_ritem *items, size_t n, uint64_t hole)
@@ -121,21 +131,7 @@ size_t pf_rplan_merge_flash(struct pf_ritem *items, size_t n, uint64_t hole)
 	if (!n)
 		return 0;
 	qsort(items, n, sizeof(*items), file_offset_cmp);
-	size_t w = 0;
-	for (size_t i = 1; i < n; i++) {
-		struct pf_ritem *p = &items[w], *c = &items[i];
-		if (p->kind == PF_RITEM_DATA && c->kind == PF_RITEM_DATA && p->bin == c->bin && p->fs == c->fs &&
-		    p->file == c->file && adjacent_on_device(p, c, hole)) {
-			uint64_t end = c->offset + c->length;
-			if (end > p->offset + p->length)
-				p->length = end - p->offset;
-			if (c->seq < p->seq)
-				p->seq = c->seq;
-			continue;
-		}
-		items[++w] = *c;
-	}
-	n = w + 1;
+	n = merge_adjacent(items, n, hole);
 	qsort(items, n, sizeof(*items), seq_cmp);
 	return n;
 }

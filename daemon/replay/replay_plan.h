@@ -49,8 +49,9 @@ int pf_rplan_build(const struct pf_image *layout, const struct pf_lorder_opts *o
  * physical address. */
 void pf_rplan_sort_physical(struct pf_ritem *items, size_t n);
 
-/* Merge each DATA item into its predecessor when both are of the same file and bin, logically contiguous
- * and (when both are known) physically contiguous.  Returns the new count. */
+/* Merge each DATA item into its predecessor (in the items' order) when both are of the same file and bin,
+ * logically contiguous or overlapping and (when both are known) physically contiguous; the merged item keeps
+ * the earlier seq.  pf_rplan_merge_flash's rule without holes.  Returns the new count. */
 size_t pf_rplan_coalesce(struct pf_ritem *items, size_t n);
 
 /* For slow flash, where every request costs the same wherever it lies: merge the DATA items of each file and

@@ -10,10 +10,8 @@
 # preallocation chosen where the blocks are allocated (with delalloc, in a flusher thread on any CPU), so files
 # could land apart or together by chance; the fixtures need the deleted files' holes between the kept ones
 # (else the planner rightly finds them near enough and moves nothing: seen once in a busy full run).
-if [ -z "${PF_ONE_CPU:-}" ] && command -v taskset >/dev/null; then
-	PF_ONE_CPU=1 exec taskset -c 0 bash "$0" "$@"
-fi
 source "$TOP/tests/lib.sh"
+pf_one_cpu "$@" # the fixtures need the holes between their files
 pf_require_root
 MKLAYOUT=$TOOLS/pf_mklayout
 [ -x "$MKLAYOUT" ] || pf_skip "needs $MKLAYOUT (make tools)"
@@ -23,11 +21,8 @@ T=$(pf_tmpdir)
 IMG=$T/root.img
 pf_mkfs "$IMG" 96M -b 4096
 M=$T/mnt
-# mount -o loop: the loop device clears itself when the last mount goes (even one that a process in another
-# mount namespace still holds when this script ends)
-pf_mount "$IMG" "$M" -o loop
-DEV=$(findmnt -no SOURCE "$M")
-[ -b "$DEV" ] || pf_fail "no loop device for $IMG"
+pf_mount_loop "$IMG" "$M"
+DEV=$PF_DEV
 
 # Age it: boot files written interleaved with junk that is deleted, then appended to in another order.
 mkdir -p "$M/usr/lib" "$M/etc" "$M/var"

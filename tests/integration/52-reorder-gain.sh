@@ -6,10 +6,8 @@
 # refuses with one line and exit 0, leaving the image byte-identical; a margin it beats moves, fsck-clean, and
 # the prediction after the move matches the plan's; the next run has nothing to move and writes nothing.
 # No simulated disk: the prediction reads the filesystem only (count-mode checks: results/REORDER-GAIN.md).
-if [ -z "${PF_ONE_CPU:-}" ] && command -v taskset >/dev/null; then
-	PF_ONE_CPU=1 exec taskset -c 0 bash "$0" "$@" # ext4 places small files per CPU: keep the holes between them
-fi
 source "$TOP/tests/lib.sh"
+pf_one_cpu "$@" # the fixtures need the holes between their files
 pf_require_root
 MKLAYOUT=$TOOLS/pf_mklayout
 [ -x "$MKLAYOUT" ] || pf_skip "needs $MKLAYOUT (make tools)"
@@ -19,13 +17,7 @@ IMG=$T/gain.img
 pf_mkfs "$IMG" 64M -b 4096
 M=$T/mnt
 pf_mount "$IMG" "$M" -o loop
-mkdir -p "$M/usr/lib" "$M/var"
-for i in $(seq 1 40); do
-	head -c $(( (i * 7919) % 60000 + 8000 )) /dev/urandom >"$M/usr/lib/lib$i.so"
-	head -c 200000 /dev/urandom >"$M/var/junk$i"
-	sync
-done
-rm -f "$M"/var/junk*
+pf_scattered_libs "$M" 40 200000
 { for i in $(seq 40 -3 1) $(seq 2 3 40) $(seq 3 3 40); do echo "$M/usr/lib/lib$i.so"; done; } >"$T/list"
 L=$T/layout
 "$MKLAYOUT" "$L" "$T/list" >/dev/null || pf_fail "pf_mklayout"

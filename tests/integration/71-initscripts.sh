@@ -113,8 +113,8 @@ cat >"$tmp/fake-reorder" <<EOF
 #!/bin/sh
 case " \$* " in *" --dry-run "*)
 	echo "a reorder would move 42 of 100 blocks in 1 chunks (0 split, 0 do not fit), 58 blocks already in place"
-	echo "replay: predicted                 1.000s          0.500s"
-	echo "predicted gain of the plan for the next replay: 50.0 %"
+	echo "dry run: nothing written"
+	echo "plan: decision=move blocks=42 replay_now=1.000 replay_after=0.500 gain=50.0"
 	exit 0 ;;
 esac
 echo "\$@" >"$tmp/reorder-args"
