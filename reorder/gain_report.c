@@ -57,10 +57,17 @@ void pf_print_plan_line(FILE *f, const struct pf_reorder_result *r)
 	const char *d = r->not_worth ? "not-worth" : r->planned_blocks ? "move" : "nothing";
 	fprintf(f, "plan: decision=%s blocks=%llu", d, (unsigned long long)r->planned_blocks);
 	if (r->predicted)
-		fprintf(f, " replay_now=%.3f replay_after=%.3f gain=%.1f\n", r->replay_now.seconds,
+		fprintf(f, " replay_now=%.3f replay_after=%.3f gain=%.1f", r->replay_now.seconds,
 			r->replay_after.seconds, r->gain_percent);
 	else
-		fprintf(f, " replay_now=- replay_after=- gain=-\n");
+		fprintf(f, " replay_now=- replay_after=- gain=-");
+	/* what the plan writes: MB of copies, and on slow flash the erase blocks they touch */
+	fprintf(f, " write_mb=%.1f", r->plan_bytes / 1e6);
+	if (r->erase_block_bytes)
+		fprintf(f, " erase_blocks=%llu erase_block_kb=%llu\n", (unsigned long long)r->plan_erase_blocks,
+			(unsigned long long)(r->erase_block_bytes >> 10));
+	else
+		fprintf(f, " erase_blocks=- erase_block_kb=-\n");
 }
 
 void pf_print_chunk_trials(FILE *f, const struct pf_reorder_result *r, long configured)
