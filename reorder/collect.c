@@ -5,6 +5,7 @@
 #include "array.h"
 #include "blockmap.h"
 #include "extent_remap.h"
+#include "warm.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -272,6 +273,20 @@ int pf_collect(ext2_filsys fs, const struct pf_layouts *l, struct pf_collect *ou
 	out->nfiles = n;
 	for (size_t i = 0; i < n; i++)
 		out->files[i].checked = 0;
+	/* the files' inodes and extent trees in one sweep, not a seek per file (sorted by inode already) */
+	ext2_ino_t *inos = malloc((n ? n : 1) * sizeof(*inos));
+	if (!inos) {
+		pf_collect_free(out);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		inos[i] = out->files[i].ino;
+	rc = pf_warm_inodes(fs, inos, n);
+	free(inos);
+	if (rc) {
+		pf_collect_free(out);
+		return rc;
+	}
 
 	for (size_t w = 0; w < l->nwant; w++) {
 		const struct pf_want *wt = &l->want[w];

@@ -21,6 +21,11 @@ int pf_parse_min_gain(const char *s, double *pct)
 const char *pf_gain_decision(const struct pf_reorder_result *r, int gate, double margin, char *buf, size_t len)
 {
 	const char *what = r->not_worth ? "not moving" : r->planned_blocks ? "moving" : "nothing to move";
+	if (!r->predicted) { /* nothing to move: the replay was not predicted (it would have cost reads) */
+		snprintf(buf, len, "%s: every chunk of the layout is in place (%llu blocks)", what,
+			 (unsigned long long)r->already_in_place_blocks);
+		return buf;
+	}
 	char m[48];
 	if (gate)
 		snprintf(m, sizeof(m), "margin %.0f %%", margin);

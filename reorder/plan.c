@@ -524,8 +524,9 @@ static int erase_align(struct pf_run *a, uint64_t eb, uint64_t phase)
 	return 1;
 }
 
+/* force: per chunk (in cut order), 1 = move it even if it is near enough (see stable_plan), or NULL. */
 static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
-		     const struct pf_plan_params *prm, int compact, struct pf_plan *out)
+		     const struct pf_plan_params *prm, int compact, const unsigned char *force, struct pf_plan *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (!prm || prm->chunk_blocks == 0 || (nsegs && !segs) || (nfree && !free_runs))
@@ -580,6 +581,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 		const struct pf_chunk *c = &out->chunks[ci];
 		kinds[ci] = compact		     ? K_MOVE
 			    : in_place(out, c, min_piece) ? K_KEEP
+			    : force && force[ci]	 ? K_MOVE
 			    : m.disk.unit		 ? (unsigned char)classify(out, c, &m, alone)
 						 : K_MOVE;
 		for (size_t i = c->first_seg; i < c->first_seg + c->nsegs && kinds[ci] == K_NEAR; i++)
@@ -683,10 +685,152 @@ static double sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span
 	return f.sweep_s;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct pf_run *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* The free space as plan p leaves it: free_runs less the units' destinations, plus the moved blocks' old
+ * places; sorted, merged.  *out is malloc'd.  Returns 0 or -ENOMEM. */
+static int free_after(const struct pf_run *free_runs, size_t nfree, const struct pf_plan *p, struct pf_run **out,
+		      size_t *nout)
+{
+	size_t cap = nfree + p->nunits + p->nmoves + 1, n = 0;
+	struct pf_run *r = malloc(cap * sizeof(*r)), *d = malloc((p->nunits + 1) * sizeof(*d));
+	if (!r || !d) {
+		free(r);
+		free(d);
+		return -ENOMEM;
+	}
+	for (size_t u = 0; u < p->nunits; u++)
+		d[u] = (struct pf_run){ p->units[u].dst, p->units[u].len };
+	qsort(d, p->nunits, sizeof(*d), by_start);
+	size_t k = 0;
+	for (size_t i = 0; i < nfree; i++) { /* each free run less the destinations inside it */
+		uint64_t s = free_runs[i].start, e = s + free_runs[i].len;
+		while (k < p->nunits && d[k].start + d[k].len <= s)
+			k++;
+		for (size_t j = k; j < p->nunits && d[j].start < e; j++) {
+			if (d[j].start > s)
+				r[n++] = (struct pf_run){ s, d[j].start - s };
+			if (d[j].start + d[j].len > s)
+				s = d[j].start + d[j].len;
+		}
+		if (s < e)
+			r[n++] = (struct pf_run){ s, e - s };
+	}
+	for (size_t m = 0; m < p->nmoves; m++)
+		r[n++] = (struct pf_run){ p->moves[m].src, p->moves[m].len };
+	qsort(r, n, sizeof(*r), by_start);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!r[i].len)
+			continue;
+		if (w && r[w - 1].start + r[w - 1].len >= r[i].start) {
+			uint64_t e = r[i].start + r[i].len;
+			if (e > r[w - 1].start + r[w - 1].len)
+				r[w - 1].len = e - r[w - 1].start;
+		} else {
+			r[w++] = r[i];
+		}
+	}
+	free(d);
+	*out = r;
+	*nout = w;
+	return 0;
+}
+
+/* The chunks (by index in cut order) that plan p keeps in place, wholly or in part, and that the next run —
+ * planning on the set and the free space as p leaves them — would move: set in force; returns how many were
+ * newly set, or -ENOMEM.  "Near enough" weighs a chunk against the rest of the set, and the rest moves under
+ * it. */
+static long moves_next_time(const struct pf_plan *p, const struct pf_run *free_runs, size_t nfree,
+			    const struct pf_plan_params *prm, unsigned char *force, size_t nforce)
+{
+	struct pf_seg *after = NULL;
+	struct pf_run *fr = NULL;
+	unsigned char *kept = calloc(nforce ? nforce : 1, 1);
+	size_t n = 0, nfr = 0;
+	struct pf_plan next = { 0 };
+	long added = -ENOMEM;
+	if (!kept || pf_plan_result(p, &after, &n))
+		goto out;
+	/* the segments as the next run collects them: adjacent pieces of a file merged */
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct pf_seg *l = w ? &after[w - 1] : NULL;
+		if (l && l->owner == after[i].owner && l->lblk + l->len == after[i].lblk &&
+		    l->pblk + l->len == after[i].pblk)
+			l->len += after[i].len;
+		else
+			after[w++] = after[i];
+	}
+	if (free_after(free_runs, nfree, p, &fr, &nfr) || plan_pass(after, w, fr, nfr, prm, 0, NULL, &next))
+		goto out;
+	/* chunk boundaries depend on the block sequence only: chunk k is the same blocks in both plans */
+	uint64_t pos = 0;
+	for (size_t ci = 0; ci < p->nchunks; ci++) {
+		size_t k = (size_t)(pos / prm->chunk_blocks);
+		pos += p->chunks[ci].blocks;
+		if (k < nforce && p->chunks[ci].state == PF_CHUNK_IN_PLACE)
+			kept[k] = 1;
+	}
+	added = 0;
+	pos = 0;
+	for (size_t ci = 0; ci < next.nchunks; ci++) {
+		size_t k = (size_t)(pos / prm->chunk_blocks);
+		pos += next.chunks[ci].blocks;
+		if (k < nforce && next.chunks[ci].nunits && kept[k] && !force[k]) {
+			force[k] = 1;
+			added++;
+		}
+	}
+out:
+	free(kept);
+	free(after);
+	free(fr);
+	pf_plan_free(&next);
+	return added;
+}
+
+/* An incremental plan that the next run leaves alone: a chunk kept as near enough whose neighbours this plan
+ * moves away would be moved by the next run (a second run right after a complete one would not be a no-op);
+ * move it now instead.  Each pass only adds chunks to move, so this ends (at the latest when every near chunk
+ * moves). */
+static int stable_plan(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+		       const struct pf_plan_params *prm, struct pf_plan *out)
+{
+	uint64_t total = 0;
+	for (size_t i = 0; i < nsegs; i++)
+		total += segs[i].len;
+	size_t nchunks = (size_t)((total + prm->chunk_blocks - 1) / (prm->chunk_blocks ? prm->chunk_blocks : 1));
+	unsigned char *force = calloc(nchunks ? nchunks : 1, 1);
+	if (!force)
+		return -ENOMEM;
+	int rc;
+	for (;;) {
+		rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 0, force, out);
+		if (rc || !prm->block_size || out->blocks_near == 0)
+			break;
+		long added = moves_next_time(out, free_runs, nfree, prm, force, nchunks);
+		if (added <= 0) {
+			if (added < 0) {
+				pf_plan_free(out);
+				rc = (int)added;
+			}
+			break;
+		}
+		pf_plan_free(out);
+	}
+	free(force);
+	return rc;
+}
+
 int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
 		 const struct pf_plan_params *prm, struct pf_plan *out)
 {
-	int rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 0, out);
+	int rc = stable_plan(segs, nsegs, free_runs, nfree, prm, out);
 	if (rc || !prm->block_size || out->blocks_in_place == 0)
 		return rc;
 	/* Incremental runs keep what reads well where it is and move the rest next to it; over many shutdowns
@@ -708,7 +852,7 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	if (now - transfer(&m, out->blocks_total) <= bar)
 		return 0;
 	struct pf_plan c;
-	rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 1, &c);
+	rc = plan_pass(segs, nsegs, free_runs, nfree, prm, 1, NULL, &c);
 	if (rc) {
 		pf_plan_free(out);
 		return rc;

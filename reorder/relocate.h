@@ -23,11 +23,20 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
 			   uint64_t *count);
 
-/* Copy unit u, switch its files' block pointers to the copy, verify.  inos[owner] gives each move's inode.
+/* Copy unit u (with the next units, as many as the buffer holds: their old copies read in one sweep, written,
+ * flushed, read back), switch its files' block pointers to the copy, verify.  inos[owner] gives each move's inode.
  * On failure *partial says whether some pointers may already have been switched (the filesystem then stays
  * marked for fsck).  Returns 0 or a negative pf error (lib/error.h): PF_EVERIFY when the copy read back from
  * the disk differs from what was written (nothing switched). */
 int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
+
+/* deadline (pf_monotonic_s() time, 0 = none): pf_reloc_unit sizes each group of units it copies at once
+ * (after the first, whose pace it measures) so that the group ends by then; at least one unit. */
+void pf_reloc_set_deadline(struct pf_reloc *r, double deadline);
+
+/* Whether unit u's data is already written and verified (it was copied with an earlier unit's group): only
+ * its pointer switch is left, which costs little; a time budget should let it finish. */
+int pf_reloc_staged(const struct pf_reloc *r, size_t u);
 
 /* Blocks of unit u (after pf_reloc_unit) whose pointers now name the new copy. */
 uint64_t pf_reloc_switched(const struct pf_reloc *r, const struct pf_plan *p, size_t u);

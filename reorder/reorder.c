@@ -15,6 +15,7 @@
 #include "relocate.h"
 #include "reorder_open.h"
 #include "replay_predict.h"
+#include "warm.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -190,8 +191,10 @@ static int sweep_chunk_sizes(ext2_filsys fs, const struct pf_layouts *lay, const
 	return 0;
 }
 
+/* plan: the units this run may do (the write budget's prefix of the plan: units past it are not even
+ * allocated); budget_cut: the plan had more. */
 static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
-		       const struct pf_collect *col, double t0, size_t max_units, const struct pf_erase_block *eb,
+		       const struct pf_collect *col, double t0, int budget_cut, const struct pf_erase_block *eb,
 		       struct pf_reorder_result *res, char *err, size_t errlen)
 {
 	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
@@ -212,14 +215,12 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	int partial = 0;
 	uint64_t moved = 0, kept = 0;
 	res->complete = 1;
+	double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
+	if (budget > 0)
+		pf_reloc_set_deadline(r, t0 + budget);
 	for (; done < plan->nunits; done++) {
-		if (done >= max_units) { /* the write budget: the next unit would take the copies past it */
-			res->complete = 0;
-			res->stopped_by_write_budget = 1;
-			break;
-		}
-		double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
-		if (done > 0 && budget > 0 && pf_monotonic_s() - t0 >= budget) {
+		/* a unit whose data is already copied and verified only needs its switch: let it finish */
+		if (done > 0 && budget > 0 && pf_monotonic_s() - t0 >= budget && !pf_reloc_staged(r, done)) {
 			res->complete = 0;
 			break;
 		}
@@ -244,6 +245,10 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 		kept += plan->units[done].len - sw;
 		if (o->progress && o->progress_cb)
 			o->progress_cb(o->ctx, moved, plan->blocks_to_move);
+	}
+	if (res->complete && budget_cut) { /* all the write budget holds: the next run continues */
+		res->complete = 0;
+		res->stopped_by_write_budget = 1;
 	}
 	res->units_done = done;
 	if (kept)
@@ -393,9 +398,15 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	}
 
 	/* The gate: a plan moves only when the next replay is predicted to gain more than the margin (a compaction
-	 * can spread what the replay reads: directory blocks among the data, the metadata pass's records stale). */
+	 * can spread what the replay reads: directory blocks among the data, the metadata pass's records stale).
+	 * A run with nothing to move needs no prediction (it would read every directory of the layout): it ends
+	 * here, having read only the bitmaps, the inodes and their extent trees. */
+	if (write && plan.nunits == 0)
+		goto out;
 	struct pf_replay_prediction pred;
-	rc = pf_replay_predict(fs, &lay, &col, &plan, o->medium, &pred);
+	rc = pf_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
+	if (!rc)
+		rc = pf_replay_predict(fs, &lay, &col, &plan, o->medium, &pred);
 	if (rc) {
 		snprintf(err, errlen, "predicting the replay failed: %s", pf_strerror(rc));
 		goto out;
@@ -433,8 +444,10 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		res->stopped_by_write_budget = 1;
 	} else if (write && plan.nunits > 0 && !res->not_worth) {
 		rc = pf_reorder_reopen_rw(device, &oo, &fs, err, errlen);
+		struct pf_plan run = plan; /* the units the write budget holds */
+		run.nunits = max_units;
 		if (!rc)
-			rc = do_relocate(fs, o, &plan, &col, t0, max_units, &eb, res, err, errlen);
+			rc = do_relocate(fs, o, &run, &col, t0, max_units < plan.nunits, &eb, res, err, errlen);
 	}
 out:
 	free(after);

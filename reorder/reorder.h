@@ -24,7 +24,11 @@
  *  - After a completed run `e2fsck -fn` is clean, and a second run with the same layout moves 0 blocks and
  *    writes nothing at all (the image is byte-identical).
  *  - The time budget is checked between units (after at least one): res->complete = 0, return 0, the
- *    filesystem is consistent and clean; the next run continues (the plan skips what is in place).
+ *    filesystem is consistent and clean; the next run continues (the plan skips what is in place).  Units are
+ *    copied in groups sized to end by the deadline (relocate.h); a unit already copied and verified with its
+ *    group still gets its pointer switch after the deadline.
+ *  - A run whose plan moves nothing reads the bitmaps, the layout's inodes and extent trees only (no replay
+ *    prediction) and writes nothing.
  *  - moved_blocks counts blocks whose pointer now names the new copy.  Blocks whose move could overflow a
  *    full leaf of a deep extent tree are left out of the plan (reported through note()); an inode whose
  *    four in-inode extents could overflow gets a spare leaf at F1 and grows copy-on-write.

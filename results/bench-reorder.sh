@@ -13,6 +13,7 @@
 #   after/none, after/physical      the cold workload again on the reordered image
 # next to the physical limit: the workload's bytes at 100 MB/s.  Count mode (model time summed per request)
 # is exact: runs of the same image give identical figures, which the stddev column shows.
+# Then the same reorder again (nothing left to move: its disk time, bytes read and written).
 # Then the time-budget check: a boot set of BIG_SCALE copies (~43 MiB read each) reordered with
 # --time-budget BUDGET in sleep mode (real waiting), wall time and whether it completed.
 #
@@ -120,6 +121,12 @@ for ((r = 1; r <= RUNS; r++)); do
 	wb=$(sim_stat write_bytes)
 	echo "reorder $r $(sim_seconds) $(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }') $(sim_stat read_bytes) $wb $(sim_stat requests) $(sim_stat seeks)" >>"$log"
 	[ $r = 1 ] && { cp "$work/reorder.out" "$work/reorder.first"; "$REORDER" --check --layout "$tmp/main.layout" "$SIM_DEV" >"$work/check.after" 2>&1; }
+	# the next shutdown's run, with nothing left to move: what it costs every time
+	pf_drop_caches
+	sim_reset
+	reorder_on "$SIM_DEV" "$work/noop.out" --layout "$tmp/main.layout" || pf_fail "second prefetch-reorder: $(tail -2 "$work/noop.out")"
+	echo "noop $r $(sim_seconds) $(sim_stat read_bytes) $(sim_stat write_bytes) $(sim_stat requests) $(sim_stat seeks)" >>"$log"
+	[ $r = 1 ] && cp "$work/noop.out" "$work/noop.first"
 	sim_mount "$fs"
 	# The layout's physical block numbers are those of before the reorder; the same reads mapped anew show
 	# what a replay gets once the layout knows where the blocks went.
@@ -211,6 +218,10 @@ report() {
 		sd = 0; if (v > 0) sd = sqrt(v)
 		printf "| main set | %d | %.3f | %.3f | %.3f | %.3f | %.2f | %.1f | %.1f | %.1f | %.3f | %.2fx |\n", n, a,
 			sd, mn, mx, w / n, rb / n / 1048576, wb / n / 1048576, mbs, cs / n, ratio }' "$log"
+	echo
+	echo "Next run, nothing left to move (the same layout again right after): $(awk '$1 == "noop" { n++; s += $3; rb += $4; wb += $5; rq += $6 }
+		END { if (n) printf "disk %.3f s, %.2f MiB read, %.2f MiB written, %d requests (average of %d)", s / n, rb / n / 1048576, wb / n / 1048576, rq / n, n }' "$log")"
+	echo "It said: $(tail -2 "$work/noop.first" | tr '\n' ' ')"
 	if grep -q '^big ' "$log"; then
 		echo
 		echo "Time budget: boot set x$BIG_SCALE (tests/mkbootset.sh --scale $BIG_SCALE --ratio $BIG_RATIO), layout $(awk -F'\t' '{ s += $1 } END { printf "%.0f", s / 1048576 }' "$tmp/big.img.workload") MiB, --time-budget $BUDGET, sleep mode (real waiting):"
