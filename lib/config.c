@@ -49,6 +49,8 @@ static const struct key keys[] = {
 	NUM("START_FROM_INITRAMFS", V_BOOL, start_from_initramfs, 0, 1, 1),
 	NUM("SELF_CHECK_INTERVAL", V_INT, self_check_interval, 0, 1000, 8),
 	NUM("REORDER_MIN_GAIN_PERCENT", V_INT, reorder_min_gain_percent, -100, 100, 10),
+	NUM("REORDER_ERASE_BLOCK_KB", V_INT, reorder_erase_block_kb, 0, 65536, 0),
+	NUM("REORDER_WRITE_BUDGET_MB", V_INT, reorder_write_budget_mb, 0, 1 << 20, 0),
 	/* historical (2007) keys of features that do not exist any more: accepted without a warning */
 	STR("ENABLE_APP_PREFETCHING", V_IGNORED, enable_prefetch, NULL),
 };

@@ -66,6 +66,9 @@ struct pf_config {
 	int enable_replay;           /* ENABLE_REPLAY (1): 0 = trace and measure boots without replaying (baseline) */
 	int reorder_min_gain_percent; /* REORDER_MIN_GAIN_PERCENT (10): move only when the predicted next replay is
 				       * this much faster (lib/replay_cost.h) */
+	int reorder_erase_block_kb;  /* REORDER_ERASE_BLOCK_KB (0 = auto: sysfs, the filesystem's RAID stride): on slow
+				      * flash a reorder writes whole erase blocks of this size */
+	int reorder_write_budget_mb; /* REORDER_WRITE_BUDGET_MB (0 = none): a reorder stops after copying this much */
 	int self_check_interval;     /* SELF_CHECK_INTERVAL (8): one boot in this many is a control (or probe) boot of
 				      * the self-check (daemon/boot/selfcheck.h); 0 = never */
 };

@@ -3,6 +3,7 @@
 #include "disk_model.h"
 
 #include <math.h>
+#include <stdio.h>
 
 double pf_disk_move_s(const struct pf_disk_model *d, uint64_t from, uint64_t to, int *is_seek)
 {
@@ -31,6 +32,30 @@ double pf_disk_per_request_s(const struct pf_disk_model *d)
 	if (d->kind != PF_DISK_FLASH)
 		return 0;
 	return d->request_s / (d->queue_depth ? d->queue_depth : 1);
+}
+
+uint64_t pf_disk_requests(const struct pf_disk_model *d, uint64_t n)
+{
+	if (d->kind != PF_DISK_FLASH || !d->max_request || !n)
+		return 1;
+	uint64_t bytes = n * d->unit;
+	return (bytes + d->max_request - 1) / d->max_request;
+}
+
+const char *pf_disk_describe(const struct pf_disk_model *d, char *buf, size_t len)
+{
+	if (d->kind != PF_DISK_FLASH) {
+		snprintf(buf, len, "rotational disk (7200 rpm): %g ms + %g ms*sqrt(distance/span) + %g ms per seek, "
+			 "%g MB/s", PF_DISK_SETTLE_S * 1e3, PF_DISK_FULL_STROKE_S * 1e3, PF_DISK_HALF_TURN_S * 1e3,
+			 d->rate / 1e6);
+		return buf;
+	}
+	char maxr[48] = "";
+	if (d->max_request)
+		snprintf(maxr, sizeof(maxr), ", requests up to %llu KiB", (unsigned long long)(d->max_request >> 10));
+	snprintf(buf, len, "%s: %.1f us per request, %g MB/s%s", d->erase_block ? "SD card (A1)" : "SATA SSD",
+		 pf_disk_per_request_s(d) * 1e6, d->rate / 1e6, maxr);
+	return buf;
 }
 
 static uint64_t to_ns(double s)

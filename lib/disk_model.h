@@ -24,6 +24,7 @@
 #ifndef PREFETCH_DISK_MODEL_H
 #define PREFETCH_DISK_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define PF_DISK_SETTLE_S      0.001   /* head settle */
@@ -42,6 +43,9 @@
 #define PF_SD_QUEUE_DEPTH     1
 #define PF_SD_WRITE_RATE_BPS  10e6
 #define PF_SD_ERASE_BLOCK     (4u << 20)
+/* The largest read the mmc stack sends an SD card in one command: the host's max_req_size, 512 KiB on the
+ * common SDHCI hosts (queue/max_sectors_kb); a longer read costs one request per 512 KiB. */
+#define PF_SD_MAX_REQUEST     (512u << 10)
 
 /* SATA SSD, a mainstream datasheet's figures (Samsung 870 EVO: sequential read 560 MB/s, write 530 MB/s,
  * 4 KiB random read 13,000 IOPS at queue depth 1 and 98,000 at queue depth 32).  The request cost is 1/13000 s
@@ -64,6 +68,9 @@ struct pf_disk_model {
 	unsigned queue_depth;  /* requests served at once (0 counts as 1) */
 	double write_rate;     /* bytes per second programming erase blocks */
 	uint64_t erase_block;  /* bytes; 0: no read-modify-write */
+	uint64_t max_request;  /* bytes one request carries at most (the rest: more requests); 0: no limit.  Only
+	                        * the replay prediction (replay_cost.h) splits by it; the simulated disk charges
+	                        * the requests the kernel sends it */
 };
 
 /* The 7200 rpm disk at its media rate, positions in units of `unit` bytes over a span of `span` units. */
@@ -77,7 +84,8 @@ static inline struct pf_disk_model pf_disk_sd(uint64_t span, uint32_t unit)
 {
 	return (struct pf_disk_model){ .span = span, .unit = unit, .rate = PF_SD_RATE_BPS, .kind = PF_DISK_FLASH,
 				       .request_s = PF_SD_REQUEST_S, .queue_depth = PF_SD_QUEUE_DEPTH,
-				       .write_rate = PF_SD_WRITE_RATE_BPS, .erase_block = PF_SD_ERASE_BLOCK };
+				       .write_rate = PF_SD_WRITE_RATE_BPS, .erase_block = PF_SD_ERASE_BLOCK,
+				       .max_request = PF_SD_MAX_REQUEST };
 }
 
 /* The SATA SSD (PF_SSD_*), in units of `unit` bytes over `span` units. */
@@ -98,6 +106,13 @@ double pf_disk_transfer_s(const struct pf_disk_model *d, uint64_t n);
 /* The fixed seconds every request costs: 0 on the rotational model (its costs are the moves), request_s /
  * queue_depth on flash. */
 double pf_disk_per_request_s(const struct pf_disk_model *d);
+
+/* How many requests a read of n units takes: 1, or on a model with max_request one per max_request bytes. */
+uint64_t pf_disk_requests(const struct pf_disk_model *d, uint64_t n);
+
+/* One line naming the model and its parameters, e.g. "SD card (A1): 575.6 us per request, 45 MB/s, requests
+ * up to 512 KiB".  Returns buf. */
+const char *pf_disk_describe(const struct pf_disk_model *d, char *buf, size_t len);
 
 /* The service time of a read of len units at off with the head at `head`: move plus transfer plus the
  * per-request cost, rounded to the nearest nanosecond; *is_seek as pf_disk_move_s. */

@@ -73,11 +73,14 @@ struct head {
 static void request(struct head *h, uint64_t start, uint64_t count)
 {
 	int seek;
-	double t = pf_disk_move_s(h->d, h->at, start, &seek) + pf_disk_transfer_s(h->d, count);
+	/* flash: no move, a fixed cost per request the read takes (rotational: 0 and one request) */
+	uint64_t nreq = pf_disk_requests(h->d, count);
+	double t = pf_disk_move_s(h->d, h->at, start, &seek) + pf_disk_transfer_s(h->d, count) +
+		   (double)nreq * pf_disk_per_request_s(h->d);
 	h->out->seconds += t;
 	*(h->data ? &h->out->data_s : &h->out->meta_s) += t;
 	*(h->data ? &h->out->data_blocks : &h->out->meta_blocks) += count;
-	h->out->requests++;
+	h->out->requests += nreq;
 	h->out->seeks += seek;
 	h->at = start + count;
 }

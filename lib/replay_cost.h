@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What the next boot's rotational replay costs on the 7200 rpm model (disk_model.h), predicted from the
- * blocks it will read.  prefetch-reorder weighs a plan by it: the replay as the filesystem is now against the
+/* What the next boot's replay costs on a disk model (disk_model.h: the 7200 rpm disk, or on flash the SD
+ * card or SSD model), predicted from the blocks it will read.  prefetch-reorder weighs a plan by it: the replay as the filesystem is now against the
  * replay as the plan would leave it.
  *
  * The replay's reads are a sequence of passes, each one sorted sweep (daemon/replay: the metadata pass's
@@ -16,7 +16,8 @@
  *   - in a PF_COST_DEVICE pass, the blocks an earlier such pass read (gaps read through included) are cached:
  *     each merged run costs one request per stretch of it not cached yet; a PF_COST_FILES pass (file data:
  *     the files' own page caches) reads all of its runs;
- *   - each request costs pf_disk_move_s(head, start) + pf_disk_transfer_s(length); the head starts at block 0
+ *   - each request costs pf_disk_move_s(head, start) + pf_disk_transfer_s(length), plus on flash the
+ *     per-request cost once for every max_request bytes (pf_disk_requests); the head starts at block 0
  *     and carries over from pass to pass.
  * So: seconds = sum over requests r of move(end of r-1, start of r) + transfer(r), in blocks over the
  * filesystem's span.  What it leaves out: the head pass for init's files, what the boot itself reads during

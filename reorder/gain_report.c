@@ -31,8 +31,11 @@ const char *pf_gain_decision(const struct pf_reorder_result *r, int gate, double
 		snprintf(m, sizeof(m), "margin %.0f %%", margin);
 	else
 		snprintf(m, sizeof(m), "no margin asked");
-	snprintf(buf, len, "%s: predicted replay %.2f s now, %.2f s after the plan (gain %.0f %%, %s)", what,
-		 r->replay_now.seconds, r->replay_after.seconds, r->gain_percent, m);
+	/* on flash, the model's name (what the model line says before its ':'); the rotational line as it was */
+	int mlen = strncmp(r->model, "rotational", 10) ? (int)strcspn(r->model, ":") : 0;
+	snprintf(buf, len, "%s: predicted replay %.2f s now, %.2f s after the plan (gain %.0f %%, %s%s%.*s)", what,
+		 r->replay_now.seconds, r->replay_after.seconds, r->gain_percent, m, mlen ? "; model: " : "", mlen,
+		 r->model);
 	return buf;
 }
 
@@ -48,6 +51,8 @@ void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r)
 		(unsigned long long)b->meta_blocks);
 	fprintf(f, "%-26s %14llu %14llu\n", "replay: seeks", (unsigned long long)a->seeks,
 		(unsigned long long)b->seeks);
+	fprintf(f, "%-26s %14llu %14llu\n", "replay: requests", (unsigned long long)a->requests,
+		(unsigned long long)b->requests);
 	fprintf(f, "predicted gain of the plan for the next replay: %.1f %%%s\n", r->gain_percent,
 		r->not_worth ? ": not worth a move (a run would leave everything in place)" : "");
 }
@@ -57,10 +62,17 @@ void pf_print_plan_line(FILE *f, const struct pf_reorder_result *r)
 	const char *d = r->not_worth ? "not-worth" : r->planned_blocks ? "move" : "nothing";
 	fprintf(f, "plan: decision=%s blocks=%llu", d, (unsigned long long)r->planned_blocks);
 	if (r->predicted)
-		fprintf(f, " replay_now=%.3f replay_after=%.3f gain=%.1f\n", r->replay_now.seconds,
+		fprintf(f, " replay_now=%.3f replay_after=%.3f gain=%.1f", r->replay_now.seconds,
 			r->replay_after.seconds, r->gain_percent);
 	else
-		fprintf(f, " replay_now=- replay_after=- gain=-\n");
+		fprintf(f, " replay_now=- replay_after=- gain=-");
+	/* what the plan writes: MB of copies, and on slow flash the erase blocks they touch */
+	fprintf(f, " write_mb=%.1f", r->plan_bytes / 1e6);
+	if (r->erase_block_bytes)
+		fprintf(f, " erase_blocks=%llu erase_block_kb=%llu\n", (unsigned long long)r->plan_erase_blocks,
+			(unsigned long long)(r->erase_block_bytes >> 10));
+	else
+		fprintf(f, " erase_blocks=- erase_block_kb=-\n");
 }
 
 void pf_print_chunk_trials(FILE *f, const struct pf_reorder_result *r, long configured)

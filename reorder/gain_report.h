@@ -20,8 +20,10 @@ const char *pf_gain_decision(const struct pf_reorder_result *r, int gate, double
 void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r);
 
 /* --dry-run's last line, for scripts (the shutdown hook): "plan: decision=D blocks=N replay_now=S replay_after=S
- * gain=P", D one of move, not-worth, nothing; seconds and percent with 3 and 1 decimals, "-" when the replay
- * was not predicted.  Later versions may append key=value fields. */
+ * gain=P write_mb=M erase_blocks=E erase_block_kb=K", D one of move, not-worth, nothing; seconds and percent
+ * with 3 and 1 decimals, "-" when the replay was not predicted; M the plan's copies in MB (1 decimal), E and K
+ * on slow flash the erase blocks they touch and their size ("-" elsewhere).  Later versions may append
+ * key=value fields. */
 void pf_print_plan_line(FILE *f, const struct pf_reorder_result *r);
 
 /* --check's table of chunk sizes (reorder.h's trials): units, chunks split and not fitting, blocks to move and

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetch-reorder: command line.
  *
- *   prefetch-reorder [--layout FILE]... [--chunk-blocks N] [--time-budget SEC] [--dry-run] [--config FILE]
- *                    [--final-shutdown [--outcome FILE]] [--force-flash] [-v|-q] DEVICE|IMAGE
+ *   prefetch-reorder [--layout FILE]... [--chunk-blocks N] [--time-budget SEC] [--write-budget MB] [--dry-run]
+ *                    [--config FILE] [--final-shutdown [--outcome FILE]] [--force-flash] [--no-discard] [-v|-q]
+ *                    DEVICE|IMAGE
  *   prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE
  *   prefetch-reorder --help | --version
  *
- * Exit: 0 done (or nothing to do: fast flash, no gain), 1 error or refusal, 2 usage, 3 stopped by the time budget
- * (the next run continues). */
+ * Exit: 0 done (or nothing to do: fast flash, no gain), 1 error or refusal, 2 usage, 3 stopped by the time or
+ * write budget (the next run continues). */
 #include "config.h"
 #include "disk_model.h"
 #include "error.h"
@@ -49,6 +50,8 @@ static void usage(FILE *f)
 		"  -c, --chunk-blocks N    blocks per chunk (CHUNK_SIZE_BLOCKS, 2000)\n"
 		"  -t, --time-budget SEC   stop between chunks after SEC seconds (REORDER_TIME_BUDGET, 20; 0 = none;\n"
 		"                          decimals allowed; at least one chunk is moved per run)\n"
+		"  -w, --write-budget MB   copy at most MB megabytes this run, stopping cleanly before the unit that\n"
+		"                          would pass it (REORDER_WRITE_BUDGET_MB, 0 = none)\n"
 		"  -n, --dry-run           plan and report, write nothing\n"
 		"      --check             report how the layout lies now and after a reorder (read-only)\n"
 		"      --config FILE       settings (default " PF_DEFAULT_CONFIG ")\n"
@@ -57,13 +60,18 @@ static void usage(FILE *f)
 		"                          the same filesystem (path from its root): the shutdown hook's record\n"
 		"      --force-flash       reorder on fast flash (an SSD) too, where it saves no seeks and only wears\n"
 		"                          the device\n"
+		"      --no-discard        on flash, do not discard the blocks the run freed\n"
 		"      --min-gain PERCENT  move only when the next replay is predicted faster by more than this\n"
 		"                          (default 10; negative: even a slower one; off: no prediction decides)\n"
 		"  -v, --verbose           name every skipped file\n"
 		"  -q, --quiet             errors only\n"
 		"  -h, --help              this help\n"
 		"  -V, --version           print the version\n"
-		"Exit status: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time budget (continue next run).\n");
+		"On slow flash (SD/eMMC/USB: PREFETCH_MEDIUM or sysfs) the replay is predicted on the SD card model and\n"
+		"the copies are written as whole erase blocks (REORDER_ERASE_BLOCK_KB, 0 = found from sysfs or the\n"
+		"filesystem's RAID stride).\n"
+		"Exit status: 0 done, 1 error or refusal, 2 usage, 3 stopped by the time or write budget (continue next\n"
+		"run).\n");
 }
 
 static void note_cb(void *ctx, const char *msg)
@@ -89,6 +97,18 @@ static void print_figures(const struct pf_reorder_result *r, int planned_label)
 	printf("%-26s %13.3fs %13.3fs\n", "read time (sorted sweep)", a->sweep_s, b->sweep_s);
 	printf("model: rotational disk, %g ms + %g ms*sqrt(distance/span) + %g ms per seek, %g MB/s\n",
 	       PF_DISK_SETTLE_S * 1e3, PF_DISK_FULL_STROKE_S * 1e3, PF_DISK_HALF_TURN_S * 1e3, PF_DISK_RATE_BPS / 1e6);
+	if (r->model[0])
+		printf("replay model (the gain's): %s\n", r->model);
+	if (r->erase_block_bytes)
+		printf("erase block: %llu KiB (%s): destinations in whole erase blocks\n",
+		       (unsigned long long)(r->erase_block_bytes >> 10), r->erase_block_why);
+	printf("a reorder would write %.1f MB in %llu %s", r->plan_bytes / 1e6, (unsigned long long)r->plan_erase_blocks,
+	       r->erase_block_bytes ? "erase blocks" : "blocks");
+	if (r->run_units < r->units)
+		printf("; this run's write budget: %llu of %llu units, %.1f MB in %llu %s", (unsigned long long)r->run_units,
+		       (unsigned long long)r->units, r->run_bytes / 1e6, (unsigned long long)r->run_erase_blocks,
+		       r->erase_block_bytes ? "erase blocks" : "blocks");
+	printf("\n");
 	printf("a reorder would move %llu of %llu blocks in %llu chunks (%llu split, %llu do not fit), "
 	       "%llu blocks already in place (%llu of them near enough)\n",
 	       (unsigned long long)r->planned_blocks, (unsigned long long)r->layout_blocks,
@@ -146,17 +166,20 @@ int main(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },             { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },           { "min-gain", required_argument, NULL, 'G' },
 		{ "force-flash", no_argument, NULL, 'f' },       { "outcome", required_argument, NULL, 'O' },
+		{ "write-budget", required_argument, NULL, 'w' }, { "no-discard", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
 	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE, gate = 1, gain_given = 0, force_flash = 0;
 	double min_gain = PF_REORDER_MIN_GAIN_PERCENT;
 	long chunk = -1, budget = -1; /* budget in ms */
+	long wbudget = -1;            /* MB */
+	int discard = 1;
 	const char *config = NULL, *outcome = NULL;
 	int c;
 	pf_log_init("prefetch-reorder", PF_LOG_NOTICE); /* -v/-q set the level below */
 	opterr = 0; /* one message of our own */
-	while ((c = getopt_long(argc, argv, ":l:c:t:nvqhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":l:c:t:w:nvqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			if (nlayouts == MAX_LAYOUTS)
@@ -178,6 +201,12 @@ int main(int argc, char **argv)
 				budget = 1;
 			break;
 		}
+		case 'w':
+			if (pf_parse_long(optarg, 0, 1L << 20, &wbudget))
+				return pf_usage_error("--write-budget: '%s' is not a number of megabytes (0..%ld)", optarg,
+						      1L << 20);
+			break;
+		case 'D': discard = 0; break;
 		case 'n': dry = 1; break;
 		case 'C': check = 1; break;
 		case 'F': config = optarg; break;
@@ -212,8 +241,8 @@ int main(int argc, char **argv)
 			      pf_strerror(rc));
 	}
 	char medium_why[160];
-	if (!check && !dry && !force_flash &&
-	    target_medium(device, cfg.medium, medium_why, sizeof(medium_why)) == PF_MEDIUM_FAST_FLASH) {
+	int medium = target_medium(device, cfg.medium, medium_why, sizeof(medium_why));
+	if (!check && !dry && !force_flash && medium == PF_MEDIUM_FAST_FLASH) {
 		/* a decision, not an error: what a boot log keeps, in one line */
 		pf_notice("%s: fast flash (%s): no seeks to save, a reorder would only wear it; not reordering "
 			  "(--force-flash to do it anyway)", device, medium_why);
@@ -244,7 +273,13 @@ int main(int argc, char **argv)
 		.gain_gate = gate,
 		.min_gain_percent = min_gain,
 		.chunk_sweep = check,
+		.medium = medium,
+		.erase_block_bytes = (uint64_t)cfg.reorder_erase_block_kb << 10,
+		.write_budget_bytes = (uint64_t)(wbudget >= 0 ? wbudget : cfg.reorder_write_budget_mb) * 1000000,
+		.discard = discard,
 	};
+	if (medium != PF_MEDIUM_UNKNOWN)
+		pf_info("%s: %s (%s)", device, pf_medium_name(medium), medium_why);
 	struct pf_reorder_result r;
 	char err[512];
 	rc = pf_reorder(device, &o, &r, err, sizeof(err));
@@ -277,22 +312,40 @@ int main(int argc, char **argv)
 	pf_notice("%s", pf_gain_decision(&r, gate, min_gain, decision, sizeof(decision)));
 	if (r.not_worth)
 		return record(&rec, 0, "not moved: %s", decision); /* a decision, not an error */
-	char stopped[160] = "";
-	if (!r.complete)
-		snprintf(stopped, sizeof(stopped), "; stopped by the time budget after %llu of %llu blocks: the next run "
-			 "continues", (unsigned long long)r.moved_blocks, (unsigned long long)r.planned_blocks);
+	char stopped[200] = "";
+	if (!r.complete && r.stopped_by_write_budget && !r.units_done)
+		snprintf(stopped, sizeof(stopped), "; the write budget (%.1f MB) holds not even the first unit: nothing "
+			 "moved (raise REORDER_WRITE_BUDGET_MB)", o.write_budget_bytes / 1e6);
+	else if (!r.complete)
+		snprintf(stopped, sizeof(stopped), "; stopped by the %s budget after %llu of %llu blocks: the next run "
+			 "continues", r.stopped_by_write_budget ? "write" : "time", (unsigned long long)r.moved_blocks,
+			 (unsigned long long)r.planned_blocks);
+	char wrote[160];
+	snprintf(wrote, sizeof(wrote), "; wrote %.1f MB in %llu %s", r.written_bytes / 1e6,
+		 (unsigned long long)r.written_erase_blocks, r.erase_block_bytes ? "erase blocks" : "blocks");
+	if (r.erase_block_bytes)
+		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), " of %llu KiB (%llu whole)",
+			 (unsigned long long)(r.erase_block_bytes >> 10), (unsigned long long)r.written_whole_erase_blocks);
+	if (r.discard_state > 0)
+		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; discarded %llu freed blocks",
+			 (unsigned long long)r.discarded_blocks);
+	else if (r.discard_state == -1)
+		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; no discard (not supported)");
+	else if (r.discard_state == -2)
+		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; no discard (mounted)");
 	/* one line: what a boot log or the hook's output file keeps */
 	char why[sizeof(r.not_fit) + 4] = "";
 	if (r.not_fit[0])
 		snprintf(why, sizeof(why), " (%s)", r.not_fit);
 	char summary[PF_OUTCOME_MAX];
 	snprintf(summary, sizeof(summary), "moved %llu blocks (%.1f MB) in %llu units%s; %llu chunks: %llu already in "
-		 "place (%llu blocks, %llu near enough), %llu split, %llu did not fit%s%s%s; %.2f s",
+		 "place (%llu blocks, %llu near enough), %llu split, %llu did not fit%s%s%s%s; %.2f s",
 		 (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
 		 (unsigned long long)r.units_done, r.compacted ? " (compacted: the set had spread)" : "",
 		 (unsigned long long)r.chunks, (unsigned long long)r.chunks_in_place, (unsigned long long)r.already_in_place_blocks,
 		 (unsigned long long)r.near_blocks, (unsigned long long)r.chunks_split,
-		 (unsigned long long)r.chunks_failed, why, skipped, stopped, r.seconds);
+		 (unsigned long long)r.chunks_failed, why, skipped, wrote, stopped, r.seconds);
 	pf_notice("%s", summary);
-	return record(&rec, r.complete ? 0 : EXIT_BUDGET, "%s: %s", r.complete ? "done" : "time budget spent", summary);
+	return record(&rec, r.complete ? 0 : EXIT_BUDGET, "%s: %s",
+		      r.complete ? "done" : r.stopped_by_write_budget ? "write budget spent" : "time budget spent", summary);
 }

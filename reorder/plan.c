@@ -512,6 +512,18 @@ static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t island_
 	return 0;
 }
 
+/* Cut a free area to the whole erase blocks it holds (slow flash, plan.h); 0 when it holds none. */
+static int erase_align(struct pf_run *a, uint64_t eb, uint64_t phase)
+{
+	uint64_t s = a->start + phase, e = s + a->len;
+	uint64_t as = (s + eb - 1) / eb * eb, ae = e / eb * eb;
+	if (ae <= as)
+		return 0;
+	a->start = as - phase;
+	a->len = ae - as;
+	return 1;
+}
+
 /* force: per chunk (in cut order), 1 = move it even if it is near enough (see stable_plan), or NULL. */
 static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
 		     const struct pf_plan_params *prm, int compact, const unsigned char *force, struct pf_plan *out)
@@ -539,13 +551,20 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 		rc = -ENOMEM;
 		goto fail;
 	}
+	uint64_t aligned = 0;
 	for (size_t i = 0; i < nfree; i++) {
 		if (free_runs[i].len == 0)
 			continue;
-		ar.a[ar.n++] = free_runs[i];
 		out->free_blocks += free_runs[i].len;
+		struct pf_run a = free_runs[i];
+		if (prm->erase_blocks > 1 && !erase_align(&a, prm->erase_blocks, prm->erase_phase))
+			continue; /* holds no whole erase block */
+		ar.a[ar.n++] = a;
+		aligned += a.len;
 	}
 	out->usable_blocks = out->free_blocks > prm->reserve_blocks ? out->free_blocks - prm->reserve_blocks : 0;
+	if (out->usable_blocks > aligned)
+		out->usable_blocks = aligned; /* the reserve still counts all free blocks: never filled past it */
 
 	/* What stays: in place by the contiguity rule, or (block_size set) near enough by the seek model. */
 	m = model_for(prm, segs, nsegs);

@@ -75,6 +75,13 @@ struct pf_plan_params {
 	 * with the rest to a new area. */
 	uint32_t block_size;
 	uint64_t span;             /* blocks of the filesystem (the seek model's full stroke; 0 = guessed) */
+	/* slow flash (0 or 1 = off): destinations only in whole erase blocks of erase_blocks blocks (block b
+	 * starts one when (b + erase_phase) % erase_blocks == 0): every free area is cut to the erase blocks it
+	 * holds whole and skipped when it holds none, so a unit starts on an erase-block boundary and, when
+	 * chunk_blocks and min_piece are multiples of erase_blocks (the caller's part), ends on one too (all but
+	 * the layout's last, shorter chunk).  usable_blocks counts only that aligned space. */
+	uint64_t erase_blocks;
+	uint64_t erase_phase;
 };
 
 struct pf_plan {

@@ -5,6 +5,9 @@
 
 #include "clock.h"
 #include "collect.h"
+#include "discard.h"
+#include "erase_block.h"
+#include "format.h"
 #include "error.h"
 #include "freespace.h"
 #include "layout_load.h"
@@ -82,35 +85,85 @@ static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const 
 	return rc;
 }
 
+/* n rounded up to whole erase blocks (eb <= 1: n). */
+static uint64_t erase_round(uint64_t n, uint64_t eb)
+{
+	return eb > 1 ? (n + eb - 1) / eb * eb : n;
+}
+
+static int run_cmp(const void *a, const void *b)
+{
+	const struct pf_run *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* What units [0, n) copy: bytes, and the erase blocks their destinations touch (each counted once), of them
+ * those covered whole. */
+static void unit_writes(const struct pf_plan *p, size_t n, uint32_t bsize, const struct pf_erase_block *eb,
+			uint64_t *bytes, uint64_t *ebs, uint64_t *whole)
+{
+	*bytes = *ebs = 0;
+	if (whole)
+		*whole = 0;
+	struct pf_run *r = malloc((n ? n : 1) * sizeof(*r));
+	if (!r)
+		return; /* figures only */
+	for (size_t u = 0; u < n; u++) {
+		r[u] = (struct pf_run){ p->units[u].dst, p->units[u].len };
+		*bytes += p->units[u].len * bsize;
+	}
+	/* in block order, adjacent units joined: two units sharing an erase block count it once */
+	qsort(r, n, sizeof(*r), run_cmp);
+	uint64_t last = UINT64_MAX; /* the last erase block counted */
+	for (size_t i = 0; i < n;) {
+		uint64_t s = r[i].start, e = s + r[i].len;
+		for (i++; i < n && r[i].start <= e; i++)
+			if (r[i].start + r[i].len > e)
+				e = r[i].start + r[i].len;
+		uint64_t w = 0, t = pf_erase_blocks_touched(eb, s, e - s, &w);
+		uint64_t first = eb->blocks > 1 ? (s + eb->phase) / eb->blocks : s;
+		if (first == last)
+			t--;
+		last = eb->blocks > 1 ? (e - 1 + eb->phase) / eb->blocks : e - 1;
+		*ebs += t;
+		if (whole)
+			*whole += w;
+	}
+	free(r);
+}
+
 _Static_assert(sizeof((long[])PF_CHUNK_TRIALS) / sizeof(long) < PF_MAX_CHUNK_TRIALS, "room for the configured size");
 
-/* --check: the plan and the predicted replay for each size of PF_CHUNK_TRIALS and the configured one. */
+/* --check: the plan and the predicted replay for each size of PF_CHUNK_TRIALS and the configured one (as
+ * configured: on slow flash each is rounded up to erase blocks when planned). */
 static int sweep_chunk_sizes(ext2_filsys fs, const struct pf_layouts *lay, const struct pf_collect *col,
 			     const struct pf_run *free_runs, size_t nfree, const struct pf_plan_params *base,
-			     struct pf_reorder_result *res)
+			     int medium, long configured, struct pf_reorder_result *res)
 {
 	static const long sizes[] = PF_CHUNK_TRIALS;
 	long list[PF_MAX_CHUNK_TRIALS];
 	int n = 0, have = 0;
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		list[n++] = sizes[i];
-		have |= sizes[i] == (long)base->chunk_blocks;
+		have |= sizes[i] == configured;
 	}
 	if (!have) { /* the configured size too, in its place (insertion: the list is sorted) */
 		int k = n++;
-		for (; k > 0 && list[k - 1] > (long)base->chunk_blocks; k--)
+		for (; k > 0 && list[k - 1] > configured; k--)
 			list[k] = list[k - 1];
-		list[k] = (long)base->chunk_blocks;
+		list[k] = configured;
 	}
 	res->ntrials = 0;
 	for (int i = 0; i < n; i++) {
 		struct pf_plan_params prm = *base;
-		prm.chunk_blocks = (uint64_t)list[i];
+		prm.chunk_blocks = erase_round((uint64_t)list[i], base->erase_blocks);
+		if (base->erase_blocks > 1) /* slow flash: pieces in whole erase blocks too */
+			prm.min_piece = erase_round(prm.chunk_blocks / 4 ? prm.chunk_blocks / 4 : 1, base->erase_blocks);
 		struct pf_plan plan = { 0 };
 		struct pf_replay_prediction pred;
 		int rc = plan_with_spares(fs, col, free_runs, nfree, &prm, &plan);
 		if (!rc)
-			rc = pf_replay_predict(fs, lay, col, &plan, &pred);
+			rc = pf_replay_predict(fs, lay, col, &plan, medium, &pred);
 		if (rc) {
 			pf_plan_free(&plan);
 			return rc;
@@ -138,9 +191,11 @@ static int sweep_chunk_sizes(ext2_filsys fs, const struct pf_layouts *lay, const
 	return 0;
 }
 
+/* plan: the units this run may do (the write budget's prefix of the plan: units past it are not even
+ * allocated); budget_cut: the plan had more. */
 static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
-		       const struct pf_collect *col, double t0, struct pf_reorder_result *res, char *err,
-		       size_t errlen)
+		       const struct pf_collect *col, double t0, int budget_cut, const struct pf_erase_block *eb,
+		       struct pf_reorder_result *res, char *err, size_t errlen)
 {
 	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
 	if (!inos)
@@ -191,6 +246,10 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 		if (o->progress && o->progress_cb)
 			o->progress_cb(o->ctx, moved, plan->blocks_to_move);
 	}
+	if (res->complete && budget_cut) { /* all the write budget holds: the next run continues */
+		res->complete = 0;
+		res->stopped_by_write_budget = 1;
+	}
 	res->units_done = done;
 	if (kept)
 		note(o, "%llu blocks stayed where they were (their extent leaf had no room for the split)",
@@ -202,6 +261,25 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	if (!rc && rc2) {
 		rc = rc2;
 		snprintf(err, errlen, "writing the final bitmaps failed: %s", pf_strerror(rc));
+	}
+	unit_writes(plan, done, fs->blocksize, eb, &res->written_bytes, &res->written_erase_blocks,
+		    &res->written_whole_erase_blocks);
+	/* after F5, on the final bitmap: only what this run freed and is free now */
+	int flash = o->medium == PF_MEDIUM_SLOW_FLASH || o->medium == PF_MEDIUM_FAST_FLASH;
+	int mflags = 0;
+	/* Mounted read-only (--final-shutdown): the kernel's caches may still map files to their old copies and
+	 * read them until the reboot (the shutdown's last programs); those reads must keep finding the data. */
+	if (!rc && !partial && o->discard && flash && done &&
+	    (ext2fs_check_mount_point(fs->device_name, &mflags, NULL, 0) || (mflags & EXT2_MF_MOUNTED))) {
+		res->discard_state = -2;
+		note(o, "not discarding the freed blocks: %s is mounted (read-only), the kernel may still read the "
+		     "old copies until it is unmounted", fs->device_name);
+	} else if (!rc && !partial && o->discard && flash && done) {
+		int d = pf_discard_freed(fs, plan, done, &res->discarded_blocks, &res->discard_requests);
+		if (d < 0) /* the reorder itself is done and clean: a remark, not a failure */
+			note(o, "discarding the freed blocks failed after %llu blocks: %s",
+			     (unsigned long long)res->discarded_blocks, pf_strerror(d));
+		res->discard_state = d == 1 ? -1 : 1;
 	}
 	free(inos);
 	return rc;
@@ -260,6 +338,21 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		.block_size = fs->blocksize, /* near enough stays: a re-aggregated layout moves only what pays */
 		.span = nblocks,
 	};
+	/* Slow flash: whole erase blocks (chunks and pieces rounded up to them), no seek model (no head). */
+	struct pf_erase_block eb;
+	pf_erase_block_find(fs, device, o->medium == PF_MEDIUM_SLOW_FLASH ? o->erase_block_bytes : 0,
+			    o->medium == PF_MEDIUM_SLOW_FLASH, &eb);
+	if (o->medium == PF_MEDIUM_SLOW_FLASH) {
+		prm.block_size = 0;
+		prm.erase_blocks = eb.blocks;
+		prm.erase_phase = eb.phase;
+		prm.chunk_blocks = erase_round(prm.chunk_blocks, eb.blocks);
+		prm.min_piece = erase_round(prm.chunk_blocks / 4 ? prm.chunk_blocks / 4 : 1, eb.blocks);
+		res->erase_block_bytes = eb.bytes;
+		snprintf(res->erase_block_why, sizeof(res->erase_block_why), "%s", eb.why);
+	} else {
+		eb = (struct pf_erase_block){ .blocks = 1 }; /* counted per block: no erase blocks to speak of */
+	}
 	rc = plan_with_spares(fs, &col, free_runs, nfree, &prm, &plan);
 	if (!rc)
 		rc = pf_plan_result(&plan, &after, &nafter);
@@ -313,7 +406,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	struct pf_replay_prediction pred;
 	rc = pf_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
 	if (!rc)
-		rc = pf_replay_predict(fs, &lay, &col, &plan, &pred);
+		rc = pf_replay_predict(fs, &lay, &col, &plan, o->medium, &pred);
 	if (rc) {
 		snprintf(err, errlen, "predicting the replay failed: %s", pf_strerror(rc));
 		goto out;
@@ -322,19 +415,39 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	res->replay_after = pred.after;
 	res->gain_percent = pred.gain_percent;
 	res->predicted = 1;
+	struct pf_disk_model model = pf_replay_model(fs, o->medium);
+	pf_disk_describe(&model, res->model, sizeof(res->model));
+	/* what the plan writes, and the prefix of units this run's write budget allows */
+	uint64_t bs = fs->blocksize, nb = 0;
+	unit_writes(&plan, plan.nunits, fs->blocksize, &eb, &res->plan_bytes, &res->plan_erase_blocks, NULL);
+	size_t max_units = plan.nunits;
+	if (o->write_budget_bytes)
+		for (max_units = 0; max_units < plan.nunits; max_units++) {
+			if ((nb + plan.units[max_units].len) * bs > o->write_budget_bytes)
+				break;
+			nb += plan.units[max_units].len;
+		}
+	res->run_units = max_units;
+	unit_writes(&plan, max_units, fs->blocksize, &eb, &res->run_bytes, &res->run_erase_blocks, NULL);
 	if (o->gain_gate && plan.nunits > 0 && !(pred.gain_percent > o->min_gain_percent))
 		res->not_worth = 1;
-	if (o->check_only && o->chunk_sweep && (rc = sweep_chunk_sizes(fs, &lay, &col, free_runs, nfree, &prm, res))) {
+	if (o->check_only && o->chunk_sweep && (rc = sweep_chunk_sizes(fs, &lay, &col, free_runs, nfree, &prm, o->medium,
+								 o->chunk_blocks > 0 ? o->chunk_blocks : 2000, res))) {
 		snprintf(err, errlen, "trying chunk sizes failed: %s", pf_strerror(rc));
 		goto out;
 	}
 
 	/* Only now, with something to write, read-write: every refusal was decided on the read-only handle, so a
 	 * refused run, a dry run and a run with nothing to move never open the filesystem for writing. */
-	if (write && plan.nunits > 0 && !res->not_worth) {
+	if (write && plan.nunits > 0 && !res->not_worth && max_units == 0) {
+		res->complete = 0; /* the budget holds not even the first unit: nothing to open read-write for */
+		res->stopped_by_write_budget = 1;
+	} else if (write && plan.nunits > 0 && !res->not_worth) {
 		rc = pf_reorder_reopen_rw(device, &oo, &fs, err, errlen);
+		struct pf_plan run = plan; /* the units the write budget holds */
+		run.nunits = max_units;
 		if (!rc)
-			rc = do_relocate(fs, o, &plan, &col, t0, res, err, errlen);
+			rc = do_relocate(fs, o, &run, &col, t0, max_units < plan.nunits, &eb, res, err, errlen);
 	}
 out:
 	free(after);

@@ -32,7 +32,14 @@
  *  - moved_blocks counts blocks whose pointer now names the new copy.  Blocks whose move could overflow a
  *    full leaf of a deep extent tree are left out of the plan (reported through note()); an inode whose
  *    four in-inode extents could overflow gets a spare leaf at F1 and grows copy-on-write.
- * Exit codes of the command: 0 done, 1 error/refusal, 2 usage, 3 stopped by the time budget. */
+ *  - The write budget (opts->write_budget_bytes) counts the units' copies (data written to their
+ *    destinations, not the few metadata blocks): the run moves the longest prefix of units that fits, and
+ *    stops like the time budget (res->complete = 0, res->stopped_by_write_budget).
+ *  - Discard (opts->discard, flash only) runs after F5, on the final bitmap: only blocks this run freed and
+ *    that are free in it (old copies of switched blocks, new copies not switched) are discarded; a cut
+ *    during it leaves a clean filesystem whose free blocks may read back as zeroes.  Never under a mount
+ *    (--final-shutdown): the kernel's caches may still map files to their old copies until the reboot.
+ * Exit codes of the command: 0 done, 1 error/refusal, 2 usage, 3 stopped by the time or write budget. */
 #ifndef PREFETCH_REORDER_H
 #define PREFETCH_REORDER_H
 
@@ -69,6 +76,16 @@ struct pf_reorder_opts {
 	                              * gate, as before: tools and tests that drive pf_reorder() directly) */
 	double min_gain_percent;
 	int chunk_sweep;             /* --check: also plan with the chunk sizes of PF_CHUNK_TRIALS (result's trials) */
+	/* flash (issue #17; zero = as before: the rotational rules) */
+	int medium;                  /* enum pf_medium (format.h) of the target.  PF_MEDIUM_SLOW_FLASH: predicted on
+	                              * the SD model, destinations in whole erase blocks (erase_block.h; chunks and
+	                              * pieces rounded up to erase blocks), no seek model; PF_MEDIUM_FAST_FLASH:
+	                              * predicted on the SSD model; otherwise the 7200 rpm disk */
+	uint64_t erase_block_bytes;  /* REORDER_ERASE_BLOCK_KB in bytes (0 = auto); slow flash only */
+	uint64_t write_budget_bytes; /* REORDER_WRITE_BUDGET_MB: a run copies at most this much (whole units, in
+	                              * order; 0 = no limit) and stops cleanly before the unit that would pass it */
+	int discard;                 /* on flash (slow or fast): after the run, discard the blocks it freed, through
+	                              * the io channel, where the device supports it (discard.h) */
 };
 
 /* The chunk sizes --check tries beside CHUNK_SIZE_BLOCKS, in blocks. */
@@ -115,6 +132,17 @@ struct pf_reorder_result {
 	int ntrials;
 	int recommended;             /* index into trials: the best predicted replay; of sizes within 1 % of it,
 	                              * the one moving fewest blocks, then with fewest units */
+	/* flash (issue #17): */
+	char model[160];             /* the disk model the prediction used, in words (pf_disk_describe) */
+	uint64_t erase_block_bytes;  /* the erase block the plan aligned to (0: none) */
+	char erase_block_why[128];   /* where it came from (erase_block.h) */
+	uint64_t plan_bytes, plan_erase_blocks;   /* the whole plan's copies: bytes, erase blocks they touch */
+	uint64_t run_units, run_bytes, run_erase_blocks; /* of those, what this run's write budget allows */
+	uint64_t written_bytes, written_erase_blocks, written_whole_erase_blocks; /* copies written */
+	int stopped_by_write_budget; /* complete == 0 because of the write budget */
+	uint64_t discarded_blocks, discard_requests;
+	int discard_state;           /* 0 not asked (or not flash), 1 done, -1 not supported by the device, -2 not
+	                              * done: mounted read-only (--final-shutdown) */
 };
 
 /* Returns 0 (res->complete says whether everything planned was done) or a negative pf error (lib/error.h) with

@@ -3,6 +3,8 @@
 #include "replay_predict.h"
 
 #include "array.h"
+#include "disk_model.h"
+#include "format.h"
 #include "ext_inode.h"
 #include "layout_order.h"
 
@@ -14,6 +16,7 @@ struct passes {
 	struct pf_bvec *v;
 	struct pf_cost_pass *p;
 	size_t n, cap;
+	uint32_t block_size;
 };
 
 /* A new empty pass; returns its block list or NULL. */
@@ -190,7 +193,46 @@ static int owner_bins(const struct pf_collect *c, const struct fsfile *ims, size
 
 /* ---- the passes ---- */
 
-static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *c, struct passes *ps)
+static int by_owner(const void *a, const void *b, void *arg)
+{
+	const struct pf_collect *c = arg;
+	uint32_t x = c->segs[*(const size_t *)a].owner, y = c->segs[*(const size_t *)b].owner;
+	return (x > y) - (x < y);
+}
+
+/* The slow-flash replay's data (daemon/replay/replay_flash.c): each file's ranges merged where they lie
+ * within PF_PREDICT_FLASH_HOLE of each other on the device, one request per merged range, in first-touch
+ * order (which costs nothing on flash: no head).  One pass per file, relocated, merged with that gap. */
+#define PF_PREDICT_FLASH_HOLE_BYTES ((((uint64_t)(PF_SD_REQUEST_S * PF_SD_RATE_BPS)) + 4095) / 4096 * 4096)
+static int flash_data(const struct pf_collect *c, const uint32_t *bins, struct passes *ps)
+{
+	(void)bins; /* a file's ranges are all in its first bin's turn on flash too */
+	size_t *ord = malloc((c->nsegs ? c->nsegs : 1) * sizeof(*ord));
+	if (!ord)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nsegs; i++)
+		ord[i] = i;
+	qsort_r(ord, c->nsegs, sizeof(*ord), by_owner, (void *)c);
+	uint64_t gap = PF_PREDICT_FLASH_HOLE_BYTES / ps->block_size;
+	int rc = 0;
+	struct pf_bvec *v = NULL;
+	for (size_t k = 0; k < c->nsegs && !rc; k++) {
+		const struct pf_seg *s = &c->segs[ord[k]];
+		const struct pf_file *rec = c->files[s->owner].rec;
+		if (!rec || (rec->flags & PF_FILE_DIR))
+			continue;
+		if (!v || k == 0 || c->segs[ord[k - 1]].owner != s->owner)
+			if (!(v = new_pass(ps, gap, PF_COST_FILES, 1, 1)))
+				rc = -ENOMEM;
+		if (!rc)
+			rc = pf_bvec_push(v, s->pblk, s->len);
+	}
+	free(ord);
+	return rc;
+}
+
+static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *c, struct passes *ps,
+		 int flash)
 {
 	struct fsfile *ims = NULL;
 	size_t nims = 0;
@@ -259,10 +301,12 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 			if (d[i].ino)
 				rc = inode_blocks(fs, d[i].ino, 1, v);
 	}
-	/* 4: the data, bin by bin */
+	/* 4: the data, bin by bin (flash: file by file) */
 	if (!rc)
 		rc = owner_bins(c, ims, nims, &bins, &nbins);
-	for (uint32_t b = 0; b < nbins && !rc; b++) {
+	if (!rc && flash)
+		rc = flash_data(c, bins, ps);
+	for (uint32_t b = 0; b < nbins && !rc && !flash; b++) {
 		if (!(v = new_pass(ps, 0, PF_COST_FILES, 1, 1))) {
 			rc = -ENOMEM;
 			break;
@@ -301,21 +345,29 @@ static int plan_moves(const struct pf_plan *p, struct pf_cost_move **out, size_t
 	return 0;
 }
 
+struct pf_disk_model pf_replay_model(ext2_filsys fs, int medium)
+{
+	uint64_t span = ext2fs_blocks_count(fs->super);
+	return medium == PF_MEDIUM_SLOW_FLASH	? pf_disk_sd(span, fs->blocksize)
+	       : medium == PF_MEDIUM_FAST_FLASH ? pf_disk_ssd(span, fs->blocksize)
+						: pf_disk_7200rpm(span, fs->blocksize);
+}
+
 int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
-		      const struct pf_plan *plan, struct pf_replay_prediction *out)
+		      const struct pf_plan *plan, int medium, struct pf_replay_prediction *out)
 {
 	memset(out, 0, sizeof(*out));
-	struct passes ps = { 0 };
+	struct passes ps = { .block_size = fs->blocksize };
 	struct pf_cost_move *moves = NULL;
 	size_t nmoves = 0;
-	int rc = build(fs, l, col, &ps);
+	struct pf_disk_model d = pf_replay_model(fs, medium);
+	int rc = build(fs, l, col, &ps, d.kind == PF_DISK_FLASH);
 	if (!rc && plan)
 		rc = plan_moves(plan, &moves, &nmoves);
 	for (size_t i = 0; i < ps.n; i++) {
 		ps.p[i].r = ps.v[i].r;
 		ps.p[i].n = ps.v[i].n;
 	}
-	struct pf_disk_model d = pf_disk_7200rpm(ext2fs_blocks_count(fs->super), fs->blocksize);
 	if (!rc)
 		rc = pf_replay_cost(&d, ps.p, ps.n, NULL, 0, &out->now);
 	if (!rc)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The next boot's replay of the layouts on this filesystem, predicted on the 7200 rpm model (lib/replay_cost.h):
- * as the filesystem is now, and as a plan would leave it (the plan's moved blocks at their destinations).
+/* The next boot's replay of the layouts on this filesystem, predicted on the medium's disk model
+ * (lib/replay_cost.h; pf_replay_model): as the filesystem is now, and as a plan would leave it (the plan's
+ * moved blocks at their destinations).
  *
  * The passes follow prefetchd's rotational replay of an ext filesystem (daemon/replay/replay_metadata.c,
  * replay_rotational.c):
@@ -14,13 +15,19 @@
  *   3. the directory tree of the layouts' paths, from the root, level by level: the inode blocks of the
  *      level's directories, then their blocks (relocated: the replay finds them where they are);
  *   4. the data: the layout's blocks of regular files, bin by bin (layout_order.h), relocated.
- * The metadata passes merge with PF_META_GAP_BLOCKS and share a cache; the data passes read everything. */
+ * The metadata passes merge with PF_META_GAP_BLOCKS and share a cache; the data passes read everything.
+ * On flash (daemon/replay/replay_flash.c) the data is read file by file instead: each file's ranges merged
+ * where less than the SD model's request cost in bytes (28 KiB) apart, one request each (and one more per
+ * max_request bytes): fewer, larger requests are what a reorder can gain there.  Fast flash's replay reads
+ * the layout's ranges unmerged with several readers; on the SSD model's 8.7 us per request the same per-file
+ * costing is within its noise (results/FLASH-BENCH.md: 0.088 s predicted and measured). */
 #ifndef PREFETCH_REORDER_REPLAY_PREDICT_H
 #define PREFETCH_REORDER_REPLAY_PREDICT_H
 
 #include "collect.h"
 #include "layout_load.h"
 #include "plan.h"
+#include "disk_model.h"
 #include "replay_cost.h"
 
 #include <ext2fs/ext2fs.h>
@@ -33,6 +40,10 @@ struct pf_replay_prediction {
 /* Predict both (plan NULL: after = now).  Directories the layouts' paths pass through that cannot be looked
  * up are left out (as the replay leaves them).  Returns 0 or -ENOMEM. */
 int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
-		      const struct pf_plan *plan, struct pf_replay_prediction *out);
+		      const struct pf_plan *plan, int medium, struct pf_replay_prediction *out);
+
+/* The model a prediction uses for medium (enum pf_medium, format.h): the SD card for slow flash, the SSD for
+ * fast flash, the 7200 rpm disk otherwise; in blocks over the filesystem's span. */
+struct pf_disk_model pf_replay_model(ext2_filsys fs, int medium);
 
 #endif

@@ -74,7 +74,8 @@ int pf_boot_reorder_moved(const struct pf_boot_paths *p)
 	unsigned long long blocks = 0;
 	const char *t = outcome_text(line);
 	return (sscanf(t, "done: moved %llu blocks", &blocks) == 1 ||
-		sscanf(t, "time budget spent: moved %llu blocks", &blocks) == 1) && blocks > 0;
+		sscanf(t, "time budget spent: moved %llu blocks", &blocks) == 1 ||
+		sscanf(t, "write budget spent: moved %llu blocks", &blocks) == 1) && blocks > 0;
 }
 
 int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_record *rec)

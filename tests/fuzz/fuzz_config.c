@@ -22,6 +22,8 @@ static void check_config(const struct pf_config *c)
 	FUZZ_CHECK(c->enable_replay == 0 || c->enable_replay == 1);
 	FUZZ_CHECK(c->self_check_interval >= 0 && c->self_check_interval <= 1000);
 	FUZZ_CHECK(c->reorder_min_gain_percent >= -100 && c->reorder_min_gain_percent <= 100);
+	FUZZ_CHECK(c->reorder_erase_block_kb >= 0 && c->reorder_erase_block_kb <= 65536);
+	FUZZ_CHECK(c->reorder_write_budget_mb >= 0 && c->reorder_write_budget_mb <= (1 << 20));
 	FUZZ_CHECK(c->start_from_initramfs == 0 || c->start_from_initramfs == 1);
 	FUZZ_CHECK(terminated(c->state_dir, sizeof(c->state_dir)) && c->state_dir[0] == '/');
 	FUZZ_CHECK(terminated(c->runtime_dir, sizeof(c->runtime_dir)) && c->runtime_dir[0] == '/');

@@ -11,10 +11,11 @@ tmp=$(pf_tmpdir)
 : >"$tmp/empty"
 out=$("$PREFETCHD" config --config "$tmp/empty" 2>"$tmp/err") || pf_fail "config of an empty file: exit $?"
 [ ! -s "$tmp/err" ] || pf_fail "empty file: stderr: $(cat "$tmp/err")"
-[ "$(printf '%s\n' "$out" | wc -l)" -eq 20 ] || pf_fail "want 20 settings: $out"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 22 ] || pf_fail "want 22 settings: $out"
 grep -qx "LOGIN_TRACING_DELAY=60" <<<"$out" || pf_fail "default LOGIN_TRACING_DELAY: $out"
 grep -qx "TRACE_MOUNTS=''" <<<"$out" || pf_fail "default TRACE_MOUNTS: $out"
 grep -qx "PREFETCH_MEDIUM=auto" <<<"$out" || pf_fail "default PREFETCH_MEDIUM: $out"
+grep -qx "REORDER_ERASE_BLOCK_KB=0" <<<"$out" && grep -qx "REORDER_WRITE_BUDGET_MB=0" <<<"$out" || pf_fail "default flash reorder keys: $out"
 
 # ---- a good file, with values that need quoting ----
 cat >"$tmp/good" <<'CONF'

@@ -10,7 +10,8 @@
 # the real binary runs, and: exit 1, one line on stderr naming the reason, the image byte-identical (sha256
 # before and after), and it returned at once.  A copy of the same image and layout, in none of those states,
 # is reordered (the refusals are due to the state alone).  On fast flash (PREFETCH_MEDIUM=fast-flash) it
-# declines instead: exit 0, one line saying why, nothing written; --force-flash reorders.
+# declines instead: exit 0, one line saying why, nothing written; --force-flash predicts on the SSD model, whose
+# gate holds the move back; with --min-gain off it reorders.
 set -u
 source "$TOP/tests/lib.sh"
 pf_require_root
@@ -135,7 +136,7 @@ refuse mounted-ro '*mounted read-only*--final-shutdown*' "$img" --layout "$L" "$
 umount "$mnt" || pf_fail "umount $mnt"
 
 # ---- fast flash: a decision, not a refusal: exit 0, one line saying why, nothing written; --force-flash
-# reorders all the same ----
+# predicts on the SSD model (its gate holds the move back), and with --min-gain off reorders all the same ----
 for _ in $(seq 50); do [ -z "$(losetup -j "$img")" ] && break; sleep 0.1; done
 fresh
 printf 'PREFETCH_MEDIUM=fast-flash\n' >"$work/flash.conf"
@@ -146,7 +147,11 @@ out=$("$REORDER" --config "$work/flash.conf" --layout "$L" "$img" 2>&1); rc=$?
 	bad "fast flash: want one line saying why: $out"
 [ "$(sha256sum <"$img")" = "$before" ] || bad "fast flash: the image changed"
 summary+=("$(printf '%-22s exit %s  %s' "fast-flash" "$rc" "$(cut -c1-100 <<<"$out")")")
+# forced, the gain gate judges on the SSD model: nothing a replay there would gain, nothing written
 out=$("$REORDER" --config "$work/flash.conf" --force-flash --layout "$L" "$img" 2>&1) || bad "--force-flash: $out"
+[[ $out == *"not moving: predicted replay"*"model: SATA SSD)"* ]] || bad "--force-flash: want the SSD model's gate to hold it back: $out"
+[ "$(sha256sum <"$img")" = "$before" ] || bad "--force-flash held back by the gate: the image changed"
+out=$("$REORDER" --config "$work/flash.conf" --force-flash --min-gain off --layout "$L" "$img" 2>&1) || bad "--force-flash: $out"
 moved=$(sed -n 's/.*moved \([0-9]*\) blocks.*/\1/p' <<<"$out")
 [ "${moved:-0}" -gt 0 ] || bad "--force-flash moved nothing: $out"
 pf_fsck_clean "$img"

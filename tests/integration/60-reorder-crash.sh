@@ -18,6 +18,9 @@
 #   CRASH_EVERY   every write is a cut point; the mode rotates with k (CRASH_EVERY_MODES=all: every mode at every k)
 #   CRASH_SPREAD  CRASH_POINTS points spread evenly plus the first and last three, modes rotating, plus
 #                 CRASH_MODE_POINTS pseudo-random points in each of drop, reorder and torn
+#   CRASH_FLASH   as CRASH_SPREAD, on slow flash (PREFETCH_MEDIUM=slow-flash, 64 KiB erase blocks): destinations
+#                 in whole erase blocks, and the discard of the freed blocks (a hole punched in the image: a
+#                 write to the shim) after the run, so cuts fall among the discards too
 # For each: a full run twice (same write digest: deterministic, or the cut points mean nothing), e2fsck -fn clean,
 # every file the same (contents, size, mode, links, inode, mtime); after every cut: exit 99 (cut), e2fsck -p
 # repairs without asking (exit 0 or 1), e2fsck -fn then clean, every file the same; then the resumed run
@@ -46,6 +49,7 @@ case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-3} ;; esac
 CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:8 ext3:1024:50:reverse:16:6 ext4:4096:30:random:16:25"}
 CRASH_EVERY_MODES=${CRASH_EVERY_MODES:-rotate}
 CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:10:random:32:40 ext4:4096:50:forward:32:40 ext4:4096:95:reverse:32:40"}
+CRASH_FLASH=${CRASH_FLASH-"ext4:4096:50:random:32:40 ext3:1024:50:reverse:16:30"}
 CRASH_POINTS=${CRASH_POINTS:-6}
 CRASH_MODE_POINTS=${CRASH_MODE_POINTS:-1}
 CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
@@ -161,6 +165,7 @@ series() {
 	IFS=: read -r type bs fill order mb pct <<<"$spec"
 	s0=$(date +%s)
 	slabel="$type-$bs ${mb}M $fill% $order"
+	[ "$kind" = flash ] && slabel="$slabel flash"
 	base=$work/aged-$type-$bs-$fill-$mb.img
 	if [ ! -f "$base" ]; then
 		"$TOP/tests/mkaged.sh" "$base" "$mb" "$type" "$bs" "$fill" $((fill + 11)) >"$work/mkaged.out" ||
@@ -174,6 +179,7 @@ series() {
 	[ "$kind" = every ] && chunk=64 # several units, so cuts fall between and inside them
 	cfg=$work/config-$type-$bs-$fill-$mb
 	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\nREORDER_TIME_BUDGET=3600\n' "$reserve" "$chunk" >"$cfg"
+	[ "$kind" = flash ] && printf 'PREFETCH_MEDIUM=slow-flash\nREORDER_ERASE_BLOCK_KB=64\n' >>"$cfg"
 	sector=${CRASH_TORN_SECTOR:-512}
 	dumpe2fs -h "$base" 2>/dev/null | grep -q '^Filesystem features:.*metadata_csum' && sector=${CRASH_TORN_SECTOR:-$bs}
 	layout=$work/layout-$type-$bs-$fill-$order
@@ -192,6 +198,9 @@ series() {
 	[ -n "$w" ] && [ "$w" -gt 0 ] || pf_fail "$slabel: no writes counted (is the shim preloaded?): $full"
 	[ "$(rep direct_reads)" -gt 0 ] || fail_point "$slabel full run" "the O_DIRECT read-back never read: $full"
 	out=$(e2fsck -fn "$cimg" 2>&1) || fail_point "$slabel full run" "e2fsck -fn not clean: $(echo "$out" | head -8 | tr '\n' ' ')"
+	if [ "$kind" = flash ] && ! grep -q "discarded [1-9]" "$work/run.err"; then
+		fail_point "$slabel full run" "no discard on slow flash: $(tail -1 "$work/run.err")"
+	fi
 	files_same "$slabel full run" || true
 	cp --sparse=always "$base" "$cimg"
 	run_cut 0 clean 1
@@ -223,6 +232,7 @@ series() {
 }
 for spec in $CRASH_EVERY; do series every "$spec"; done
 for spec in $CRASH_SPREAD; do series spread "$spec"; done
+for spec in $CRASH_FLASH; do series flash "$spec"; done
 
 echo
 printf '%-22s %-8s %6s %6s %5s %-19s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s\n' series layout writes flush cuts \

@@ -86,6 +86,8 @@ static void test_buffer_and_reorder(void **state)
 	assert_false(pf_boot_reorder_moved(&p));
 	create(p.state, "reorder-outcome", "1700000150 time budget spent: moved 7 blocks (0.0 MB)\n");
 	assert_true(pf_boot_reorder_moved(&p));
+	create(p.state, "reorder-outcome", "1700000150 write budget spent: moved 9 blocks (0.0 MB)\n");
+	assert_true(pf_boot_reorder_moved(&p));
 	create(p.state, "reorder-outcome", "1700000160 done: moved 42 blocks\n\n\n\n");
 	assert_true(pf_boot_reorder_moved(&p));
 	r.when = 43;

@@ -218,7 +218,31 @@ static void test_get(void **state)
 	size_t n = 0;
 	for (const char *k; (k = pf_config_key_name(n)); n++)
 		assert_int_equal(pf_config_get(&c, k, v, sizeof(v)), 0);
-	assert_int_equal(n, 20);
+	assert_int_equal(n, 22);
+}
+
+/* The flash keys of a reorder (issue #17): 0 = auto / none, in range taken, out of range a warning naming it. */
+static void test_reorder_flash_keys(void **state)
+{
+	(void)state;
+	struct pf_config c;
+	struct pf_config_diag d = { 0 };
+	pf_config_defaults(&c);
+	assert_int_equal(c.reorder_erase_block_kb, 0);
+	assert_int_equal(c.reorder_write_budget_mb, 0);
+	pf_config_parse(&c, "REORDER_ERASE_BLOCK_KB=1024\nREORDER_WRITE_BUDGET_MB=64\n", "cfg", &d);
+	assert_int_equal(d.total, 0);
+	assert_int_equal(c.reorder_erase_block_kb, 1024);
+	assert_int_equal(c.reorder_write_budget_mb, 64);
+	pf_config_parse(&c, "REORDER_ERASE_BLOCK_KB=65537\nREORDER_WRITE_BUDGET_MB=-1\n", "cfg", &d);
+	assert_int_equal(d.total, 2);
+	assert_int_equal(c.reorder_erase_block_kb, 1024);
+	assert_int_equal(c.reorder_write_budget_mb, 64);
+	assert_true(has_warning(&d, "cfg:1: REORDER_ERASE_BLOCK_KB: '65537' is not a number (0..65536)"));
+	assert_true(has_warning(&d, "cfg:2: REORDER_WRITE_BUDGET_MB: '-1' is not a number (0..1048576)"));
+	char v[32];
+	assert_int_equal(pf_config_get(&c, "REORDER_ERASE_BLOCK_KB", v, sizeof(v)), 0);
+	assert_string_equal(v, "1024");
 }
 
 /* The defaults are in range: each parsed back from its own printed value gives the same settings. */
@@ -260,6 +284,7 @@ int main(void)
 		cmocka_unit_test(test_line_ignored_as_a_whole),
 		cmocka_unit_test(test_get),
 		cmocka_unit_test(test_defaults_round_trip),
+		cmocka_unit_test(test_reorder_flash_keys),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
 }

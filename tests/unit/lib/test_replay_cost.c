@@ -162,6 +162,26 @@ static void test_gain(void **state)
 	assert_near(pf_replay_gain_percent(0, 1), 0);
 }
 
+/* On the SD model: no seeks, each request its fixed cost, once per 512 KiB it carries. */
+static void test_flash_requests(void **state)
+{
+	(void)state;
+	struct pf_disk_model d = pf_disk_sd(SPAN, 4096);
+	const struct pf_brange r[] = { { 5000, 4 }, { 1000, 10 }, { 3000, 300 } }; /* 300 blocks: 1200 KiB, 3 requests */
+	struct pf_cost_pass p = { .r = r, .n = 3, .cache = PF_COST_FILES };
+	struct pf_cost c;
+	assert_int_equal(pf_replay_cost(&d, &p, 1, NULL, 0, &c), 0);
+	assert_int_equal(c.requests, 5);
+	assert_int_equal(c.seeks, 0);
+	assert_near(c.seconds, 5 * PF_SD_REQUEST_S + 314 * 4096 / PF_SD_RATE_BPS);
+	/* the same blocks as one run: the fewest requests their bytes allow */
+	const struct pf_brange one[] = { { 1000, 314 } };
+	struct pf_cost_pass q = { .r = one, .n = 1, .cache = PF_COST_FILES };
+	assert_int_equal(pf_replay_cost(&d, &q, 1, NULL, 0, &c), 0);
+	assert_int_equal(c.requests, 3);
+	assert_near(c.seconds, 3 * PF_SD_REQUEST_S + 314 * 4096 / PF_SD_RATE_BPS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +189,7 @@ int main(void)
 		cmocka_unit_test(test_cache),        cmocka_unit_test(test_ordered),
 		cmocka_unit_test(test_relocation),
 		cmocka_unit_test(test_head_carries), cmocka_unit_test(test_gain),
+		cmocka_unit_test(test_flash_requests),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,6 +209,47 @@ static void test_tiny_areas_no_failure(void **state)
 	free(s);
 }
 
+/* Slow flash: destinations in whole erase blocks only.  Erase blocks of 64 blocks, phase 16 (block b starts one
+ * when (b + 16) % 64 == 0: 48, 112, ...); areas too small for one aligned erase block are skipped, the rest cut
+ * to their aligned part; every unit starts on a boundary and every one but the layout's last (shorter) chunk's
+ * ends on one; the usable space is what the aligned parts hold. */
+static void test_erase_block_alignment(void **state)
+{
+	(void)state;
+	struct pf_seg *s = scattered(1000, 100000);
+	struct pf_run fr[] = {
+		{ 10, 100 },    /* [10, 110): holds no aligned [48, 112) */
+		{ 200, 300 },   /* [200, 500): aligned [240, 496), 256 blocks */
+		{ 1000, 60 },   /* too small */
+		{ 2000, 1000 }, /* [2000, 3000): aligned [2032, 2992), 960 blocks */
+	};
+	struct pf_plan_params prm = { .chunk_blocks = 256, .min_piece = 64, .erase_blocks = 64, .erase_phase = 16 };
+	struct pf_plan p;
+	assert_int_equal(pf_plan_make(s, 1000, fr, 4, &prm, &p), 0);
+	assert_int_equal(p.free_blocks, 1460);
+	assert_int_equal(p.usable_blocks, 256 + 960);
+	assert_int_equal(p.chunks_failed, 0);
+	assert_int_equal(p.blocks_to_move, 1000);
+	int ends_off = 0;
+	for (size_t u = 0; u < p.nunits; u++) {
+		const struct pf_unit *un = &p.units[u];
+		assert_int_equal((un->dst + 16) % 64, 0);
+		ends_off += (un->dst + un->len + 16) % 64 != 0;
+		assert_true((un->dst >= 240 && un->dst + un->len <= 496) || (un->dst >= 2032 && un->dst + un->len <= 2992));
+	}
+	assert_true(ends_off <= 1); /* 1000 = 3 * 256 + 232: the last chunk ends inside an erase block */
+	check_consistent(&p);
+	pf_plan_free(&p);
+	/* no area holds a whole erase block: nothing usable, every chunk fails, nothing is placed */
+	struct pf_run small[] = { { 10, 100 }, { 1000, 60 } };
+	assert_int_equal(pf_plan_make(s, 1000, small, 2, &prm, &p), 0);
+	assert_int_equal(p.usable_blocks, 0);
+	assert_int_equal(p.nunits, 0);
+	assert_int_equal(p.blocks_failed, 1000);
+	pf_plan_free(&p);
+	free(s);
+}
+
 static void test_reserve(void **state)
 {
 	(void)state;
@@ -772,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_compact_spread),
 		cmocka_unit_test(test_near_insert),
 		cmocka_unit_test(test_near_remove),
+		cmocka_unit_test(test_erase_block_alignment),
 		cmocka_unit_test(test_next_run_moves_nothing),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
