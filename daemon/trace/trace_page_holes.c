@@ -14,7 +14,9 @@
  * right before the start of an event's span, back to where the file's previous span ends (the same reader's
  * previous read() of a sequential read) or to offset 0.  Such a hole is filled when all its pages are still
  * resident.  A hole a reader skipped over inside a readahead window is filled too: at most what mincore
- * would have recorded, never less than the events; the window past a file's last read stays out. */
+ * would have recorded, never less than the events; the window past a file's last read stays out.  The cost:
+ * under 'prefetchd boot' replay's pages are resident too, so a hole the boot no longer reads but the replayed
+ * layout held is filled, and the layout does not shrink there (results/LAYOUT-TRIM.md). */
 #include "trace_internal.h"
 
 #include "array.h"
