@@ -202,8 +202,10 @@ int cmd_trace(int argc, char **argv)
 			if (st.dropped)
 				printf(", %lu not recorded", st.dropped);
 			if (st.pages_traced)
-				printf(", ranges: pages read (%lu page events, %lu own ignored)", st.page_events,
-				       st.own_page_events);
+				printf(", ranges: pages read (%lu page events, %lu own ignored, %llu bytes read without "
+				       "an event)", st.page_events, st.own_page_events, st.page_bytes_filled);
+			else if (st.page_events_lost)
+				printf(", ranges: resident pages (mincore: %lu page events lost)", st.page_events_lost);
 			else
 				printf(", ranges: resident pages (mincore: %s)", st.pages_why ? st.pages_why : "?");
 			printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);

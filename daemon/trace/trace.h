@@ -52,6 +52,8 @@ struct pf_trace_stats {
 	unsigned long page_events; /* page-cache events kept (pages the boot asked for) */
 	unsigned long own_page_events;  /* ... of prefetchd's own threads (ignored) */
 	unsigned long page_events_lost; /* ... lost in the ring buffer (then: mincore) */
+	unsigned long long page_bytes_filled; /* bytes read without an event, filled from the cache (see
+					       * trace_page_holes.c) */
 	int pages_traced;          /* 1: the ranges of the files of at least one filesystem come from the events */
 	const char *pages_why;     /* else: why mincore (static text) */
 };

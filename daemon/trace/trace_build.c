@@ -76,7 +76,15 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 	} else if (pf_trace_pages_cover(t, (int)e->fs) && !(e->flags & PF_FILE_INIT)) {
 		size_t ns;
 		const struct pf_page_span *s = pf_page_table_spans(&t->pages.table, e->dev, e->ino, &ns);
-		rc = pf_listed_ranges(fd, (uint64_t)st.st_size, fs->block_size, s, ns, &r, &nr);
+		struct pf_page_span *full = NULL;
+		size_t nfull = 0;
+		uint64_t filled = 0;
+		/* pages a read() used without an event (trace_page_holes.c) */
+		rc = pf_page_spans_fill_fd(fd, s, ns, &full, &nfull, &filled);
+		if (rc == 0)
+			rc = pf_listed_ranges(fd, (uint64_t)st.st_size, fs->block_size, full, nfull, &r, &nr);
+		free(full);
+		t->st.page_bytes_filled += filled;
 	} else {
 		/* init's files were read before tracing began (trace_init.c): their pages only mincore knows */
 		rc = pf_resident_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);

@@ -34,6 +34,16 @@ int pf_page_table_add(struct pf_page_table *t, dev_t dev, ino_t ino, uint64_t st
 const struct pf_page_span *pf_page_table_spans(struct pf_page_table *t, dev_t dev, ino_t ino, size_t *n);
 void pf_page_table_free(struct pf_page_table *t);
 
+/* trace_page_holes.c: the spans s (sorted, disjoint) with each hole before a span filled where resident(ctx,
+ * start, end) says every page of [start, end) is in the page cache (1); the hole runs back to the previous
+ * span's end or to 0.  The kernel emits no event for the pages at the start of a read() whose batch met a folio
+ * still being read (see the file): those holes.  *out is malloc'd (NULL when ns is 0); *filled grows by the
+ * bytes added.  Returns 0 or -ENOMEM.  The _fd form asks mincore on a mapping of the open file. */
+int pf_page_spans_fill(const struct pf_page_span *s, size_t ns, int (*resident)(void *ctx, uint64_t start,
+		       uint64_t end), void *ctx, struct pf_page_span **out, size_t *nout, uint64_t *filled);
+int pf_page_spans_fill_fd(int fd, const struct pf_page_span *s, size_t ns, struct pf_page_span **out,
+			  size_t *nout, uint64_t *filled);
+
 /* trace_page_line.c: one line of trace_pipe. */
 struct pf_page_event {
 	int pid;                   /* the task that asked (a thread id), -1 if the line does not say */

@@ -3,7 +3,8 @@
  * physical extent boundaries (FIEMAP) so that every range carries the fs block it starts at.  Where the
  * page-cache events were collected (trace_tracefs.c), the pages the boot asked for replace mincore's answer
  * (pf_listed_ranges), and the limit below does not apply: kernel readahead and replay ask for no page through
- * the events that are kept (replay's are ignored by task), so only what the boot read remains.
+ * the events that are kept (replay's are ignored by task), so only what the boot read remains (plus the resident
+ * holes before read spans: pages the kernel used without an event, trace_page_holes.c).
  *
  * What is recorded, and its limit.  The *set of files* comes only from other processes' fanotify events:
  * prefetchd's own opens (the replay threads run in the same process during 'prefetchd boot') are ignored.  So

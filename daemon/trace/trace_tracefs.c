@@ -22,7 +22,8 @@
  * only has to hold what comes between two reads; each event takes 48 bytes in it, and a boot makes one per read()
  * call or fault, not per page.  4 MiB per CPU (80000 events), 64 MiB in all at most (1 MiB per CPU at least),
  * holds whole boots even unread.  Events lost anyway (the buffer overran: its per_cpu stats, or a "[LOST n
- * EVENTS]" line) leave the events' ranges incomplete in an unknown way: the whole trace then takes mincore's. */
+ * EVENTS]" line) leave the events' ranges incomplete in an unknown way: the whole trace then takes mincore's.
+ * PREFETCH_TRACE_BUFFER_KB=N sets the per-CPU size instead (tests: a tiny buffer to make it overrun). */
 #include "trace_internal.h"
 
 #include <dirent.h>
@@ -109,6 +110,10 @@ static int open_instances(const char **why)
 
 static int buffer_kb(void)
 {
+	/* a test knob: a tiny buffer overruns at once, to check that the loss is seen */
+	const char *force = getenv("PREFETCH_TRACE_BUFFER_KB");
+	if (force && atoi(force) > 0)
+		return atoi(force);
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 	if (ncpu < 1)
 		ncpu = 1;

@@ -8,6 +8,7 @@
 
 #include "trace_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define PG 4096u
@@ -142,12 +143,68 @@ static void test_table(void **state)
 	pf_page_table_free(&t);
 }
 
+/* a page cache of 64 pages: resident[i] says whether page i is in it */
+static const char *cache;
+
+static int fake_resident(void *ctx, uint64_t start, uint64_t end)
+{
+	assert_ptr_equal(ctx, &cache);
+	assert_int_equal(start % PG, 0);
+	for (uint64_t p = start / PG; p < (end + PG - 1) / PG; p++)
+		if (p >= strlen(cache) || cache[p] != 'r')
+			return 0;
+	return 1;
+}
+
+static void test_fill_holes(void **state)
+{
+	(void)state;
+	struct pf_page_span *v;
+	size_t n;
+	uint64_t filled = 0;
+	/* a file read front to back in three read() calls, [0,11) [11,43) [43,45) pages; the kernel gave no event
+	 * for the first 11 pages (the batch met a folio still being read) nor for [11,32) (the same in the second
+	 * call): the events say [11..] only from 32 on.  Pages 45-60 are readahead, never read. */
+	cache = "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr....";
+	const struct pf_page_span lost[] = { { 11 * PG, 11 * PG + PG }, { 32 * PG, 45 * PG } };
+	/* (the first span: the event of the page the batch dropped, [11, 12); the read's own event came later) */
+	assert_int_equal(pf_page_spans_fill(lost, 2, fake_resident, &cache, &v, &n, &filled), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].start, 0);
+	assert_int_equal(v[0].end, 45 * PG); /* the readahead past the last read stays out */
+	assert_int_equal(filled, 11 * PG + 20 * PG);
+	free(v);
+	/* holes not wholly resident stay: a page read at 7 and at 40, nothing between in the cache but page 8 */
+	cache = ".......rr...............................r.......................";
+	const struct pf_page_span apart[] = { { 7 * PG, 8 * PG }, { 40 * PG, 41 * PG } };
+	filled = 0;
+	assert_int_equal(pf_page_spans_fill(apart, 2, fake_resident, &cache, &v, &n, &filled), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(v[0].start, 7 * PG);
+	assert_int_equal(v[0].end, 8 * PG);
+	assert_int_equal(v[1].start, 40 * PG);
+	assert_int_equal(v[1].end, 41 * PG);
+	assert_int_equal(filled, 0);
+	free(v);
+	/* nothing evicted, nothing to fill: the spans as they were; no span: nothing */
+	cache = "rrrrrrrr";
+	const struct pf_page_span whole[] = { { 0, 8 * PG } };
+	assert_int_equal(pf_page_spans_fill(whole, 1, fake_resident, &cache, &v, &n, &filled), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(v[0].end, 8 * PG);
+	assert_int_equal(filled, 0);
+	free(v);
+	assert_int_equal(pf_page_spans_fill(NULL, 0, fake_resident, &cache, &v, &n, &filled), 0);
+	assert_int_equal(n, 0);
+	assert_null(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_read_line),     cmocka_unit_test(test_fault_and_map_lines),
 		cmocka_unit_test(test_task_column),   cmocka_unit_test(test_other_lines),
-		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_table),         cmocka_unit_test(test_fill_holes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
