@@ -151,7 +151,7 @@ mount -o remount,ro "$mnt" || pf_fail "remount ro"
 RUNLEVEL=0 "$init/prefetch-reorder" stop 2>/dev/null || pf_fail "prefetch-reorder stop (ro root)"
 args=$(cat "$tmp/reorder-args") || pf_fail "prefetch-reorder not run on the read-only root"
 [ "$args" = "--final-shutdown --config $conf --layout $tmp/run/reorder/layout --time-budget 75 $dev" ] || pf_fail "reorder args: $args"
-grep -q "<5>prefetch-reorder: time budget spent, continues at the next shutdown: moved 42 blocks" "$tmp/kmsg" ||
+grep -q "<5>prefetch-reorder: budget spent (time or writes), continues at the next shutdown: moved 42 blocks" "$tmp/kmsg" ||
 	pf_fail "kernel log lacks the outcome: $(cat "$tmp/kmsg")"
 grep -q "poweroff" "$tmp/kmsg" || pf_fail "runlevel 0 should run the hook as poweroff"
 [ ! -e "$tmp/run/reorder/layout" ] || pf_fail "the armed layout should be used once"
