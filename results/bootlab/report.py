@@ -474,6 +474,24 @@ def render(args):
           f"{a('mb')} | {a('vrun', 2)} | {a('pfcpu', 2)} | {a('vwait', 2)} | {a('corr', 2)} | {sd('corr')} | {vs('corr')} | {a('wall')} | "
           f"{a('load', 2)} |")
     L("")
+    if any(num(d["ok"], "sim_writes") for d in data.values()):
+        L("Writes: the simulated disk's write requests until boot end and over the whole boot (power-off included),")
+        L("and what prefetch wrote this boot (its state dir's files changed since the boot began, summed: the")
+        L("trace, the layout when it changed, the boot-time log whole; the guest report's \"written this boot\").")
+        L("")
+        L("| setup | disk writes to boot end | disk writes, whole boot | MB written, whole boot | prefetch's files "
+          "written (KiB) | min | max |")
+        L("|---|---|---|---|---|---|---|")
+        for s in SETUPS:
+            if s not in data:
+                continue
+            ok = data[s]["ok"]
+            w, wt, mb, pw = (stats(num(ok, k)) for k in ("sim_writes", "sim_total_writes", "sim_total_write_mb",
+                                                         "pf_written_bytes"))
+            f = lambda x, dg=0, sc=1.0: f"{x['avg'] * sc:.{dg}f}" if x else "–"  # noqa: E731
+            L(f"| {LABEL[s]} | {f(w)} | {f(wt)} | {f(mb, 2)} | {f(pw, 1, 1 / 1024)} | "
+              + (f"{pw['min'] / 1024:.1f} | {pw['max'] / 1024:.1f} |" if pw else "– | – |"))
+        L("")
     slower = []
     if base.get("boot"):
         for s in ("prefetch", "reorder"):
