@@ -41,6 +41,7 @@ FIELDS = [
     "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
     "io_some_s", "io_full_s", "disk_s_preroot", "disk_s_to_systemd", "root_mounted_s", "disk_model",
     "pf_written_bytes", "sim_writes", "sim_total_writes", "sim_total_write_mb", "sim_write_model_s",
+    "sim_read_model_s",
 ]
 
 
@@ -165,19 +166,27 @@ def record(args):
     row["sim_read_mb"] = fnum(host.get("simend_read_bytes"), 1 / 1048576, 2)
     row["sim_model_s"] = fnum(host.get("simend_model_ns"), 1e-9)
     row["sim_wall_s"] = fnum(host.get("simend_wall_ns"), 1e-9)
-    # The model time of the writes among the requests served until boot end (the request log's first ones):
-    # on the flash models a write programs a whole erase block.
+    # The model time of the reads and of the writes among the requests served until boot end: the request log's
+    # first simend_requests lines.  (The host reads the counters one by one, each through the simulated disk,
+    # which answers after the request it is serving: with the SD model's 0.5 s writes the later counters of the
+    # snapshot run on by a few requests, the log's cut does not.  On the flash models a write programs a whole
+    # erase block.)
     try:
         n_end = int(host.get("simend_requests", ""))
-        wsum = 0.0
+        cost, count = {"R": 0.0, "W": 0.0}, {"R": 0, "W": 0}
         with open(os.path.join(out, "sim-requests.log")) as f:
             for i, ln in enumerate(f):
                 if i >= n_end:
                     break
                 p = ln.split()
-                if len(p) >= 4 and p[0] == "W":
-                    wsum += float(p[3])
-        row["sim_write_model_s"] = f"{wsum / 1e6:.3f}"
+                if len(p) >= 4 and p[0] in cost:
+                    cost[p[0]] += float(p[3])
+                    count[p[0]] += 1
+        row["sim_write_model_s"] = f"{cost['W'] / 1e6:.3f}"
+        row["sim_read_model_s"] = f"{cost['R'] / 1e6:.3f}"
+        row["sim_writes"] = str(count["W"])
+        if count["R"] + count["W"] == n_end:  # the whole cut is logged: the disk's busy time to boot end
+            row["sim_model_s"] = f"{(cost['R'] + cost['W']) / 1e6:.3f}"
     except (ValueError, FileNotFoundError):
         pass
     row["sim_total_requests"] = host.get("sim_requests", "")
@@ -494,9 +503,9 @@ def render(args):
         L("and what prefetch wrote this boot (its state dir's files changed since the boot began, summed: the")
         L("trace, the layout when it changed, the boot-time log whole; the guest report's \"written this boot\").")
         L("")
-        L("| setup | disk writes to boot end | their model time (s) | disk writes, whole boot | MB written, whole boot "
-          "| prefetch's files written (KiB) | min | max |")
-        L("|---|---|---|---|---|---|---|---|")
+        L("| setup | disk writes to boot end | their model time (s) | the reads' model time (s) | disk writes, whole "
+          "boot | MB written, whole boot | prefetch's files written (KiB) | min | max |")
+        L("|---|---|---|---|---|---|---|---|---|")
         for s in SETUPS:
             if s not in data:
                 continue
@@ -504,7 +513,8 @@ def render(args):
             w, wm, wt, mb, pw = (stats(num(ok, k)) for k in ("sim_writes", "sim_write_model_s", "sim_total_writes",
                                                              "sim_total_write_mb", "pf_written_bytes"))
             f = lambda x, dg=0, sc=1.0: f"{x['avg'] * sc:.{dg}f}" if x else "–"  # noqa: E731
-            L(f"| {LABEL[s]} | {f(w)} | {f(wm, 2)} | {f(wt)} | {f(mb, 2)} | {f(pw, 1, 1 / 1024)} | "
+            rm = stats(num(ok, "sim_read_model_s"))
+            L(f"| {LABEL[s]} | {f(w)} | {f(wm, 2)} | {f(rm, 2)} | {f(wt)} | {f(mb, 2)} | {f(pw, 1, 1 / 1024)} | "
               + (f"{pw['min'] / 1024:.1f} | {pw['max'] / 1024:.1f} |" if pw else "– | – |"))
         L("")
     slower = []
