@@ -287,6 +287,8 @@ def rerecord(args):
         m = re.match(r"(\w+)-(learn|measure)(\d+)$", name)
         if not m or m.group(1) not in SETUPS:
             continue
+        if not os.path.exists(os.path.join(rundir, name, "host.env")):
+            continue  # a boot under way: run-series records it when it ends
         record(argparse.Namespace(outdir=os.path.join(rundir, name), run=args.run, setup=m.group(1),
                                   phase=m.group(2), boot=m.group(3), golden_info=golden.get(m.group(1), "")))
 
