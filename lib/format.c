@@ -384,3 +384,37 @@ int pf_image_save(const char *path, const struct pf_image *img)
 	free(buf);
 	return rc;
 }
+
+int pf_layout_save_changed(const char *path, const struct pf_image *layout)
+{
+	if (layout->kind != PF_KIND_LAYOUT)
+		return PF_EKIND;
+	struct pf_image *old = NULL;
+	if (pf_image_load(path, 0, PF_KIND_LAYOUT, &old) != 0 || old->nfiles != layout->nfiles) {
+		pf_image_free(old);
+		return pf_image_save(path, layout);
+	}
+	/* The new layout with the old one's creation time and first-touch means: byte for byte the old file
+	 * (checksum included) when nothing else changed. */
+	struct pf_image same = *layout;
+	same.created = old->created;
+	same.files = malloc(((size_t)layout->nfiles ? layout->nfiles : 1) * sizeof(*same.files));
+	if (!same.files) {
+		pf_image_free(old);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < layout->nfiles; i++) {
+		same.files[i] = layout->files[i];
+		same.files[i].first_ns = old->files[i].first_ns;
+	}
+	pf_image_free(old);
+	void *buf;
+	size_t len;
+	int rc = pf_image_encode(&same, &buf, &len);
+	free(same.files);
+	if (rc)
+		return rc;
+	int held = pf_file_holds(path, buf, len, 0600);
+	free(buf);
+	return held ? 1 : pf_image_save(path, layout);
+}

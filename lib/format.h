@@ -143,6 +143,13 @@ int pf_image_load(const char *path, unsigned opts, uint32_t want_kind, struct pf
 /* Write atomically, mode 0600 (a trace or layout lists the files a user opened), owned by the caller (root when
  * run as a service).  Returns 0 or a negative pf error (lib/error.h). */
 int pf_image_save(const char *path, const struct pf_image *img);
+/* pf_image_save of a layout, unless the file at path already holds it but for the creation time (the header's
+ * "created") and the files' mean first-touch times (first_ns: in a layout only shown by dump, the order is
+ * first_ns' rank, first_order, which does count; being means of nanosecond timings they differ after every
+ * boot): then nothing is written and 1 returned, and the file keeps its mtime, its "created" and those times,
+ * which so say when that content was first made.  0 when written.  Returns PF_EKIND for a trace, or a negative
+ * pf error (lib/error.h) if the write fails. */
+int pf_layout_save_changed(const char *path, const struct pf_image *layout);
 
 /* Totals for summaries. */
 uint64_t pf_image_bytes(const struct pf_image *img);

@@ -69,6 +69,32 @@ int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode
 	return fsync_parent(path);
 }
 
+int pf_file_holds(const char *path, const void *buf, size_t len, unsigned mode)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	int same = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+		   (st.st_mode & 07777) == (mode & 07777) && (uint64_t)st.st_size == (uint64_t)len;
+	/* compared a chunk at a time: no second copy of a layout in memory */
+	const char *want = buf;
+	char chunk[16384];
+	size_t at = 0;
+	while (same && at < len) {
+		size_t n = len - at < sizeof(chunk) ? len - at : sizeof(chunk);
+		ssize_t got = pread(fd, chunk, n, (off_t)at);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0 || memcmp(chunk, want + at, (size_t)got) != 0)
+			same = 0;
+		else
+			at += (size_t)got;
+	}
+	close(fd);
+	return same;
+}
+
 int pf_read_file(const char *path, size_t max, int require_root, void **bufp, size_t *lenp)
 {
 	*bufp = NULL;

@@ -9,6 +9,11 @@
  * Either the old or the new content is there after a crash, never a mix.  Returns 0 or -errno. */
 int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode);
 
+/* Whether path already is a regular file of the caller (owner = effective uid), of exactly this mode, holding
+ * exactly buf: 1 if so, 0 if not or if that cannot be told (missing, unreadable: then it must be written).
+ * Lets a writer skip a replacement that would change nothing: on flash every rewrite costs an erase block. */
+int pf_file_holds(const char *path, const void *buf, size_t len, unsigned mode);
+
 /* Read a whole regular file of at most max bytes into a malloc'd buffer (a procfs or sysfs file, which says
  * size 0, up to max bytes).
  * With require_root, refuse (PF_EOWNER) a file not owned by root or writable by group/others.

@@ -53,13 +53,16 @@ static void aggregate_layout(const struct pf_boot_paths *p, const struct pf_conf
 		pf_warn("aggregation failed: %s; layout %s not updated", pf_strerror(rc), p->layout);
 		return;
 	}
-	rc = pf_image_save(p->layout, layout);
-	if (rc)
+	/* An unchanged layout is not written again (a boot whose files are the same as before's): on flash every
+	 * rewrite costs an erase block, and the file's mtime stays when its content last changed. */
+	rc = pf_layout_save_changed(p->layout, layout);
+	if (rc < 0)
 		pf_warn("cannot write %s: %s", p->layout, pf_strerror(rc));
 	else
-		pf_notice("layout: %u traces, %u files kept (%u unstable, %u vanished, %u changed, %u cut), %.1f MiB -> %s",
+		pf_notice("layout: %u traces, %u files kept (%u unstable, %u vanished, %u changed, %u cut), %.1f MiB -> %s%s",
 			  rep.traces, rep.files_kept, rep.files_unstable, rep.files_vanished, rep.files_changed,
-			  rep.files_cut, (double)rep.bytes_kept / (1024.0 * 1024.0), p->layout);
+			  rep.files_cut, (double)rep.bytes_kept / (1024.0 * 1024.0), p->layout,
+			  rc == 1 ? " (unchanged, not rewritten)" : "");
 	pf_image_free(layout);
 }
 

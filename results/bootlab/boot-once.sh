@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bootlab: boot the guest once and keep what it reported.
 #   boot-once.sh DISK IMAGE OUTDIR
-# DISK: sim  = IMAGE (on tmpfs) behind the simulated 7200 rpm disk (tests/simdisk, sleep mode), qemu cache=none
+# DISK: sim  = IMAGE (on tmpfs) behind the simulated disk (tests/simdisk, sleep mode; BOOTLAB_DISK_MODEL: hdd, the
+#              7200 rpm disk, by default, sd or ssd), qemu cache=none
 #       warm = IMAGE (on tmpfs) opened directly: an instant device, the lower bound
 # OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
@@ -52,7 +53,7 @@ sync; echo 3 >/proc/sys/vm/drop_caches
 case "$disk_kind" in
 sim)
 	sim_available || die "simdisk not built: make -C $TOP/tests/simdisk"
-	sim_start "$img" sleep
+	SIM_MODEL=$DISK_MODEL sim_start "$img" sleep
 	pf_cleanup_add stop_sim
 	sim_log "$out/sim-requests.log"   # "R|W offset length cost_us start_ms" per request, in arrival order
 	pf_cleanup_add kill_qemu   # cleanup runs in reverse: qemu goes before its disk
@@ -86,8 +87,12 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 	# TCG every second the vCPU waits for a host CPU is a second of guest uptime.
 	if [ ! -e "$bootend_env" ] && grep -q BOOTLAB-BEGIN "$out/report.log" 2>/dev/null; then
 		{
-			if [ "$disk_kind" = sim ]; then
-				for k in requests reads writes read_bytes seeks model_ns wall_ns; do echo "simend_$k=$(sim_stat "$k")"; done
+			# One read of the counters: each read waits for the request the disk is serving (an SD write: 0.5 s),
+			# so reading them one by one let the later ones run on.
+			if [ "$disk_kind" = sim ] && stats=$(cat "$SIM_CTL" 2>/dev/null); then
+				for k in requests reads writes read_bytes seeks model_ns wall_ns; do
+					echo "simend_$k=$(awk -v k="$k" '$1 == k { print $2 }' <<<"$stats")"
+				done
 			fi
 			echo "host_t_bootend=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')"
 			# Summed over the vCPU threads (one with -smp 1).
@@ -115,6 +120,7 @@ t1=$(date +%s.%N)
 {
 	echo "status=$status"
 	echo "disk=$disk_kind"
+	[ "$disk_kind" = sim ] && echo "disk_model=$DISK_MODEL"
 	echo "wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
 	echo "host_load1_start=$load0"
 	echo "host_load1_end=$(cut -d' ' -f1 /proc/loadavg)"

@@ -11,6 +11,9 @@
 # tree with dpkg-buildpackage (nocheck) and installed in the image root with apt-get, the way a user installs it
 # (its postinst enables the units without starting them, its trigger runs update-initramfs);
 # BOOTLAB_INSTALL=make: 'make install DESTDIR=' of the same tree (the lab's way before).
+# BOOTLAB_DISK_MODEL=sd|ssd: the images for that simulated disk, golden-SETUP-MODEL.img, with PREFETCH_MEDIUM
+# slow-flash / fast-flash in /etc/default/prefetch (the guest's virtio disk reports rotational=1 whatever the
+# model, so prefetch's own detection would take it for a rotational disk).
 source "$(dirname "$0")/lab.sh"
 
 PACKAGES=systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,cron,rsyslog,openssh-server,ifupdown
@@ -104,7 +107,7 @@ build_golden() {
 	local how=${BOOTLAB_INSTALL:-deb}
 	case "$how" in deb|make) ;; *) die "BOOTLAB_INSTALL must be deb or make";; esac
 	[ -e "$CACHE/rootfs-base/.bootlab-ok" ] || build_base
-	img=$CACHE/golden-$setup.img
+	img=$(golden_of "$setup")
 	dir=$(mktemp -d "$CACHE/rootfs-$setup.XXXXXX")
 	trap 'rm -rf "$dir" "$img.tmp" "${img%.img}.initrd.tmp"' EXIT
 	cp -a "$CACHE/rootfs-base/." "$dir/"
@@ -124,7 +127,10 @@ build_golden() {
 		make -s -C "$PROJ_SRC" install DESTDIR="$dir" >/dev/null
 		mkdir -p "$dir/var/lib/prefetch"
 	fi
-	local cfg=$dir/etc/default/prefetch
+	local cfg=$dir/etc/default/prefetch medium
+	medium=$(medium_of_model "$DISK_MODEL")
+	# In every setup of a flash model, none included: the same file as the prefetch setups' but for the units.
+	[ -z "$medium" ] || set_key "$cfg" PREFETCH_MEDIUM "$medium"
 	case "$setup" in
 	none)
 		# none = installed, not enabled: the package enabled its units at install, so they are disabled here
@@ -168,6 +174,7 @@ build_golden() {
 		echo "built=$(date -u +%FT%TZ)"
 		echo "prefetch_commit=$PROJ_COMMIT"
 		echo "install=$how"
+		echo "disk_model=$DISK_MODEL"
 		echo "package=$pkg"
 		[ "$how" = deb ] && echo "dpkg=$(chroot "$dir" dpkg-query -W -f='${Package} ${Version} ${Status}' prefetch 2>/dev/null)"
 		echo "kernel=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)")"

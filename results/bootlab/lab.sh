@@ -18,12 +18,22 @@ GUEST_MEM=${BOOTLAB_MEM:-1024}
 BOOT_TIMEOUT=${BOOTLAB_TIMEOUT:-300}
 KERNEL_APPEND=${BOOTLAB_APPEND:-root=/dev/vda console=ttyS0 panic=-1}
 SETUPS_ALL="none prefetch reorder warm selfcheck"
+# The simulated disk's model (tests/simdisk --model, lib/disk_model.h): hdd (7200 rpm, the lab's disk), sd (an A1
+# SD card) or ssd.  Under qemu the guest's virtio disk says rotational=1 whatever the model, so the golden images of
+# a flash model are built with the matching PREFETCH_MEDIUM (what an administrator of such a machine would set)
+# and get names of their own (golden-SETUP-MODEL.img); the hdd images keep theirs.
+DISK_MODEL=${BOOTLAB_DISK_MODEL:-hdd}
+case "$DISK_MODEL" in hdd|sd|ssd) ;; *) echo "bootlab: BOOTLAB_DISK_MODEL must be hdd, sd or ssd" >&2; exit 2 ;; esac
+MODEL_SUFFIX=; [ "$DISK_MODEL" = hdd ] || MODEL_SUFFIX=-$DISK_MODEL
+# PREFETCH_MEDIUM the guest needs on DISK_MODEL (empty: auto, right for the rotational model).
+medium_of_model() { case "$1" in sd) echo slow-flash ;; ssd) echo fast-flash ;; *) echo ;; esac; }
 
 log() { printf '[bootlab %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
 # Golden image of a setup (warm boots the "none" image from tmpfs without the simulated disk).
-golden_of() { case "$1" in warm) echo "$CACHE/golden-none.img" ;; *) echo "$CACHE/golden-$1.img" ;; esac; }
+# The images of the disk model DISK_MODEL.
+golden_of() { case "$1" in warm) echo "$CACHE/golden-none$MODEL_SUFFIX.img" ;; *) echo "$CACHE/golden-$1$MODEL_SUFFIX.img" ;; esac; }
 
 # Install the package file $2 into the root $1 as a user would: apt-get install of the .deb (its dependencies
 # are in the base guest already, so no download).  No service is started in the image (the package starts none

@@ -39,7 +39,9 @@ FIELDS = [
     "sim_total_requests", "sim_total_model_s", "wall_s", "host_load_start", "host_load_end",
     "prefetch_stop_s", "prefetch_result", "failed_units", "reorder_log", "vcpu_run_s", "vcpu_wait_s", "pf_start_s", "replay_s", "disk_s_before_pf",
     "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
-    "io_some_s", "io_full_s", "disk_s_preroot", "disk_s_to_systemd", "root_mounted_s",
+    "io_some_s", "io_full_s", "disk_s_preroot", "disk_s_to_systemd", "root_mounted_s", "disk_model",
+    "pf_written_bytes", "sim_writes", "sim_total_writes", "sim_total_write_mb", "sim_write_model_s",
+    "sim_read_model_s",
 ]
 
 
@@ -80,6 +82,11 @@ def parse_report(text):
             if line.strip():
                 r["failed"].append(line.split()[0])
             continue
+        if section == "written this boot":
+            f = line.split()
+            if len(f) >= 4 and f[0] == "written" and f[1].isdigit():
+                r.setdefault("written", []).append((int(f[1]), f[3]))
+            continue
         if section and section.startswith("boottime.log"):
             if line and not line.startswith("#"):
                 r["boottime"].append(line.split())
@@ -114,6 +121,10 @@ def record(args):
     row.update(run=args.run, setup=args.setup, phase=args.phase, boot=args.boot, golden=args.golden_info.strip())
     row["status"] = host.get("status", "no-host-record")
     row["disk"] = host.get("disk", "")
+    # Runs before the knob have no disk_model: the 7200 rpm disk.
+    row["disk_model"] = host.get("disk_model", "hdd") if row["disk"] == "sim" else ""
+    if "written" in rep:
+        row["pf_written_bytes"] = str(sum(n for n, _ in rep["written"]))
     fin = rep.get("finish_timestamp_monotonic_us", "")
     row["systemd_finish_s"] = fnum(fin, 1e-6) if fin not in ("", "0") else ""
     row["report_uptime_s"] = rep.get("uptime_at_report_start", "")
@@ -148,11 +159,36 @@ def record(args):
     row["prefetch_stop_s"] = rep.get("prefetch_stop_seconds", "")
     row["prefetch_result"] = rep.get("Result", "")
     row["failed_units"] = " ".join(rep["failed"])
-    for k in ("requests", "reads", "seeks"):
+    for k in ("requests", "reads", "seeks", "writes"):
         row["sim_" + k] = host.get("simend_" + k, "")
+    row["sim_total_writes"] = host.get("sim_writes", "")
+    row["sim_total_write_mb"] = fnum(host.get("sim_write_bytes"), 1 / 1048576, 2)
     row["sim_read_mb"] = fnum(host.get("simend_read_bytes"), 1 / 1048576, 2)
     row["sim_model_s"] = fnum(host.get("simend_model_ns"), 1e-9)
     row["sim_wall_s"] = fnum(host.get("simend_wall_ns"), 1e-9)
+    # The model time of the reads and of the writes among the requests served until boot end: the request log's
+    # first simend_requests lines.  (The host reads the counters one by one, each through the simulated disk,
+    # which answers after the request it is serving: with the SD model's 0.5 s writes the later counters of the
+    # snapshot run on by a few requests, the log's cut does not.  On the flash models a write programs a whole
+    # erase block.)
+    try:
+        n_end = int(host.get("simend_requests", ""))
+        cost, count = {"R": 0.0, "W": 0.0}, {"R": 0, "W": 0}
+        with open(os.path.join(out, "sim-requests.log")) as f:
+            for i, ln in enumerate(f):
+                if i >= n_end:
+                    break
+                p = ln.split()
+                if len(p) >= 4 and p[0] in cost:
+                    cost[p[0]] += float(p[3])
+                    count[p[0]] += 1
+        row["sim_write_model_s"] = f"{cost['W'] / 1e6:.3f}"
+        row["sim_read_model_s"] = f"{cost['R'] / 1e6:.3f}"
+        row["sim_writes"] = str(count["W"])
+        if count["R"] + count["W"] == n_end:  # the whole cut is logged: the disk's busy time to boot end
+            row["sim_model_s"] = f"{(cost['R'] + cost['W']) / 1e6:.3f}"
+    except (ValueError, FileNotFoundError):
+        pass
     row["sim_total_requests"] = host.get("sim_requests", "")
     row["sim_total_model_s"] = fnum(host.get("sim_model_ns"), 1e-9)
     g = re.search(r"-smp (\d+)", host.get("qemu_cmd", ""))
@@ -251,6 +287,8 @@ def rerecord(args):
         m = re.match(r"(\w+)-(learn|measure)(\d+)$", name)
         if not m or m.group(1) not in SETUPS:
             continue
+        if not os.path.exists(os.path.join(rundir, name, "host.env")):
+            continue  # a boot under way: run-series records it when it ends
         record(argparse.Namespace(outdir=os.path.join(rundir, name), run=args.run, setup=m.group(1),
                                   phase=m.group(2), boot=m.group(3), golden_info=golden.get(m.group(1), "")))
 
@@ -397,7 +435,7 @@ def render(args):
         f"{LABEL[s]} = `{sorted({r['run'] for r in d['rows']})[0]}`" for s, d in data.items()) + ".")
     L("")
     findings = os.path.join(LAB, "FINDINGS.md")
-    if os.path.exists(findings):
+    if os.path.exists(findings) and not args.out:
         with open(findings) as f:
             L(f.read().rstrip())
         L("")
@@ -462,6 +500,25 @@ def render(args):
           f"{a('mb')} | {a('vrun', 2)} | {a('pfcpu', 2)} | {a('vwait', 2)} | {a('corr', 2)} | {sd('corr')} | {vs('corr')} | {a('wall')} | "
           f"{a('load', 2)} |")
     L("")
+    if any(num(d["ok"], "sim_writes") for d in data.values()):
+        L("Writes: the simulated disk's write requests until boot end and over the whole boot (power-off included),")
+        L("and what prefetch wrote this boot (its state dir's files changed since the boot began, summed: the")
+        L("trace, the layout when it changed, the boot-time log whole; the guest report's \"written this boot\").")
+        L("")
+        L("| setup | disk writes to boot end | their model time (s) | the reads' model time (s) | disk writes, whole "
+          "boot | MB written, whole boot | prefetch's files written (KiB) | min | max |")
+        L("|---|---|---|---|---|---|---|---|---|")
+        for s in SETUPS:
+            if s not in data:
+                continue
+            ok = data[s]["ok"]
+            w, wm, wt, mb, pw = (stats(num(ok, k)) for k in ("sim_writes", "sim_write_model_s", "sim_total_writes",
+                                                             "sim_total_write_mb", "pf_written_bytes"))
+            f = lambda x, dg=0, sc=1.0: f"{x['avg'] * sc:.{dg}f}" if x else "–"  # noqa: E731
+            rm = stats(num(ok, "sim_read_model_s"))
+            L(f"| {LABEL[s]} | {f(w)} | {f(wm, 2)} | {f(rm, 2)} | {f(wt)} | {f(mb, 2)} | {f(pw, 1, 1 / 1024)} | "
+              + (f"{pw['min'] / 1024:.1f} | {pw['max'] / 1024:.1f} |" if pw else "– | – |"))
+        L("")
     slower = []
     if base.get("boot"):
         for s in ("prefetch", "reorder"):
@@ -585,15 +642,18 @@ def render(args):
                   + (f"{c['avg']:.2f}" if c else "–") + " | " + (f"{m['avg']:.2f}" if m else "–") + f" | {smp} |")
         L("")
     notes = os.path.join(LAB, "NOTES.md")
-    if os.path.exists(notes):
+    if os.path.exists(notes) and not args.out:
         with open(notes) as f:
             L(f.read().rstrip())
         L("")
-    with open(os.path.join(LAB, "RESULTS.md"), "w") as f:
+    out = args.out or os.path.join(LAB, "RESULTS.md")
+    svg = args.svg or os.path.join(LAB, "bootlab.svg")
+    with open(out, "w") as f:
         f.write("\n".join(lines))
     runs = ", ".join(sorted({r["run"] for d in data.values() for r in d["rows"]}))
-    boots_chart(data, os.path.join(LAB, "bootlab.svg"), f"boot lab: boot time per setup (runs {runs})")
-    print(f"wrote {os.path.join(LAB, 'RESULTS.md')} and bootlab.svg ({len(data)} setups)", file=sys.stderr)
+    models = ", ".join(sorted({r["disk_model"] or "hdd" for d in data.values() for r in d["rows"] if r["disk"] == "sim"}))
+    boots_chart(data, svg, f"boot lab: boot time per setup (runs {runs}, disk model {models})")
+    print(f"wrote {out} and {svg} ({len(data)} setups)", file=sys.stderr)
 
 
 def main():
@@ -610,6 +670,9 @@ def main():
     rr.add_argument("--run", required=True)
     g = sub.add_parser("render")
     g.add_argument("--run", action="append")
+    g.add_argument("--out", help="the report's file (default RESULTS.md; another file gets the tables only, "
+                   "without FINDINGS.md and NOTES.md)")
+    g.add_argument("--svg", help="the chart's file (default bootlab.svg)")
     a = ap.parse_args()
     {"record": record, "rerecord": rerecord, "render": render}[a.cmd](a)
 

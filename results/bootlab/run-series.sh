@@ -8,6 +8,9 @@
 # Learning boots come first, recorded as phase "learn": TRACE_AGGREGATION_COUNT (LEARN, 3) for the prefetch
 # setups, LEARN_BASE (1: the fresh image's first boot) otherwise. Then N measured boots each (default 10).
 # Each boot appends a row to boots.csv and keeps its guest report under raw/RUN_ID/.
+# BOOTLAB_DISK_MODEL (hdd, sd, ssd): the simulated disk's model and the golden images built for it.
+# A file STOP in the run's directory ($CACHE/runs/RUN_ID/STOP) ends the series after the round under way, so a
+# run cut short for time stays balanced.
 source "$(dirname "$0")/lab.sh"
 read -r -a setups <<<"${1//,/ }"
 [ ${#setups[@]} -gt 0 ] || { echo "usage: run-series.sh SETUPS [N]" >&2; exit 2; }
@@ -28,6 +31,8 @@ for s in "${setups[@]}"; do
 	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
 	info[$s]=$(grep -E '^(setup|built|prefetch_commit)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
+	medium=$(grep -E '^config: PREFETCH_MEDIUM=' "$golden.info" 2>/dev/null | sed 's/^config: //' || true)
+	[ "$s" = warm ] || info[$s]+="disk_model=$DISK_MODEL ${medium:+$medium }"
 	disk[$s]=sim; [ "$s" = warm ] && disk[$s]=warm
 	log "series $RUN_ID $s: ${learn[$s]} learning + $n measured boots (${info[$s]})"
 done
@@ -49,5 +54,6 @@ done
 for ((r = 1; r <= n; r++)); do
 	for s in "${setups[@]}"; do boot "$s" measure "$r"; done
 	log "round $r of $n done"
+	[ -e "$CACHE/runs/$RUN_ID/STOP" ] && { log "STOP file: run $RUN_ID ends after round $r of $n"; break; }
 done
 log "run $RUN_ID done"

@@ -242,11 +242,80 @@ static void test_files(void **state)
 	pf_image_free(a);
 }
 
+/* A layout saved again with nothing changed but its creation time and first-touch means is not written: same
+ * inode, mtime and "created"; any other change, a file of the wrong mode or a damaged one is written. */
+static void test_save_changed(void **state)
+{
+	(void)state;
+	char dir[96];
+	assert_non_null(pf_test_mkdtemp(dir, sizeof(dir), "pf-format"));
+	char path[128];
+	snprintf(path, sizeof(path), "%s/layout", dir);
+	struct pf_image *a = sample(), *b = NULL;
+	struct stat st0, st;
+	assert_int_equal(pf_layout_save_changed(path, a), 0); /* no file yet */
+	assert_int_equal(stat(path, &st0), 0);
+	a->created += 3600;
+	assert_int_equal(pf_layout_save_changed(path, a), 1);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_ino, st0.st_ino);
+	assert_int_equal(st.st_mtim.tv_nsec, st0.st_mtim.tv_nsec);
+	assert_int_equal(pf_image_load(path, 0, PF_KIND_LAYOUT, &b), 0);
+	assert_int_equal(b->created, 1795288058); /* when that content was made */
+	pf_image_free(b);
+	/* one extent longer: written, with its own time */
+	a->extents[1].length += 4096;
+	assert_int_equal(pf_layout_save_changed(path, a), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_not_equal(st.st_ino, st0.st_ino);
+	assert_int_equal(pf_image_load(path, 0, PF_KIND_LAYOUT, &b), 0);
+	assert_int_equal(b->created, 1795288058 + 3600);
+	assert_int_equal(b->extents[1].length, 8192 + 4096);
+	pf_image_free(b);
+	/* the same content in a file of the wrong mode: written again, so that it is 0600 */
+	assert_int_equal(chmod(path, 0644), 0);
+	assert_int_equal(pf_layout_save_changed(path, a), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	/* other first-touch means, same order: not written, the old means stay */
+	a->files[0].first_ns += 12345;
+	assert_int_equal(pf_layout_save_changed(path, a), 1);
+	assert_int_equal(pf_image_load(path, 0, PF_KIND_LAYOUT, &b), 0);
+	assert_int_equal(b->files[0].first_ns, a->files[0].first_ns - 12345);
+	pf_image_free(b);
+	/* another order (first_order) is a change */
+	a->files[0].first_order = 9;
+	assert_int_equal(pf_layout_save_changed(path, a), 0);
+	/* a trace is not a layout; a file holding a trace is replaced by the layout */
+	a->kind = PF_KIND_TRACE;
+	assert_int_equal(pf_layout_save_changed(path, a), PF_EKIND);
+	assert_int_equal(pf_image_save(path, a), 0);
+	a->kind = PF_KIND_LAYOUT;
+	assert_int_equal(pf_layout_save_changed(path, a), 0);
+	assert_int_equal(pf_image_load(path, 0, PF_KIND_LAYOUT, &b), 0);
+	pf_image_free(b);
+	/* a damaged file (one byte of the body) is replaced */
+	FILE *f = fopen(path, "r+");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 70, SEEK_SET), 0);
+	int c = fgetc(f);
+	assert_int_equal(fseek(f, 70, SEEK_SET), 0);
+	fputc(c ^ 0xff, f);
+	fclose(f);
+	assert_int_equal(pf_layout_save_changed(path, a), 0);
+	assert_int_equal(pf_image_load(path, 0, PF_KIND_LAYOUT, &b), 0);
+	pf_image_free(b);
+	unlink(path);
+	rmdir(dir);
+	pf_image_free(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip), cmocka_unit_test(test_incomplete_reasons), cmocka_unit_test(test_truncated), cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_oversized),  cmocka_unit_test(test_bad_references), cmocka_unit_test(test_files),
+		cmocka_unit_test(test_save_changed),
 	};
 	return cmocka_run_group_tests_name("format", tests, NULL, NULL);
 }

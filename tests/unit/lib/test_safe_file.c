@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 static void test_text_round_trip(void **state)
@@ -31,6 +32,34 @@ static void test_text_round_trip(void **state)
 	snprintf(path, sizeof(path), "%s/missing", pf_test_dir);
 	assert_int_equal(pf_read_text(path, 64, 0, &text, &len), -ENOENT);
 	assert_null(text);
+}
+
+/* pf_file_holds: the same bytes, owner and mode only; a longer, shorter, different or other-mode file, a
+ * symlink or a missing one is not. Larger than its compare chunk, so that a difference at the end counts. */
+static void test_file_holds(void **state)
+{
+	(void)state;
+	char path[512], link[520];
+	snprintf(path, sizeof(path), "%s/holds", pf_test_dir);
+	snprintf(link, sizeof(link), "%s/holds.link", pf_test_dir);
+	size_t len = 40000;
+	char *buf = malloc(len);
+	assert_non_null(buf);
+	for (size_t i = 0; i < len; i++)
+		buf[i] = (char)(i * 7);
+	assert_int_equal(pf_file_holds(path, buf, len, 0600), 0);
+	assert_int_equal(pf_write_atomic(path, buf, len, 0600), 0);
+	assert_int_equal(pf_file_holds(path, buf, len, 0600), 1);
+	assert_int_equal(pf_file_holds(path, buf, len, 0644), 0);
+	assert_int_equal(pf_file_holds(path, buf, len - 1, 0600), 0);
+	buf[len - 1] ^= 1;
+	assert_int_equal(pf_file_holds(path, buf, len, 0600), 0);
+	buf[len - 1] ^= 1;
+	assert_int_equal(symlink(path, link), 0);
+	assert_int_equal(pf_file_holds(link, buf, len, 0600), 0);
+	unlink(link);
+	unlink(path);
+	free(buf);
 }
 
 static void test_empty_text(void **state)
@@ -66,6 +95,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_round_trip),
+		cmocka_unit_test(test_file_holds),
 		cmocka_unit_test(test_empty_text),
 		cmocka_unit_test(test_proc_text),
 	};
