@@ -10,6 +10,7 @@
 #include "config.h"
 #include "format.h"
 #include "medium.h"
+#include "support_sysfs.h"
 #include "support_tmpdir.h"
 
 #include <errno.h>
@@ -23,29 +24,6 @@
 
 static char sys[PATH_MAX];
 
-/* mkdir -p of sys/rel */
-static void mkdirs(const char *rel)
-{
-	char p[PATH_MAX + 256];
-	snprintf(p, sizeof(p), "%s/%s", sys, rel);
-	for (char *s = p + strlen(sys) + 1; (s = strchr(s, '/')); s++) {
-		*s = 0;
-		assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
-		*s = '/';
-	}
-	assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
-}
-
-static void put(const char *rel, const char *text)
-{
-	char p[PATH_MAX + 256];
-	snprintf(p, sizeof(p), "%s/%s", sys, rel);
-	FILE *f = fopen(p, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* A disk at devices/<dir>/block/<name> with queue/rotational and removable, and /dev/block/<maj>:<min> to it
  * (or to its partition <part>, when given). */
 static void disk(const char *dir, const char *name, int rot, int removable, const char *part, unsigned maj,
@@ -54,17 +32,17 @@ static void disk(const char *dir, const char *name, int rot, int removable, cons
 	char d[PATH_MAX], f[PATH_MAX + 64], link[PATH_MAX + 64], target[PATH_MAX + 64];
 	snprintf(d, sizeof(d), "devices/%s/block/%s", dir, name);
 	snprintf(f, sizeof(f), "%s/queue", d);
-	mkdirs(f);
+	pf_fake_sysfs_mkdirs(sys, f);
 	snprintf(f, sizeof(f), "%s/queue/rotational", d);
-	put(f, rot ? "1\n" : "0\n");
+	pf_fake_sysfs_put(sys, f, rot ? "1\n" : "0\n");
 	snprintf(f, sizeof(f), "%s/removable", d);
-	put(f, removable ? "1\n" : "0\n");
+	pf_fake_sysfs_put(sys, f, removable ? "1\n" : "0\n");
 	if (part) {
 		snprintf(f, sizeof(f), "%s/%s", d, part);
-		mkdirs(f);
+		pf_fake_sysfs_mkdirs(sys, f);
 		snprintf(d + strlen(d), sizeof(d) - strlen(d), "/%s", part);
 	}
-	mkdirs("dev/block");
+	pf_fake_sysfs_mkdirs(sys, "dev/block");
 	snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sys, maj, min);
 	snprintf(target, sizeof(target), "../../%s", d);
 	assert_int_equal(symlink(target, link), 0);
@@ -77,7 +55,7 @@ static void dm(unsigned n, const char *under, unsigned min)
 	snprintf(d, sizeof(d), "dm-%u", n);
 	disk("virtual", d, 0, 0, NULL, 254, min);
 	snprintf(f, sizeof(f), "devices/virtual/block/%s/slaves", d);
-	mkdirs(f);
+	pf_fake_sysfs_mkdirs(sys, f);
 	snprintf(link, sizeof(link), "%s/%s/%s", sys, f, strrchr(under, '/') + 1);
 	snprintf(target, sizeof(target), "../../../../../%s", under);
 	assert_int_equal(symlink(target, link), 0);

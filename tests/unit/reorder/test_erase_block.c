@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "erase_block.h"
+#include "support_sysfs.h"
 #include "support_tmpdir.h"
 
 #include <errno.h>
@@ -21,28 +22,6 @@
 
 static char sys[PATH_MAX];
 
-static void mkdirs(const char *rel)
-{
-	char p[PATH_MAX + 256];
-	snprintf(p, sizeof(p), "%s/%s", sys, rel);
-	for (char *s = p + strlen(sys) + 1; (s = strchr(s, '/')); s++) {
-		*s = 0;
-		assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
-		*s = '/';
-	}
-	assert_true(mkdir(p, 0755) == 0 || errno == EEXIST);
-}
-
-static void put(const char *rel, const char *text)
-{
-	char p[PATH_MAX + 256];
-	snprintf(p, sizeof(p), "%s/%s", sys, rel);
-	FILE *f = fopen(p, "we");
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
-
 /* devices/<name> with queue/discard_granularity and queue/optimal_io_size; a partition <part> starting at
  * sector <start> when part is given; dev/block/<maj>:<min> links to the partition or the disk. */
 static void disk(const char *name, const char *gran, const char *opt, const char *part, const char *start,
@@ -51,20 +30,20 @@ static void disk(const char *name, const char *gran, const char *opt, const char
 	char d[PATH_MAX], f[PATH_MAX + 64], link[PATH_MAX + 64], target[PATH_MAX + 64];
 	snprintf(d, sizeof(d), "devices/%s", name);
 	snprintf(f, sizeof(f), "%s/queue", d);
-	mkdirs(f);
+	pf_fake_sysfs_mkdirs(sys, f);
 	snprintf(f, sizeof(f), "%s/queue/discard_granularity", d);
-	put(f, gran);
+	pf_fake_sysfs_put(sys, f, gran);
 	snprintf(f, sizeof(f), "%s/queue/optimal_io_size", d);
-	put(f, opt);
+	pf_fake_sysfs_put(sys, f, opt);
 	if (part) {
 		snprintf(d + strlen(d), sizeof(d) - strlen(d), "/%s", part);
-		mkdirs(d);
+		pf_fake_sysfs_mkdirs(sys, d);
 		snprintf(f, sizeof(f), "%s/partition", d);
-		put(f, "1\n");
+		pf_fake_sysfs_put(sys, f, "1\n");
 		snprintf(f, sizeof(f), "%s/start", d);
-		put(f, start);
+		pf_fake_sysfs_put(sys, f, start);
 	}
-	mkdirs("dev/block");
+	pf_fake_sysfs_mkdirs(sys, "dev/block");
 	snprintf(link, sizeof(link), "%s/dev/block/%u:%u", sys, maj, min);
 	snprintf(target, sizeof(target), "../../%s", d);
 	assert_int_equal(symlink(target, link), 0);
