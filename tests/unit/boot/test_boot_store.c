@@ -78,18 +78,21 @@ static void test_buffer_and_reorder(void **state)
 	/* the run at the end of shutdown left its line (padded with newlines, as prefetch-reorder writes it) */
 	create(p.state, "reorder-armed", "1700000100 sda1\n");
 	assert_true(pf_boot_reorder_moved(&p)); /* no outcome kept: the arming counts */
-	create(p.state, "reorder-outcome", "1700000150 pending: no outcome\n");
-	assert_false(pf_boot_reorder_moved(&p));
-	create(p.state, "reorder-outcome", "1700000150 done: moved 0 blocks (0.0 MB) in 0 units\n");
-	assert_false(pf_boot_reorder_moved(&p));
-	create(p.state, "reorder-outcome", "1700000150 not moved: below REORDER_MIN_GAIN_PERCENT\n");
-	assert_false(pf_boot_reorder_moved(&p));
-	create(p.state, "reorder-outcome", "1700000150 time budget spent: moved 7 blocks (0.0 MB)\n");
-	assert_true(pf_boot_reorder_moved(&p));
-	create(p.state, "reorder-outcome", "1700000150 write budget spent: moved 9 blocks (0.0 MB)\n");
-	assert_true(pf_boot_reorder_moved(&p));
-	create(p.state, "reorder-outcome", "1700000160 done: moved 42 blocks\n\n\n\n");
-	assert_true(pf_boot_reorder_moved(&p));
+	static const struct {
+		const char *line;
+		int moved;
+	} outcomes[] = {
+		{ "1700000150 pending: no outcome\n", 0 },
+		{ "1700000150 done: moved 0 blocks (0.0 MB) in 0 units\n", 0 },
+		{ "1700000150 not moved: below REORDER_MIN_GAIN_PERCENT\n", 0 },
+		{ "1700000150 time budget spent: moved 7 blocks (0.0 MB)\n", 1 },
+		{ "1700000150 write budget spent: moved 9 blocks (0.0 MB)\n", 1 },
+		{ "1700000160 done: moved 42 blocks\n\n\n\n", 1 }, /* the last one is consumed below */
+	};
+	for (size_t i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++) {
+		create(p.state, "reorder-outcome", outcomes[i].line);
+		assert_int_equal(pf_boot_reorder_moved(&p), outcomes[i].moved);
+	}
 	r.when = 43;
 	assert_int_equal(pf_boot_reorder_consume(&p, &r), 0);
 	assert_int_equal(access(p.reorder_outcome, F_OK), -1); /* counted once */
