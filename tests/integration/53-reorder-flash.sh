@@ -7,7 +7,7 @@
 #     model and the erase block and writes nothing; a run with --write-budget smaller than the plan stops with
 #     exit 3 having copied at most the budget (the summary's MB, and the blocks newly holding data counted on
 #     the disk); the next run finishes (exit 0) and the one after moves nothing.  After each: every run of
-#     data blocks that was free space before (filefrag of every file, against dumpe2fs's free blocks) starts
+#     data blocks that was free space before that run (filefrag of every file, against dumpe2fs's free blocks) starts
 #     on an erase-block boundary, and all but one (the layout's last, shorter chunk) end on one; e2fsck -fn
 #     clean; every file the same.
 #  2. The erase block from the filesystem's RAID stripe width (mke2fs -E stripe_width=) when the key is 0.
@@ -112,13 +112,14 @@ budget_case() {
 	check_aligned "$work/runs1" "$eb" "$label, budget $budget MB"
 	pf_note "$label: budget $budget MB: wrote $mbw MB ($moved blocks on the disk); $(grep -o 'wrote [^;]*' <<<"$out")"
 
-	# the rest
+	# the rest: its destinations are what was free after the budgeted run (it may reuse blocks that run freed)
+	free_ranges "$img" >"$work/free1"
 	out=$("$REORDER" --config "$work/cfg-$bs" --min-gain off --layout "$work/layout-$bs" "$img" 2>&1); rc=$?
 	[ $rc -eq 0 ] || pf_fail "$label: the run after the budgeted one: exit $rc: $out"
 	pf_fsck_clean "$img"
 	manifest "$img" "$work/m.cur" && cmp -s "$work/m.ref" "$work/m.cur" || pf_fail "$label: files differ after the full run"
 	data_extents "$img" >"$work/ext2" || pf_fail "$label: cannot read the extents"
-	new_runs "$work/free0" "$work/ext2" >"$work/runs2"
+	new_runs "$work/free1" "$work/ext2" >"$work/runs2"
 	check_aligned "$work/runs2" "$eb" "$label, completed"
 	out=$("$REORDER" --config "$work/cfg-$bs" --min-gain off --layout "$work/layout-$bs" "$img" 2>&1) ||
 		pf_fail "$label: the third run failed: $out"
