@@ -14,6 +14,7 @@
 # BOOTLAB_DISK_MODEL=sd|ssd: the images for that simulated disk, golden-SETUP-MODEL.img, with PREFETCH_MEDIUM
 # slow-flash / fast-flash in /etc/default/prefetch (the guest's virtio disk reports rotational=1 whatever the
 # model, so prefetch's own detection would take it for a rotational disk).
+# BOOTLAB_LOGS=ram: /var/log on a tmpfs in the guest (lab.sh says why), images golden-SETUP[-MODEL]-ramlog.img.
 source "$(dirname "$0")/lab.sh"
 
 PACKAGES=systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,cron,rsyslog,openssh-server,ifupdown
@@ -127,6 +128,7 @@ build_golden() {
 		make -s -C "$PROJ_SRC" install DESTDIR="$dir" >/dev/null
 		mkdir -p "$dir/var/lib/prefetch"
 	fi
+	[ "$LOGS" = ram ] && echo 'tmpfs /var/log tmpfs mode=0755,size=64m 0 0' >>"$dir/etc/fstab"
 	local cfg=$dir/etc/default/prefetch medium
 	medium=$(medium_of_model "$DISK_MODEL")
 	# In every setup of a flash model, none included: the same file as the prefetch setups' but for the units.
@@ -175,6 +177,7 @@ build_golden() {
 		echo "prefetch_commit=$PROJ_COMMIT"
 		echo "install=$how"
 		echo "disk_model=$DISK_MODEL"
+		echo "logs=$LOGS"
 		echo "package=$pkg"
 		[ "$how" = deb ] && echo "dpkg=$(chroot "$dir" dpkg-query -W -f='${Package} ${Version} ${Status}' prefetch 2>/dev/null)"
 		echo "kernel=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)")"

@@ -25,6 +25,12 @@ SETUPS_ALL="none prefetch reorder warm selfcheck"
 DISK_MODEL=${BOOTLAB_DISK_MODEL:-hdd}
 case "$DISK_MODEL" in hdd|sd|ssd) ;; *) echo "bootlab: BOOTLAB_DISK_MODEL must be hdd, sd or ssd" >&2; exit 2 ;; esac
 MODEL_SUFFIX=; [ "$DISK_MODEL" = hdd ] || MODEL_SUFFIX=-$DISK_MODEL
+# BOOTLAB_LOGS=ram: /var/log on a tmpfs in the guest, as single-board-computer images keep their logs to spare the
+# SD card (Armbian's ramlog, log2ram): the persistent journal and rsyslog then write nothing to the disk.  On the
+# SD model their small writes (0.5 s each: a read-modify-write of a 4 MiB erase block) otherwise make the boot
+# write-bound.  The images get names of their own (golden-SETUP[-MODEL]-ramlog.img).
+LOGS=${BOOTLAB_LOGS:-disk}
+case "$LOGS" in disk) ;; ram) MODEL_SUFFIX+=-ramlog ;; *) echo "bootlab: BOOTLAB_LOGS must be disk or ram" >&2; exit 2 ;; esac
 # PREFETCH_MEDIUM the guest needs on DISK_MODEL (empty: auto, right for the rotational model).
 medium_of_model() { case "$1" in sd) echo slow-flash ;; ssd) echo fast-flash ;; *) echo ;; esac; }
 

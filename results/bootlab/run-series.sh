@@ -29,7 +29,7 @@ for s in "${setups[@]}"; do
 	[ -f "$golden" ] || die "no golden image $golden: make -C $LAB_DIR guest"
 	cp --sparse=always "$golden" "$work/$s.img"
 	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
-	info[$s]=$(grep -E '^(setup|built|prefetch_commit)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' \
+	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
 	medium=$(grep -E '^config: PREFETCH_MEDIUM=' "$golden.info" 2>/dev/null | sed 's/^config: //' || true)
 	[ "$s" = warm ] || info[$s]+="disk_model=$DISK_MODEL ${medium:+$medium }"
