@@ -21,7 +21,7 @@
 # system seconds of prefetchd replay) is measured too.
 #
 # Environment: RUNS (2) runs per case and model; MODELS ("hdd sd ssd"); SCALE (1); RATIO (8); SEED (1);
-# TRACES (3).  Needs root, /dev/fuse, the default build, tools and build/simdisk (make -C tests/simdisk).
+# TRACES (3); BOOTSET (boot1: which real boot of tests/data/debian12-boot the image and workload come from).  Needs root, /dev/fuse, the default build, tools and build/simdisk (make -C tests/simdisk).
 set -u -o pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${BENCH_PRIVATE_NS:-}" ] && command -v unshare >/dev/null; then # see bench-prefetch.sh
@@ -31,10 +31,11 @@ source "$TOP/tests/lib.sh"
 source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
 RUNS=${RUNS:-2} MODELS=${MODELS:-hdd sd ssd} SCALE=${SCALE:-1} RATIO=${RATIO:-8} SEED=${SEED:-1} TRACES=${TRACES:-3}
+BOOTSET=${BOOTSET:-boot1}
 sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"
 for b in "$PREFETCHD" "$REORDER" "$WLRUN" "$TOOLS/mkbootset"; do [ -x "$b" ] || pf_fail "$b missing (make all tools; make -C tests/simdisk)"; done
 
-sim_build_bootset "$SCALE" "$RATIO" "$SEED"
+sim_build_bootset "$SCALE" "$RATIO" "$SEED" "$BOOTSET"
 tmp=$SIM_BOOTSET_DIR
 work=$(pf_tmpdir)
 wl=$tmp/img.workload
@@ -167,7 +168,7 @@ done
 reads=$(wc -l <"$wl")
 mib=$(awk -F'\t' '{ s += $1 } END { printf "%.1f", s / 1048576 }' "$wl")
 echo
-echo "Image: tests/mkbootset.sh --scale $SCALE --ratio $RATIO --seed $SEED ($(($(stat -c %s "$tmp/img") >> 20)) MiB ext4, mounted ro)"
+echo "Image: tests/mkbootset.sh --scale $SCALE --ratio $RATIO --seed $SEED --tsv $BOOTSET.tsv ($(($(stat -c %s "$tmp/img") >> 20)) MiB ext4, mounted ro)"
 echo "Workload: $reads files, $mib MiB (real Debian 12 boot reads, in boot order); layout from $TRACES traces"
 sed 's/^/Disk: /' "$work/describe"
 echo "Code: tree at $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown)"

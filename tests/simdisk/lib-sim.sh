@@ -77,16 +77,17 @@ sim_tmpfs_dir() {
 	echo "$d"
 }
 
-# sim_build_bootset SCALE RATIO SEED: tests/mkbootset.sh's image of the Debian 12 boot set as DIR/img (its
+# sim_build_bootset SCALE RATIO SEED [BOOT]: tests/mkbootset.sh's image of the Debian 12 boot set BOOT (boot1, boot2,
+# boot3 of tests/data/debian12-boot; default boot1) as DIR/img (its
 # reads in DIR/img.workload), in a tmpfs directory of its own with room for it (the size mkbootset picks: the
 # data fills ~55 %); sets SIM_BOOTSET_DIR.
 sim_build_bootset() {
-	local need
-	need=$(awk -F'\t' -v n="$1" -v r="$2" '{ s += $4 } END { print int(s * n * (1 + r) / 0.55 / 1048576) + 320 }' \
-		"$TOP/tests/data/debian12-boot/boot1.tsv")
+	local need tsv=$TOP/tests/data/debian12-boot/${4:-boot1}.tsv
+	[ -f "$tsv" ] || pf_fail "no boot trace $tsv"
+	need=$(awk -F'\t' -v n="$1" -v r="$2" '{ s += $4 } END { print int(s * n * (1 + r) / 0.55 / 1048576) + 320 }' "$tsv")
 	SIM_BOOTSET_DIR=$(sim_tmpfs_dir "$need") || pf_fail "no tmpfs room for the image"
-	pf_note "building the image (scale $1, ratio $2, seed $3)"
-	"$TOP/tests/mkbootset.sh" --scale "$1" --ratio "$2" --seed "$3" "$SIM_BOOTSET_DIR/img" | sed 's/^/   /' ||
+	pf_note "building the image (scale $1, ratio $2, seed $3, ${4:-boot1})"
+	"$TOP/tests/mkbootset.sh" --scale "$1" --ratio "$2" --seed "$3" --tsv "$tsv" "$SIM_BOOTSET_DIR/img" | sed 's/^/   /' ||
 		pf_fail "mkbootset"
 }
 
