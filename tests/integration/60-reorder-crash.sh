@@ -46,7 +46,7 @@ if [ -n "${CRASH_LONG:-}" ]; then
 	CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
 fi
 case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-3} ;; esac
-CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:8 ext3:1024:50:reverse:16:6 ext4:4096:30:random:16:25"}
+CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:8 ext3:1024:50:reverse:16:12 ext4:4096:30:random:16:25"}
 CRASH_EVERY_MODES=${CRASH_EVERY_MODES:-rotate}
 CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:10:random:32:40 ext4:4096:50:forward:32:40 ext4:4096:95:reverse:32:40"}
 CRASH_FLASH=${CRASH_FLASH-"ext4:4096:50:random:32:40 ext3:1024:50:reverse:16:30"}
