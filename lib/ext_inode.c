@@ -81,6 +81,41 @@ int pf_ext_inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, pf_ext_block_f
 	return it.err;
 }
 
+int pf_ext_inode_tree_roots(ext2_filsys fs, ext2_ino_t ino, pf_ext_block_fn fn, void *ctx)
+{
+	struct ext2_inode inode;
+	if (ext2fs_read_inode(fs, ino, &inode))
+		return -EIO;
+	if (inode.i_flags & EXT4_INLINE_DATA_FL)
+		return 0;
+	if (ext2fs_is_fast_symlink(&inode))
+		return 0;
+	int rc = 0;
+	if (inode.i_flags & EXT4_EXTENTS_FL) {
+		const struct ext3_extent_header *h = (const void *)inode.i_block;
+		uint16_t n = ext2fs_le16_to_cpu(h->eh_entries);
+		/* the root holds at most (sizeof i_block - header) / entry entries: a larger count is corrupt */
+		if (ext2fs_le16_to_cpu(h->eh_magic) != EXT3_EXT_MAGIC || !ext2fs_le16_to_cpu(h->eh_depth))
+			return 0;
+		if (n > (sizeof(inode.i_block) - sizeof(*h)) / sizeof(struct ext3_extent_idx))
+			return -EIO;
+		const struct ext3_extent_idx *ix = (const void *)(h + 1);
+		for (uint16_t i = 0; i < n && !rc; i++) {
+			uint64_t b = ext2fs_le32_to_cpu(ix[i].ei_leaf) | (uint64_t)ext2fs_le16_to_cpu(ix[i].ei_leaf_hi) << 32;
+			if (b && b < ext2fs_blocks_count(fs->super))
+				rc = fn(ctx, b, 1);
+		}
+		return rc;
+	}
+	static const int level[] = { EXT2_IND_BLOCK, EXT2_DIND_BLOCK, EXT2_TIND_BLOCK };
+	for (size_t i = 0; i < sizeof(level) / sizeof(level[0]) && !rc; i++) {
+		uint64_t b = inode.i_block[level[i]];
+		if (b && b < ext2fs_blocks_count(fs->super))
+			rc = fn(ctx, b, 1);
+	}
+	return rc;
+}
+
 int pf_ext_layout_dir_blocks(ext2_filsys fs, const struct pf_file *f, pf_ext_block_fn fn, void *ctx)
 {
 	struct ext2_inode inode;

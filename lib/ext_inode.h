@@ -21,6 +21,13 @@ int pf_ext_inode_table_block(ext2_filsys fs, uint64_t ino, uint64_t *blk);
  * the callback's error, or -EIO when the inode or its tree cannot be read. */
 int pf_ext_inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, pf_ext_block_fn fn, void *ctx);
 
+/* The first level of ino's tree, as its inode names it (no read beyond the inode): the blocks its extent index
+ * entries point at (depth >= 1), or its indirect, double and triple indirect blocks.  A walk of the tree
+ * (pf_ext_inode_blocks) reads these first, one at a time; read ahead together, sorted, they cost one sweep.
+ * Nothing for an inode whose whole tree is in the inode, or inline data.  Returns 0, the callback's error, or
+ * -EIO when the inode cannot be read. */
+int pf_ext_inode_tree_roots(ext2_filsys fs, ext2_ino_t ino, pf_ext_block_fn fn, void *ctx);
+
 /* The blocks of the layout's directory f where they are now, when its inode is still the directory the layout
  * saw (same generation, still linked; a replaced one is not wanted: 0, nothing given).  Returns as above, but
  * an unreadable directory is skipped (0). */

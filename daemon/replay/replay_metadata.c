@@ -10,7 +10,8 @@
  *   2. extent-tree / indirect blocks of its regular files, and the blocks of its directories, found from their
  *      inodes (cached now), not from the places the layout recorded: a reorder moves directories, and a
  *      stale place would cost a read of the old blocks and then, level by level below, a seek to each new
- *      one;
+ *      one.  First the trees' first level, as the inodes name it (one sweep, so that walking the trees
+ *      finds it cached), then the rest;
  *   3. the directory tree, level by level from the mount's root: the inode blocks of the level's
  *      directories, then their blocks, then libext2fs looks the next level's names up in them (cached, but
  *      for directories on the paths that the layout does not name).
@@ -442,6 +443,20 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fsi, int head, unsigned *bloc
 			rc = push(&v, blk, 1);
 	if (!rc)
 		rc = sweep(&m, &v, "inodes");
+	/* 2a: the first level of the trees below the inodes (cached now), as the inodes name them: the walk below
+	 * reads each tree block synchronously, file by file in layout order (a seek each); read ahead sorted
+	 * first, they cost one sweep and the walk finds them cached (deeper levels, rare, stay one at a time) */
+	for (uint32_t i = 0; i < l->nfiles && !rc && !head; i++) {
+		const struct pf_file *f = &l->files[i];
+		if (f->fs != fsi || f->ino < 1 || f->ino > m.fs->super->s_inodes_count)
+			continue;
+		if (pf_rctx_should_stop(c))
+			rc = -EINTR;
+		else if ((rc = pf_ext_inode_tree_roots(m.fs, (ext2_ino_t)f->ino, push_cb, &v)) == -EIO)
+			rc = 0;
+	}
+	if (!rc && !head)
+		rc = sweep(&m, &v, "tree-roots");
 	/* 2: the layout's directories, whole, where their inodes say (cached now: the reads below wait for the
 	 * sweep), so that the level-by-level walk below finds them cached instead of sweeping the disk once per
 	 * level; and the extent trees of its regular files (not in the head: opening a file needs no tree) */
