@@ -242,13 +242,13 @@ def record(args):
             old_fields, old_rows = rd.fieldnames, list(rd)
         if old_fields != FIELDS:  # columns added since: rewrite the file under the new header
             with open(CSV_PATH + ".tmp", "w", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+                w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n")
                 w.writeheader()
                 for r in old_rows:
                     w.writerow({k: (r.get(k) or "") for k in FIELDS})
             os.replace(CSV_PATH + ".tmp", CSV_PATH)
     with open(CSV_PATH, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
         if new:
             w.writeheader()
         w.writerow(row)
@@ -274,7 +274,7 @@ def rerecord(args):
     golden = {(r["setup"]): r["golden"] for r in rows if r["run"] == args.run}
     keep = [r for r in rows if r["run"] != args.run]
     with open(CSV_PATH + ".tmp", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+        w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         for r in keep:
             w.writerow({k: (r.get(k) or "") for k in FIELDS})
