@@ -259,37 +259,30 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 				rc = pf_bvec_push(v, blk, 1);
 	}
 	/* 2: the layouts' directories, whole, found from their inodes (relocated), and the tree blocks of the
-	 * regular files.  First the trees' first level as the inodes name it, in one sorted sweep; finding the
-	 * rest reads the tree blocks one at a time in layout order (libext2fs walks each tree: an ordered pass,
-	 * which finds the first level cached); the sorted sweep then finds those cached. */
-	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
-		rc = -ENOMEM;
-	for (size_t k = 0; k < nims && !rc; k++) {
-		const struct pf_image *img = ims[k].img;
-		for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
-			const struct pf_file *f = &img->files[i];
-			if (f->fs != ims[k].fsi || f->ino < 1 || f->ino > fs->super->s_inodes_count)
-				continue;
-			if ((rc = pf_ext_inode_tree_roots(fs, (ext2_ino_t)f->ino, push_cb, v)) == -EIO)
-				rc = 0;
-		}
-	}
-	for (int sorted = 0; sorted < 2 && !rc; sorted++) {
+	 * regular files, in three passes: the trees' first level as the inodes name it, in one sorted sweep;
+	 * finding the rest reads the tree blocks one at a time in layout order (libext2fs walks each tree: an
+	 * ordered pass, which finds the first level cached); the sorted sweep then finds those cached. */
+	enum { ROOTS, WALK, SWEEP };
+	for (int step = ROOTS; step <= SWEEP && !rc; step++) {
 		if (!(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0))) {
 			rc = -ENOMEM;
 			break;
 		}
-		ps->p[ps->n - 1].ordered = !sorted;
+		ps->p[ps->n - 1].ordered = step == WALK;
 		for (size_t k = 0; k < nims && !rc; k++) {
 			const struct pf_image *img = ims[k].img;
 			for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
 				const struct pf_file *f = &img->files[i];
 				if (f->fs != ims[k].fsi || f->ino < 1 || f->ino > fs->super->s_inodes_count)
 					continue;
-				if (sorted && (f->flags & PF_FILE_DIR))
+				if (step == ROOTS) {
+					if ((rc = pf_ext_inode_tree_roots(fs, (ext2_ino_t)f->ino, push_cb, v)) == -EIO)
+						rc = 0; /* an unreadable inode: the replay reads nothing for it either */
+				} else if (step == SWEEP && (f->flags & PF_FILE_DIR)) {
 					rc = pf_ext_layout_dir_blocks(fs, f, push_cb, v);
-				else
+				} else {
 					rc = inode_blocks(fs, (ext2_ino_t)f->ino, 0, v);
+				}
 			}
 		}
 	}
