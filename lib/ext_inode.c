@@ -94,9 +94,9 @@ int pf_ext_inode_tree_roots(ext2_filsys fs, ext2_ino_t ino, pf_ext_block_fn fn, 
 	if (inode.i_flags & EXT4_EXTENTS_FL) {
 		const struct ext3_extent_header *h = (const void *)inode.i_block;
 		uint16_t n = ext2fs_le16_to_cpu(h->eh_entries);
-		/* the root holds at most (sizeof i_block - header) / entry entries: a larger count is corrupt */
 		if (ext2fs_le16_to_cpu(h->eh_magic) != EXT3_EXT_MAGIC || !ext2fs_le16_to_cpu(h->eh_depth))
-			return 0;
+			return 0; /* no tree below the inode (or not a header: libext2fs's walk would refuse it too) */
+		/* the root holds at most (sizeof i_block - header) / entry entries: a larger count is corrupt */
 		if (n > (sizeof(inode.i_block) - sizeof(*h)) / sizeof(struct ext3_extent_idx))
 			return -EIO;
 		const struct ext3_extent_idx *ix = (const void *)(h + 1);
