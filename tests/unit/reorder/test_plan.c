@@ -705,6 +705,25 @@ static void test_near_remove(void **state)
  * check: these sets do not reproduce the scale-4 image where the next run moved a near-enough chunk again,
  * results/REORDER-BENCH.md; that one is checked end to end by results/bench-reorder-gain.sh SCALE=4.) */
 #define NX_SPAN 400000
+
+/* The free runs of a block map (used[b] != 0: in use) into fr; returns how many. */
+static size_t free_runs_of(const unsigned char *used, uint64_t span, struct pf_run *fr)
+{
+	size_t n = 0;
+	for (uint64_t b = 0; b < span;) {
+		if (used[b]) {
+			b++;
+			continue;
+		}
+		uint64_t e = b;
+		while (e < span && !used[e])
+			e++;
+		fr[n++] = (struct pf_run){ b, e - b };
+		b = e;
+	}
+	return n;
+}
+
 static void test_next_run_moves_nothing(void **state)
 {
 	(void)state;
@@ -742,15 +761,7 @@ static void test_next_run_moves_nothing(void **state)
 			memset(used + segs[f].pblk, 1, segs[f].len);
 		struct pf_plan_params prm = { .chunk_blocks = 2000, .block_size = 4096, .span = NX_SPAN };
 		struct pf_plan p, q;
-		size_t nfree = 0;
-		for (uint64_t b = 0; b < NX_SPAN;) {
-			if (used[b]) { b++; continue; }
-			uint64_t e = b;
-			while (e < NX_SPAN && !used[e])
-				e++;
-			fr[nfree++] = (struct pf_run){ b, e - b };
-			b = e;
-		}
+		size_t nfree = free_runs_of(used, NX_SPAN, fr);
 		assert_int_equal(pf_plan_make(segs, NF, fr, nfree, &prm, &p), 0);
 		check_consistent(&p);
 		for (size_t m = 0; m < p.nmoves; m++) {
@@ -767,15 +778,7 @@ static void test_next_run_moves_nothing(void **state)
 			else
 				after[w++] = after[i];
 		}
-		nfree = 0;
-		for (uint64_t b = 0; b < NX_SPAN;) {
-			if (used[b]) { b++; continue; }
-			uint64_t e = b;
-			while (e < NX_SPAN && !used[e])
-				e++;
-			fr[nfree++] = (struct pf_run){ b, e - b };
-			b = e;
-		}
+		nfree = free_runs_of(used, NX_SPAN, fr);
 		assert_int_equal(pf_plan_make(after, w, fr, nfree, &prm, &q), 0);
 		if (q.blocks_to_move || getenv("PLAN_DEBUG"))
 			print_message("seed %u: first run moved %llu of %llu (%llu near), the next %llu\n", seed,
