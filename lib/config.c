@@ -51,6 +51,7 @@ static const struct key keys[] = {
 	NUM("REORDER_MIN_GAIN_PERCENT", V_INT, reorder_min_gain_percent, -100, 100, 10),
 	NUM("REORDER_ERASE_BLOCK_KB", V_INT, reorder_erase_block_kb, 0, 65536, 0),
 	NUM("REORDER_WRITE_BUDGET_MB", V_INT, reorder_write_budget_mb, 0, 1 << 20, 0),
+	NUM("REORDER_MAKE_ROOM", V_BOOL, reorder_make_room, 0, 1, 1),
 	/* historical (2007) keys of features that do not exist any more: accepted without a warning */
 	STR("ENABLE_APP_PREFETCHING", V_IGNORED, enable_prefetch, NULL),
 };

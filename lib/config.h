@@ -69,6 +69,8 @@ struct pf_config {
 	int reorder_erase_block_kb;  /* REORDER_ERASE_BLOCK_KB (0 = auto: sysfs, the filesystem's RAID stride): on slow
 				      * flash a reorder writes whole erase blocks of this size */
 	int reorder_write_budget_mb; /* REORDER_WRITE_BUDGET_MB (0 = none): a reorder stops after copying this much */
+	int reorder_make_room;       /* REORDER_MAKE_ROOM (1): on a spinning disk whose free space is too scattered
+				      * for the layout, a reorder may first move other files out of one stretch */
 	int self_check_interval;     /* SELF_CHECK_INTERVAL (8): one boot in this many is a control (or probe) boot of
 				      * the self-check (daemon/boot/selfcheck.h); 0 = never */
 };

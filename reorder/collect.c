@@ -50,8 +50,7 @@ long pf_collect_find(const struct pf_collect *c, ext2_ino_t ino)
 	return lo < c->nfiles && c->files[lo].ino == ino ? (long)lo : -1;
 }
 
-/* mtime of the inode in ns, and whether the nanoseconds are known. */
-static int64_t inode_mtime_ns(ext2_filsys fs, const struct ext2_inode_large *in, int *has_ns)
+int64_t pf_inode_mtime_ns(ext2_filsys fs, const struct ext2_inode_large *in, int *has_ns)
 {
 	int64_t sec = (int32_t)in->i_mtime;
 	*has_ns = 0;
@@ -87,7 +86,7 @@ static int check_identity(ext2_filsys fs, struct pf_cfile *f, struct ext2_inode_
 	if (EXT2_I_SIZE(in) != r->size)
 		return PF_SKIP_CHANGED;
 	int has_ns;
-	int64_t m = inode_mtime_ns(fs, in, &has_ns);
+	int64_t m = pf_inode_mtime_ns(fs, in, &has_ns);
 	int64_t want = r->mtime_ns;
 	if (!has_ns)
 		want = (want >= 0 ? want : want - 999999999) / 1000000000 * 1000000000;

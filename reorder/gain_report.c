@@ -72,7 +72,35 @@ void pf_print_plan_line(FILE *f, const struct pf_reorder_result *r)
 		fprintf(f, " erase_blocks=%llu erase_block_kb=%llu\n", (unsigned long long)r->plan_erase_blocks,
 			(unsigned long long)(r->erase_block_bytes >> 10));
 	else
-		fprintf(f, " erase_blocks=- erase_block_kb=-\n");
+		fprintf(f, " erase_blocks=- erase_block_kb=-");
+	fprintf(f, " room_blocks=%llu\n", (unsigned long long)(r->room == 2 ? r->room_blocks : 0));
+}
+
+int pf_room_line(const struct pf_reorder_result *r, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (r->room == 2) {
+		char done[128] = "";
+		if (r->room_moved || r->room_incomplete)
+			snprintf(done, sizeof(done), "; moved %llu%s", (unsigned long long)r->room_moved,
+				 r->room_incomplete ? ", stopped by the time budget before the layout: the next run continues"
+						    : "");
+		snprintf(buf, len, "making room: %llu blocks of %llu other files out of blocks %llu-%llu (%llu fixed "
+			 "blocks stay), then the layout into them (predicted replay %.2f s, %.2f s without)%s",
+			 (unsigned long long)r->room_blocks, (unsigned long long)r->room_files,
+			 (unsigned long long)r->room_start, (unsigned long long)(r->room_start + r->room_len - 1),
+			 (unsigned long long)r->room_stuck, r->replay_after.seconds, r->room_without_s, done);
+	} else if (r->room == 1) {
+		snprintf(buf, len, "not making room: %s", r->room_why);
+	}
+	return buf[0] != 0;
+}
+
+void pf_print_room(FILE *f, const struct pf_reorder_result *r)
+{
+	char line[320];
+	if (pf_room_line(r, line, sizeof(line)))
+		fprintf(f, "%s\n", line);
 }
 
 void pf_print_chunk_trials(FILE *f, const struct pf_reorder_result *r, long configured)

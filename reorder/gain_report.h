@@ -20,11 +20,20 @@ const char *pf_gain_decision(const struct pf_reorder_result *r, int gate, double
 void pf_print_replay_prediction(FILE *f, const struct pf_reorder_result *r);
 
 /* --dry-run's last line, for scripts (the shutdown hook): "plan: decision=D blocks=N replay_now=S replay_after=S
- * gain=P write_mb=M erase_blocks=E erase_block_kb=K", D one of move, not-worth, nothing; seconds and percent
- * with 3 and 1 decimals, "-" when the replay was not predicted; M the plan's copies in MB (1 decimal), E and K
- * on slow flash the erase blocks they touch and their size ("-" elsewhere).  Later versions may append
+ * gain=P write_mb=M erase_blocks=E erase_block_kb=K room_blocks=R", D one of move, not-worth, nothing; seconds
+ * and percent with 3 and 1 decimals, "-" when the replay was not predicted; M the plan's copies in MB (1
+ * decimal, the layout's), E and K on slow flash the erase blocks they touch and their size ("-" elsewhere); R
+ * the other files' blocks the plan moves out of the way first (0: none).  Later versions may append
  * key=value fields. */
 void pf_print_plan_line(FILE *f, const struct pf_reorder_result *r);
+
+/* Making room (reorder.h's room fields) in one line, e.g. "making room: 6100 blocks of 212 other files out of
+ * blocks 65536-77400, then the layout into them (predicted replay 0.61 s, 0.98 s without)" or "not making room:
+ * would not pay: ..."; returns 0 (buf empty) when it was not considered. */
+int pf_room_line(const struct pf_reorder_result *r, char *buf, size_t len);
+
+/* --check / --dry-run: pf_room_line's line, when there is one. */
+void pf_print_room(FILE *f, const struct pf_reorder_result *r);
 
 /* --check's table of chunk sizes (reorder.h's trials): units, chunks split and not fitting, blocks to move and
  * the predicted replay for each, the configured size marked, and the recommendation. */

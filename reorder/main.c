@@ -61,6 +61,9 @@ static void usage(FILE *f)
 		"      --force-flash       reorder on fast flash (an SSD) too, where it saves no seeks and only wears\n"
 		"                          the device\n"
 		"      --no-discard        on flash, do not discard the blocks the run freed\n"
+		"      --make-room, --no-make-room\n"
+		"                          on a spinning disk whose free space is too scattered, move other files out\n"
+		"                          of one stretch first when that pays (REORDER_MAKE_ROOM, 1)\n"
 		"      --min-gain PERCENT  move only when the next replay is predicted faster by more than this\n"
 		"                          (default 10; negative: even a slower one; off: no prediction decides)\n"
 		"  -v, --verbose           name every skipped file\n"
@@ -167,6 +170,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },           { "min-gain", required_argument, NULL, 'G' },
 		{ "force-flash", no_argument, NULL, 'f' },       { "outcome", required_argument, NULL, 'O' },
 		{ "write-budget", required_argument, NULL, 'w' }, { "no-discard", no_argument, NULL, 'D' },
+		{ "make-room", no_argument, NULL, 'R' },        { "no-make-room", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
@@ -174,7 +178,7 @@ int main(int argc, char **argv)
 	double min_gain = PF_REORDER_MIN_GAIN_PERCENT;
 	long chunk = -1, budget = -1; /* budget in ms */
 	long wbudget = -1;            /* MB */
-	int discard = 1;
+	int discard = 1, make_room = -1;
 	const char *config = NULL, *outcome = NULL;
 	int c;
 	pf_log_init("prefetch-reorder", PF_LOG_NOTICE); /* -v/-q set the level below */
@@ -207,6 +211,8 @@ int main(int argc, char **argv)
 						      1L << 20);
 			break;
 		case 'D': discard = 0; break;
+		case 'R': make_room = 1; break;
+		case 'N': make_room = 0; break;
 		case 'n': dry = 1; break;
 		case 'C': check = 1; break;
 		case 'F': config = optarg; break;
@@ -277,6 +283,7 @@ int main(int argc, char **argv)
 		.erase_block_bytes = (uint64_t)cfg.reorder_erase_block_kb << 10,
 		.write_budget_bytes = (uint64_t)(wbudget >= 0 ? wbudget : cfg.reorder_write_budget_mb) * 1000000,
 		.discard = discard,
+		.make_room = make_room >= 0 ? make_room : cfg.reorder_make_room,
 	};
 	if (medium != PF_MEDIUM_UNKNOWN)
 		pf_info("%s: %s (%s)", device, pf_medium_name(medium), medium_why);
@@ -299,6 +306,7 @@ int main(int argc, char **argv)
 		printf("%s: %llu blocks of the layout in %u files%s\n", device, (unsigned long long)r.layout_blocks,
 		       r.files, skipped);
 		print_figures(&r, check);
+		pf_print_room(stdout, &r);
 		pf_print_replay_prediction(stdout, &r);
 		if (check)
 			pf_print_chunk_trials(stdout, &r, chunk > 0 ? chunk : cfg.chunk_size_blocks);
@@ -308,8 +316,10 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	char decision[256];
+	char decision[256], room[320];
 	pf_notice("%s", pf_gain_decision(&r, gate, min_gain, decision, sizeof(decision)));
+	if (pf_room_line(&r, room, sizeof(room)))
+		pf_notice("%s", room);
 	if (r.not_worth)
 		return record(&rec, 0, "not moved: %s", decision); /* a decision, not an error */
 	char stopped[200] = "";

@@ -579,7 +579,7 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 	int any_alone = 0;
 	for (size_t ci = 0; ci < out->nchunks; ci++) {
 		const struct pf_chunk *c = &out->chunks[ci];
-		kinds[ci] = compact		     ? K_MOVE
+		kinds[ci] = compact || prm->move_all ? K_MOVE
 			    : in_place(out, c, min_piece) ? K_KEEP
 			    : force && force[ci]	 ? K_MOVE
 			    : m.disk.unit		 ? (unsigned char)classify(out, c, &m, alone)

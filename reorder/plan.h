@@ -82,6 +82,9 @@ struct pf_plan_params {
 	 * the layout's last, shorter chunk).  usable_blocks counts only that aligned space. */
 	uint64_t erase_blocks;
 	uint64_t erase_phase;
+	/* making room (evacuate.h): every chunk moves, none counts as in place (the segments are other files'
+	 * blocks inside the window, which must be emptied whatever their shape) */
+	int move_all;
 };
 
 struct pf_plan {

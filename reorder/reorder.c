@@ -7,6 +7,7 @@
 #include "collect.h"
 #include "discard.h"
 #include "erase_block.h"
+#include "evacuate.h"
 #include "format.h"
 #include "error.h"
 #include "freespace.h"
@@ -15,7 +16,9 @@
 #include "relocate.h"
 #include "reorder_open.h"
 #include "replay_predict.h"
+#include "disk_model.h"
 #include "warm.h"
+#include "window.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -285,6 +288,238 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	return rc;
 }
 
+/* The plan's figures in the result (before/after the plan, chunks, blocks). */
+static int record_plan(const struct pf_collect *col, const struct pf_plan *plan, uint32_t bsize, uint64_t nblocks,
+		       struct pf_reorder_result *res)
+{
+	struct pf_seg *after = NULL;
+	size_t nafter = 0;
+	int rc = pf_plan_result(plan, &after, &nafter);
+	if (rc)
+		return rc;
+	pf_figures(col->segs, col->nsegs, bsize, nblocks, &res->before);
+	pf_figures(after, nafter, bsize, nblocks, &res->after);
+	free(after);
+	res->layout_blocks = plan->blocks_total;
+	res->planned_blocks = plan->blocks_to_move;
+	res->failed_blocks = plan->blocks_failed;
+	res->already_in_place_blocks = plan->blocks_in_place;
+	res->near_blocks = plan->blocks_near;
+	res->compacted = plan->compacted;
+	res->chunks = plan->nchunks;
+	res->chunks_split = plan->chunks_split;
+	res->chunks_in_place = plan->chunks_in_place;
+	res->chunks_failed = plan->chunks_failed;
+	res->units = plan->nunits;
+	res->complete = 1;
+	return 0;
+}
+
+/* Making room (evacuate.h): chosen = the plan replaced by the layout's plan into the window. */
+struct pf_room {
+	int chosen;
+	struct pf_evac ev;         /* what lies in the window */
+	struct pf_plan out;        /* the moves out of it */
+	struct pf_plan_params prm; /* for the layout's plan into the window */
+};
+
+static void room_free(struct pf_room *r)
+{
+	pf_evac_free(&r->ev);
+	pf_plan_free(&r->out);
+}
+
+/* The layout planned into the window's free space wfree: the run's reserve still holds (what the plan takes
+ * comes out of all the free space, free_total). */
+static int plan_in_window(ext2_filsys fs, const struct pf_collect *col, const struct pf_run *wfree, size_t nw,
+			  uint64_t free_total, struct pf_plan_params *prm, struct pf_plan *out)
+{
+	uint64_t w = 0;
+	for (size_t i = 0; i < nw; i++)
+		w += wfree[i].len;
+	uint64_t usable = free_total > prm->reserve_blocks ? free_total - prm->reserve_blocks : 0;
+	prm->reserve_blocks = w > usable ? w - usable : 0;
+	return plan_with_spares(fs, col, wfree, nw, prm, out);
+}
+
+/* Whether making room pays, decided in steps, each cheaper than the next and each able to say no (room_why):
+ * the window (the set and a sixteenth more where the most blocks are free); the best the set could read
+ * from there (no I/O); the full inode scan for what is in it; the plan of its moves out, into the rest of
+ * the free space (the layout's own blocks there go too: a window read in one sweep must hold the set alone,
+ * in order); the layout's plan into the emptied window made on the set as those moves leave it, and the
+ * replay after both plans predicted against the plain plan's.  When it pays by the margin, the plan and
+ * the prediction are replaced and room->chosen is set. */
+static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_layouts *lay,
+			 const struct pf_collect *col, const struct pf_run *free_runs, size_t nfree,
+			 const struct pf_plan_params *prm, struct pf_plan *plan, struct pf_replay_prediction *pred,
+			 struct pf_room *room, struct pf_reorder_result *res)
+{
+	double margin = o->gain_gate && o->min_gain_percent > PF_REORDER_MIN_GAIN_PERCENT ? o->min_gain_percent
+											: PF_REORDER_MIN_GAIN_PERCENT;
+	double bar = pred->after.seconds * (1 - margin / 100);
+	uint64_t nblocks = ext2fs_blocks_count(fs->super), total = plan->blocks_total;
+	res->room = 1;
+	res->room_without_s = pred->after.seconds;
+	if (plan->chunks_split == 0 && plan->chunks_failed == 0 && !plan->chunks_in_place) {
+		snprintf(res->room_why, sizeof(res->room_why), "not needed: the plan places the set in whole chunks");
+		return 0;
+	}
+
+	/* 1. the window */
+	struct pf_window win;
+	if (pf_window_pick(free_runs, nfree, NULL, 0, total + total / 16 + 1, prm->start, nblocks, &win)) {
+		snprintf(res->room_why, sizeof(res->room_why), "the filesystem is smaller than the set");
+		return 0;
+	}
+	res->room_start = win.start;
+	res->room_len = win.len;
+	uint64_t free_all = 0, in_way = win.len - win.good;
+	for (size_t i = 0; i < nfree; i++)
+		free_all += free_runs[i].len;
+	if (free_all - win.good < prm->reserve_blocks + in_way) {
+		snprintf(res->room_why, sizeof(res->room_why),
+			 "no room: %llu blocks in the window, %llu free outside it above the reserve",
+			 (unsigned long long)in_way,
+			 (unsigned long long)(free_all - win.good > prm->reserve_blocks ? free_all - win.good - prm->reserve_blocks
+										  : 0));
+		return 0;
+	}
+
+	/* 2. at best: the metadata as the plain plan leaves it, the set in one sweep */
+	struct pf_disk_model model = pf_replay_model(fs, o->medium);
+	double best = pred->after.meta_s + (double)total * fs->blocksize / model.rate + PF_DISK_SETTLE_S +
+		      PF_DISK_HALF_TURN_S;
+	if (!(best < bar)) {
+		snprintf(res->room_why, sizeof(res->room_why), "would not pay: at best %.2f s predicted, %.2f s without it",
+			 best, pred->after.seconds);
+		return 0;
+	}
+
+	/* 3. what is in the way (reads every inode) */
+	struct pf_run *outside = NULL, *wfree = NULL;
+	struct pf_seg *moved = NULL;
+	struct pf_cost_move *both = NULL;
+	size_t nout = 0, nw = 0, nmoved = 0, nboth = 0;
+	struct pf_plan in = { 0 };
+	struct pf_replay_prediction p2;
+	int rc = pf_evac_collect(fs, free_runs, nfree, (struct pf_run){ win.start, win.len }, &room->ev);
+	if (rc)
+		goto out;
+	res->room_stuck = room->ev.stuck_blocks;
+	res->room_files = room->ev.col.files_used;
+
+	/* 4. its moves: out of the window, into the rest of the free space */
+	if ((rc = pf_runs_clip(free_runs, nfree, win.start, win.len, 0, &outside, &nout)))
+		goto out;
+	struct pf_plan_params ep = {
+		.chunk_blocks = prm->chunk_blocks, .reserve_blocks = prm->reserve_blocks, .start = prm->start,
+		.span = nblocks, .move_all = 1,
+	};
+	if ((rc = plan_with_spares(fs, &room->ev.col, outside, nout, &ep, &room->out)))
+		goto out;
+	res->room_blocks = room->out.blocks_to_move;
+	if (room->out.chunks_failed) {
+		snprintf(res->room_why, sizeof(res->room_why),
+			 "no room: %llu of the %llu blocks in the window do not fit outside it above the reserve",
+			 (unsigned long long)room->out.blocks_failed, (unsigned long long)room->out.blocks_total);
+		goto out;
+	}
+
+	/* 5. the layout into the emptied window, planned on the set as step 4 leaves it; both plans predicted */
+	if ((rc = pf_evac_window_free(&room->ev, free_runs, nfree, &wfree, &nw)) ||
+	    (rc = pf_evac_moved_segs(&room->out, col->segs, col->nsegs, &moved, &nmoved)))
+		goto out;
+	struct pf_collect sim = *col; /* the same files, their segments where step 4 leaves them */
+	sim.segs = moved;
+	sim.nsegs = nmoved;
+	room->prm = *prm;
+	room->prm.start = win.start;
+	struct pf_plan_params wp = room->prm;
+	if ((rc = plan_in_window(fs, &sim, wfree, nw, free_all, &wp, &in)) ||
+	    (rc = pf_evac_compose(&room->out, &in, &both, &nboth)) ||
+	    (rc = pf_replay_predict_moves(fs, lay, col, both, nboth, o->medium, &p2)))
+		goto out;
+	if (in.chunks_failed || !(p2.after.seconds < bar)) {
+		snprintf(res->room_why, sizeof(res->room_why),
+			 in.chunks_failed ? "the window is too small once its fixed blocks are counted (%.2f s predicted, "
+					    "%.2f s without it)"
+					  : "would not pay: %.2f s predicted, %.2f s without it",
+			 p2.after.seconds, pred->after.seconds);
+		goto out;
+	}
+	pf_plan_free(plan);
+	*plan = in;
+	in = (struct pf_plan){ 0 };
+	*pred = p2;
+	room->chosen = 1;
+	res->room = 2;
+	res->room_why[0] = 0;
+out:
+	free(outside);
+	free(wfree);
+	free(moved);
+	free(both);
+	pf_plan_free(&in);
+	if (!room->chosen)
+		room_free(room);
+	return rc;
+}
+
+/* The run when making room was chosen: the moves out of the window (a relocation of its own, clean at its
+ * end); then the layout collected again (its blocks in the window have moved) and planned on the free space
+ * as it now is, into the window (*col and *plan replaced; a move that left blocks in the window just makes
+ * less room).  *go = 0 when the first part did not finish (the time budget): the layout waits for the next
+ * run, which finds the window partly emptied. */
+static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_room *room,
+		     const struct pf_layouts *lay, struct pf_collect *col, struct pf_plan *plan, double t0,
+		     const struct pf_erase_block *eb, struct pf_reorder_result *res, int *go, char *err, size_t errlen)
+{
+	*go = 0;
+	int rc = do_relocate(fs, o, &room->out, &room->ev.col, t0, 0, eb, res, err, errlen);
+	res->room_moved = res->moved_blocks;
+	res->moved_blocks = 0;
+	if (rc || !res->complete) {
+		res->room_incomplete = 1;
+		return rc;
+	}
+	double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
+	if (budget > 0 && pf_monotonic_s() - t0 >= budget) {
+		res->complete = 0;
+		res->room_incomplete = 1;
+		return 0;
+	}
+	struct pf_collect again = { 0 };
+	struct pf_run *fr = NULL, *wfree = NULL;
+	size_t nfr = 0, nw = 0;
+	uint64_t free_all = 0;
+	struct pf_plan in = { 0 };
+	struct pf_plan_params wp = room->prm;
+	rc = pf_collect(fs, lay, &again);
+	if (!rc)
+		rc = pf_freespace(fs, &fr, &nfr);
+	for (size_t i = 0; !rc && i < nfr; i++)
+		free_all += fr[i].len;
+	if (!rc)
+		rc = pf_runs_clip(fr, nfr, room->ev.window.start, room->ev.window.len, 1, &wfree, &nw);
+	if (!rc)
+		rc = plan_in_window(fs, &again, wfree, nw, free_all, &wp, &in);
+	free(fr);
+	free(wfree);
+	if (rc) {
+		pf_collect_free(&again);
+		snprintf(err, errlen, "planning the layout into the room made failed: %s", pf_strerror(rc));
+		return rc;
+	}
+	pf_collect_free(col);
+	*col = again;
+	pf_plan_free(plan);
+	*plan = in;
+	res->planned_blocks = plan->blocks_to_move;
+	res->units = plan->nunits;
+	*go = 1;
+	return 0;
+}
+
 int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_reorder_result *res, char *err,
 	       size_t errlen)
 {
@@ -307,8 +542,8 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	struct pf_collect col = { 0 };
 	struct pf_plan plan = { 0 };
 	struct pf_run *free_runs = NULL;
-	struct pf_seg *after = NULL;
-	size_t nfree = 0, nafter = 0;
+	struct pf_room room = { 0 };
+	size_t nfree = 0;
 
 	int rc = pf_reorder_open(device, &oo, &fs, err, errlen);
 	if (rc)
@@ -354,26 +589,15 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		eb = (struct pf_erase_block){ .blocks = 1 }; /* counted per block: no erase blocks to speak of */
 	}
 	rc = plan_with_spares(fs, &col, free_runs, nfree, &prm, &plan);
-	if (!rc)
-		rc = pf_plan_result(&plan, &after, &nafter);
 	if (rc) {
 		snprintf(err, errlen, "planning failed: %s", pf_strerror(rc));
 		goto out;
 	}
-	pf_figures(col.segs, col.nsegs, fs->blocksize, nblocks, &res->before);
-	pf_figures(after, nafter, fs->blocksize, nblocks, &res->after);
-	res->layout_blocks = plan.blocks_total;
-	res->planned_blocks = plan.blocks_to_move;
-	res->failed_blocks = plan.blocks_failed;
-	res->already_in_place_blocks = plan.blocks_in_place;
-	res->near_blocks = plan.blocks_near;
-	res->compacted = plan.compacted;
-	res->chunks = plan.nchunks;
-	res->chunks_split = plan.chunks_split;
-	res->chunks_in_place = plan.chunks_in_place;
-	res->chunks_failed = plan.chunks_failed;
-	res->units = plan.nunits;
-	res->complete = 1;
+	rc = record_plan(&col, &plan, fs->blocksize, nblocks, res);
+	if (rc) {
+		snprintf(err, errlen, "planning failed: %s", pf_strerror(rc));
+		goto out;
+	}
 	res->free_blocks = plan.free_blocks;
 	res->reserve_blocks = prm.reserve_blocks;
 	if (plan.chunks_failed) {
@@ -407,8 +631,15 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	rc = pf_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
 	if (!rc)
 		rc = pf_replay_predict(fs, &lay, &col, &plan, o->medium, &pred);
+	if (!rc && plan.nunits > 0 && o->make_room && o->medium != PF_MEDIUM_SLOW_FLASH && o->medium != PF_MEDIUM_FAST_FLASH &&
+	    !o->write_budget_bytes)
+		rc = consider_room(fs, o, &lay, &col, free_runs, nfree, &prm, &plan, &pred, &room, res);
 	if (rc) {
 		snprintf(err, errlen, "predicting the replay failed: %s", pf_strerror(rc));
+		goto out;
+	}
+	if (room.chosen && (rc = record_plan(&col, &plan, fs->blocksize, nblocks, res))) {
+		snprintf(err, errlen, "planning failed: %s", pf_strerror(rc));
 		goto out;
 	}
 	res->replay_now = pred.now;
@@ -444,13 +675,16 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		res->stopped_by_write_budget = 1;
 	} else if (write && plan.nunits > 0 && !res->not_worth) {
 		rc = pf_reorder_reopen_rw(device, &oo, &fs, err, errlen);
+		int go = 1;
+		if (!rc && room.chosen) /* the other files out of the window first, then the layout re-planned */
+			rc = make_room(fs, o, &room, &lay, &col, &plan, t0, &eb, res, &go, err, errlen);
 		struct pf_plan run = plan; /* the units the write budget holds */
-		run.nunits = max_units;
-		if (!rc)
-			rc = do_relocate(fs, o, &run, &col, t0, max_units < plan.nunits, &eb, res, err, errlen);
+		run.nunits = room.chosen ? plan.nunits : max_units;
+		if (!rc && go)
+			rc = do_relocate(fs, o, &run, &col, t0, run.nunits < plan.nunits, &eb, res, err, errlen);
 	}
 out:
-	free(after);
+	room_free(&room);
 	free(free_runs);
 	pf_plan_free(&plan);
 	pf_collect_free(&col);

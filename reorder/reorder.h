@@ -86,6 +86,11 @@ struct pf_reorder_opts {
 	                              * order; 0 = no limit) and stops cleanly before the unit that would pass it */
 	int discard;                 /* on flash (slow or fast): after the run, discard the blocks it freed, through
 	                              * the io channel, where the device supports it (discard.h) */
+	int make_room;               /* REORDER_MAKE_ROOM (rotational only, no write budget): when the free space is
+	                              * too scattered for the set, consider moving other files out of a window first
+	                              * (evacuate.h); done only when the model predicts a replay faster by the
+	                              * margin (min_gain_percent, at least PF_REORDER_MIN_GAIN_PERCENT without a
+	                              * gate) than the plan without it */
 };
 
 /* The chunk sizes --check tries beside CHUNK_SIZE_BLOCKS, in blocks. */
@@ -143,6 +148,15 @@ struct pf_reorder_result {
 	uint64_t discarded_blocks, discard_requests;
 	int discard_state;           /* 0 not asked (or not flash), 1 done, -1 not supported by the device, -2 not
 	                              * done: mounted read-only (--final-shutdown) */
+	/* making room (opts->make_room; evacuate.h) */
+	int room;                    /* 0 not considered, 1 considered and not chosen (room_why), 2 chosen */
+	char room_why[160];          /* why not, or "" */
+	uint64_t room_start, room_len; /* the window */
+	uint64_t room_blocks, room_files; /* other files' blocks the plan moves out of it, and their files */
+	uint64_t room_stuck;         /* blocks in the window nothing moves (metadata, ...) */
+	double room_without_s;       /* the predicted replay after the plan without making room */
+	uint64_t room_moved;         /* other files' blocks moved out (the run) */
+	int room_incomplete;         /* the run stopped while making room (time budget): the layout not moved */
 };
 
 /* Returns 0 (res->complete says whether everything planned was done) or a negative pf error (lib/error.h) with

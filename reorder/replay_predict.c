@@ -362,14 +362,22 @@ struct pf_disk_model pf_replay_model(ext2_filsys fs, int medium)
 int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
 		      const struct pf_plan *plan, int medium, struct pf_replay_prediction *out)
 {
-	memset(out, 0, sizeof(*out));
-	struct passes ps = { .block_size = fs->blocksize };
 	struct pf_cost_move *moves = NULL;
 	size_t nmoves = 0;
+	int rc = plan ? plan_moves(plan, &moves, &nmoves) : 0;
+	if (!rc)
+		rc = pf_replay_predict_moves(fs, l, col, moves, nmoves, medium, out);
+	free(moves);
+	return rc;
+}
+
+int pf_replay_predict_moves(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
+			    const struct pf_cost_move *moves, size_t nmoves, int medium, struct pf_replay_prediction *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct passes ps = { .block_size = fs->blocksize };
 	struct pf_disk_model d = pf_replay_model(fs, medium);
 	int rc = build(fs, l, col, &ps, d.kind == PF_DISK_FLASH);
-	if (!rc && plan)
-		rc = plan_moves(plan, &moves, &nmoves);
 	for (size_t i = 0; i < ps.n; i++) {
 		ps.p[i].r = ps.v[i].r;
 		ps.p[i].n = ps.v[i].n;
@@ -385,6 +393,5 @@ int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct p
 		free(ps.v[i].r);
 	free(ps.v);
 	free(ps.p);
-	free(moves);
 	return rc;
 }

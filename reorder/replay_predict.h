@@ -42,6 +42,11 @@ struct pf_replay_prediction {
 int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
 		      const struct pf_plan *plan, int medium, struct pf_replay_prediction *out);
 
+/* The same for any moves (src -> dst, disjoint sources): e.g. two plans run one after the other, composed
+ * (evacuate.h).  Returns 0 or -ENOMEM. */
+int pf_replay_predict_moves(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
+			    const struct pf_cost_move *moves, size_t nmoves, int medium, struct pf_replay_prediction *out);
+
 /* The model a prediction uses for medium (enum pf_medium, format.h): the SD card for slow flash, the SSD for
  * fast flash, the 7200 rpm disk otherwise; in blocks over the filesystem's span. */
 struct pf_disk_model pf_replay_model(ext2_filsys fs, int medium);

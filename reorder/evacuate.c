@@ -1,0 +1,309 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Making room: scan every inode for blocks in the window, collect them like a layout. */
+#include "evacuate.h"
+
+#include "blockmap.h"
+#include "error.h"
+#include "replay_cost.h"
+#include "window.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wish {
+	size_t file;
+	uint64_t lblk, pblk, len;
+};
+
+static int by_pblk(const void *a, const void *b)
+{
+	const struct wish *x = a, *y = b;
+	return (x->pblk > y->pblk) - (x->pblk < y->pblk);
+}
+
+/* Whether inode ino can own movable blocks (pf_collect checks the rest: flags, identity). */
+static int candidate(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode_large *in)
+{
+	if (ino < EXT2_FIRST_INODE(fs->super) && ino != EXT2_ROOT_INO)
+		return 0; /* the journal, resize inode, quota...: stuck */
+	if (!in->i_links_count || in->i_dtime)
+		return 0;
+	if (!LINUX_S_ISREG(in->i_mode) && !LINUX_S_ISDIR(in->i_mode))
+		return 0;
+	return !(in->i_flags & EXT4_INLINE_DATA_FL);
+}
+
+/* Step 1: every inode; the runs of the candidates that lie in the window become wishes. */
+static int scan_inodes(ext2_filsys fs, struct pf_run win, struct pf_evac *e, struct wish **wishes, size_t *nwishes)
+{
+	ext2_inode_scan scan = NULL;
+	int bpg = (int)(fs->inode_blocks_per_group < 512 ? fs->inode_blocks_per_group : 512);
+	int rc = pf_err_from_ext2(ext2fs_open_inode_scan(fs, bpg > 0 ? bpg : 0, &scan));
+	if (rc)
+		return rc;
+	size_t capf = 0, capw = 0;
+	uint64_t end = win.start + win.len;
+	struct ext2_inode_large in;
+	for (;;) {
+		ext2_ino_t ino = 0;
+		errcode_t ec = ext2fs_get_next_inode_full(scan, &ino, (struct ext2_inode *)&in, sizeof(in));
+		if (ec == EXT2_ET_BAD_BLOCK_IN_INODE_TABLE)
+			continue;
+		if (ec) {
+			rc = pf_err_from_ext2(ec);
+			break;
+		}
+		if (!ino)
+			break;
+		if (!candidate(fs, ino, &in) || !ext2fs_test_inode_bitmap2(fs->inode_map, ino))
+			continue;
+		struct pf_bmap_run *runs = NULL;
+		size_t nruns = 0;
+		if (pf_blockmap(fs, ino, (struct ext2_inode *)&in, &runs, &nruns))
+			continue; /* unreadable map: its blocks stay (stuck) */
+		size_t fi = e->nfiles;
+		int added = 0;
+		for (size_t i = 0; i < nruns && !rc; i++) {
+			const struct pf_bmap_run *r = &runs[i];
+			uint64_t a = r->pblk > win.start ? r->pblk : win.start;
+			uint64_t b = r->pblk + r->len < end ? r->pblk + r->len : end;
+			if (a >= b || r->uninit)
+				continue;
+			if (!added) {
+				if (e->nfiles == capf) {
+					capf = capf ? 2 * capf : 256;
+					struct pf_file *nf = realloc(e->files, capf * sizeof(*nf));
+					if (!nf) {
+						rc = -ENOMEM;
+						break;
+					}
+					e->files = nf;
+				}
+				int has_ns;
+				e->files[e->nfiles++] = (struct pf_file){
+					.ino = ino, .generation = in.i_generation, .mode = in.i_mode, .size = EXT2_I_SIZE(&in),
+					.mtime_ns = pf_inode_mtime_ns(fs, &in, &has_ns),
+				};
+				added = 1;
+			}
+			if (*nwishes == capw) {
+				capw = capw ? 2 * capw : 1024;
+				struct wish *nw = realloc(*wishes, capw * sizeof(*nw));
+				if (!nw) {
+					rc = -ENOMEM;
+					break;
+				}
+				*wishes = nw;
+			}
+			(*wishes)[(*nwishes)++] = (struct wish){ fi, r->lblk + (a - r->pblk), a, b - a };
+		}
+		free(runs);
+		if (rc)
+			break;
+	}
+	ext2fs_close_inode_scan(scan);
+	return rc;
+}
+
+/* Step 2: the wishes in physical order (the evacuation then reads the window in one forward pass), as a
+ * layout that pf_collect() maps. */
+static int wishes_to_layout(ext2_filsys fs, struct wish *w, size_t n, struct pf_evac *e)
+{
+	qsort(w, n, sizeof(*w), by_pblk);
+	e->lay.want = malloc((n ? n : 1) * sizeof(*e->lay.want));
+	if (!e->lay.want)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		e->lay.want[i] = (struct pf_want){ .file = &e->files[w[i].file], .offset = w[i].lblk * fs->blocksize,
+						   .length = w[i].len * fs->blocksize };
+	e->lay.nwant = n;
+	return 0;
+}
+
+int pf_evac_collect(ext2_filsys fs, const struct pf_run *free_runs, size_t nfree, struct pf_run window,
+		    struct pf_evac *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->window = window;
+	struct wish *w = NULL;
+	size_t nw = 0;
+	int rc = scan_inodes(fs, window, out, &w, &nw);
+	if (!rc)
+		rc = wishes_to_layout(fs, w, nw, out);
+	free(w);
+	if (!rc)
+		rc = pf_collect(fs, &out->lay, &out->col);
+	if (rc) {
+		pf_evac_free(out);
+		return rc;
+	}
+	/* step 3: what stays in the window */
+	uint64_t movable = 0;
+	for (size_t i = 0; i < out->col.nsegs; i++)
+		movable += out->col.segs[i].len; /* all inside the window (the wishes were cut to it) */
+	uint64_t used = window.len - pf_runs_count_in(free_runs, nfree, window.start, window.len);
+	out->stuck_blocks = used > movable ? used - movable : 0;
+	return 0;
+}
+
+int pf_evac_window_free(const struct pf_evac *e, const struct pf_run *free_runs, size_t nfree, struct pf_run **out,
+			size_t *nout)
+{
+	size_t n = nfree + e->col.nsegs;
+	struct pf_run *fm = malloc((n ? n : 1) * sizeof(*fm));
+	if (!fm)
+		return -ENOMEM;
+	memcpy(fm, free_runs, nfree * sizeof(*fm));
+	for (size_t i = 0; i < e->col.nsegs; i++)
+		fm[nfree + i] = (struct pf_run){ e->col.segs[i].pblk, e->col.segs[i].len };
+	n = pf_runs_normalize(fm, n);
+	int rc = pf_runs_clip(fm, n, e->window.start, e->window.len, 1, out, nout);
+	free(fm);
+	return rc;
+}
+
+static int by_src(const void *a, const void *b)
+{
+	const struct pf_move *x = a, *y = b;
+	return (x->src > y->src) - (x->src < y->src);
+}
+
+/* The moves of p sorted by source (malloc'd). */
+static struct pf_move *sorted_moves(const struct pf_plan *p)
+{
+	struct pf_move *m = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*m));
+	if (m) {
+		memcpy(m, p->moves, p->nmoves * sizeof(*m));
+		qsort(m, p->nmoves, sizeof(*m), by_src);
+	}
+	return m;
+}
+
+/* The first move of m (sorted by src, disjoint) that ends after block b. */
+static size_t first_after(const struct pf_move *m, size_t n, uint64_t b)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].src + m[mid].len <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int pf_evac_moved_segs(const struct pf_plan *out, const struct pf_seg *segs, size_t n, struct pf_seg **o,
+		       size_t *no)
+{
+	struct pf_move *m = sorted_moves(out);
+	size_t cap = n + 2 * out->nmoves + 1, k = 0;
+	struct pf_seg *r = malloc(cap * sizeof(*r));
+	if (!m || !r) {
+		free(m);
+		free(r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t pos = segs[i].pblk, end = pos + segs[i].len;
+		size_t j = first_after(m, out->nmoves, pos);
+		while (pos < end) {
+			uint64_t lblk = segs[i].lblk + (pos - segs[i].pblk), piece, at;
+			if (j < out->nmoves && m[j].src <= pos) { /* inside move j */
+				uint64_t e = m[j].src + m[j].len < end ? m[j].src + m[j].len : end;
+				piece = e - pos;
+				at = m[j].dst + (pos - m[j].src);
+				j++;
+			} else { /* up to the next move */
+				uint64_t e = j < out->nmoves && m[j].src < end ? m[j].src : end;
+				piece = e - pos;
+				at = pos;
+			}
+			if (k == cap) { /* cannot happen: each move splits a segment at most twice */
+				free(m);
+				free(r);
+				return -ENOMEM;
+			}
+			r[k++] = (struct pf_seg){ .owner = segs[i].owner, .lblk = lblk, .pblk = at, .len = piece };
+			pos += piece;
+		}
+	}
+	free(m);
+	*o = r;
+	*no = k;
+	return 0;
+}
+
+int pf_evac_compose(const struct pf_plan *out, const struct pf_plan *in, struct pf_cost_move **o, size_t *no)
+{
+	struct pf_move *p2 = sorted_moves(in);
+	struct pf_run *edst = malloc((out->nmoves + 1) * sizeof(*edst));
+	size_t cap = 2 * (out->nmoves + in->nmoves) + 1, k = 0;
+	struct pf_cost_move *r = malloc(cap * 2 * sizeof(*r));
+	int rc = -ENOMEM;
+	if (!p2 || !edst || !r)
+		goto fail;
+	cap *= 2;
+	/* each evacuated piece: where the second plan takes it from there, or where the first left it */
+	for (size_t i = 0; i < out->nmoves; i++) {
+		const struct pf_move *e = &out->moves[i];
+		edst[i] = (struct pf_run){ e->dst, e->len };
+		uint64_t pos = e->dst, end = e->dst + e->len;
+		size_t j = first_after(p2, in->nmoves, pos);
+		while (pos < end) {
+			uint64_t piece, at;
+			if (j < in->nmoves && p2[j].src <= pos) {
+				uint64_t x = p2[j].src + p2[j].len < end ? p2[j].src + p2[j].len : end;
+				piece = x - pos;
+				at = p2[j].dst + (pos - p2[j].src);
+				j++;
+			} else {
+				uint64_t x = j < in->nmoves && p2[j].src < end ? p2[j].src : end;
+				piece = x - pos;
+				at = pos;
+			}
+			if (k == cap)
+				goto fail;
+			r[k++] = (struct pf_cost_move){ e->src + (pos - e->dst), at, piece };
+			pos += piece;
+		}
+	}
+	/* the second plan's moves from places the first did not fill */
+	size_t ne = pf_runs_normalize(edst, out->nmoves);
+	for (size_t i = 0; i < in->nmoves; i++) {
+		struct pf_run *free_parts = NULL;
+		size_t nf = 0;
+		if (pf_runs_complement(edst, ne, p2[i].src, p2[i].len, &free_parts, &nf))
+			goto fail;
+		for (size_t f = 0; f < nf; f++) {
+			if (k == cap) {
+				free(free_parts);
+				goto fail;
+			}
+			r[k++] = (struct pf_cost_move){ free_parts[f].start, p2[i].dst + (free_parts[f].start - p2[i].src),
+							free_parts[f].len };
+		}
+		free(free_parts);
+	}
+	free(p2);
+	free(edst);
+	*o = r;
+	*no = k;
+	return 0;
+fail:
+	free(p2);
+	free(edst);
+	free(r);
+	return rc;
+}
+
+void pf_evac_free(struct pf_evac *e)
+{
+	if (!e)
+		return;
+	pf_collect_free(&e->col);
+	free(e->lay.want);
+	free(e->files);
+	memset(e, 0, sizeof(*e));
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The window to make room in: a sliding window over the free-or-layout runs, prefix sums, binary search. */
+#include "window.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int by_start(const void *a, const void *b)
+{
+	const struct pf_run *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+size_t pf_runs_normalize(struct pf_run *r, size_t n)
+{
+	qsort(r, n, sizeof(*r), by_start);
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!r[i].len)
+			continue;
+		if (w && r[w - 1].start + r[w - 1].len >= r[i].start) {
+			uint64_t e = r[i].start + r[i].len;
+			if (e > r[w - 1].start + r[w - 1].len)
+				r[w - 1].len = e - r[w - 1].start;
+		} else {
+			r[w++] = r[i];
+		}
+	}
+	return w;
+}
+
+int pf_runs_clip(const struct pf_run *r, size_t n, uint64_t start, uint64_t len, int inside, struct pf_run **out,
+		 size_t *nout)
+{
+	struct pf_run *o = malloc((n + 1) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	uint64_t end = start + len;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t s = r[i].start, e = s + r[i].len;
+		if (inside) {
+			uint64_t a = s > start ? s : start, b = e < end ? e : end;
+			if (a < b)
+				o[k++] = (struct pf_run){ a, b - a };
+			continue;
+		}
+		if (s < start) /* the part below, then (a run can straddle the whole window) the part above */
+			o[k++] = (struct pf_run){ s, (e < start ? e : start) - s };
+		if (e > end) {
+			uint64_t a = s > end ? s : end;
+			o[k++] = (struct pf_run){ a, e - a };
+		}
+	}
+	*out = o;
+	*nout = k;
+	return 0;
+}
+
+int pf_runs_complement(const struct pf_run *taken, size_t n, uint64_t start, uint64_t len, struct pf_run **out,
+		       size_t *nout)
+{
+	struct pf_run *o = malloc((n + 1) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	uint64_t pos = start, end = start + len;
+	size_t k = 0;
+	for (size_t i = 0; i < n && pos < end; i++) {
+		uint64_t s = taken[i].start, e = s + taken[i].len;
+		if (e <= pos)
+			continue;
+		if (s >= end)
+			break;
+		if (s > pos)
+			o[k++] = (struct pf_run){ pos, s - pos };
+		pos = e;
+	}
+	if (pos < end)
+		o[k++] = (struct pf_run){ pos, end - pos };
+	*out = o;
+	*nout = k;
+	return 0;
+}
+
+uint64_t pf_runs_count_in(const struct pf_run *r, size_t n, uint64_t start, uint64_t len)
+{
+	uint64_t c = 0, end = start + len;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = r[i].start > start ? r[i].start : start;
+		uint64_t e = r[i].start + r[i].len, b = e < end ? e : end;
+		if (a < b)
+			c += b - a;
+	}
+	return c;
+}
+
+/* Good blocks below x: pre[i] = blocks of runs [0, i). */
+static uint64_t good_below(const struct pf_run *g, size_t n, const uint64_t *pre, uint64_t x)
+{
+	size_t lo = 0, hi = n; /* the first run starting at or after x */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (g[mid].start < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return 0;
+	const struct pf_run *r = &g[lo - 1];
+	uint64_t part = x - r->start < r->len ? x - r->start : r->len;
+	return pre[lo - 1] + part;
+}
+
+int pf_window_pick(const struct pf_run *free_runs, size_t nfree, const struct pf_seg *segs, size_t nsegs,
+		   uint64_t len, uint64_t lo, uint64_t hi, struct pf_window *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (hi < lo || hi - lo < len || len == 0)
+		return -ERANGE;
+	size_t n = nfree + nsegs;
+	struct pf_run *g = malloc((n ? n : 1) * sizeof(*g));
+	uint64_t *pre = malloc((n + 1) * sizeof(*pre));
+	if (!g || !pre) {
+		free(g);
+		free(pre);
+		return -ENOMEM;
+	}
+	memcpy(g, free_runs, nfree * sizeof(*g));
+	for (size_t i = 0; i < nsegs; i++)
+		g[nfree + i] = (struct pf_run){ segs[i].pblk, segs[i].len };
+	n = pf_runs_normalize(g, n);
+	pre[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		pre[i + 1] = pre[i] + g[i].len;
+	/* The best window starts where a good run starts or ends where one ends (moving it towards the nearer
+	 * such edge never loses good blocks); and at lo. */
+	out->start = lo;
+	out->len = len;
+	out->good = good_below(g, n, pre, lo + len) - good_below(g, n, pre, lo);
+	for (size_t i = 0; i < 2 * n; i++) {
+		const struct pf_run *r = &g[i / 2];
+		uint64_t s = i % 2 ? (r->start + r->len >= len ? r->start + r->len - len : 0) : r->start;
+		if (s < lo)
+			s = lo;
+		if (s > hi - len)
+			s = hi - len;
+		uint64_t good = good_below(g, n, pre, s + len) - good_below(g, n, pre, s);
+		if (good > out->good || (good == out->good && s < out->start)) {
+			out->start = s;
+			out->good = good;
+		}
+	}
+	free(g);
+	free(pre);
+	return 0;
+}
