@@ -18,6 +18,10 @@
 #   CRASH_EVERY   every write is a cut point; the mode rotates with k (CRASH_EVERY_MODES=all: every mode at every k)
 #   CRASH_SPREAD  CRASH_POINTS points spread evenly plus the first and last three, modes rotating, plus
 #                 CRASH_MODE_POINTS pseudo-random points in each of drop, reorder and torn
+#   CRASH_ROOM    as CRASH_SPREAD, on an image where the reorder makes room first (REORDER_MAKE_ROOM: other
+#                 files moved out of a window, then the layout into it; reorder/evacuate.h): SPEC is
+#                 FILL:MB:TRACE, tests/mkbootset.sh --fill FILL --size MB with the boot set of TRACE, the layout
+#                 the boot's reads (pf_mklayout); the full run must say it made room, so cuts fall in both parts
 #   CRASH_FLASH   as CRASH_SPREAD, on slow flash (PREFETCH_MEDIUM=slow-flash, 64 KiB erase blocks): destinations
 #                 in whole erase blocks, and the discard of the freed blocks (a hole punched in the image: a
 #                 write to the shim) after the run, so cuts fall among the discards too
@@ -50,13 +54,15 @@ CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:8 ext3:1024:50:reverse:16:12 e
 CRASH_EVERY_MODES=${CRASH_EVERY_MODES:-rotate}
 CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:10:random:32:40 ext4:4096:50:forward:32:40 ext4:4096:95:reverse:32:40"}
 CRASH_FLASH=${CRASH_FLASH-"ext4:4096:50:random:32:40 ext3:1024:50:reverse:16:30"}
+CRASH_ROOM=${CRASH_ROOM-"90:512:boot2"}
 CRASH_POINTS=${CRASH_POINTS:-6}
 CRASH_MODE_POINTS=${CRASH_MODE_POINTS:-1}
 CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
 MODES=(clean drop reorder torn)
 SHIM=${SHIM:-$TOOLS/crash_shim.so}
 [ -f "$SHIM" ] || pf_skip "$SHIM not built (make tools)"
-[ -x "$TOOLS/mklayout" ] || pf_skip "$TOOLS/mklayout not built (make tools)"
+[ -x "$TOOLS/mklayout" ] && [ -x "$TOOLS/pf_mklayout" ] && [ -x "$TOOLS/mkbootset" ] ||
+	pf_skip "$TOOLS/mklayout, pf_mklayout or mkbootset not built (make tools)"
 [ -x "$REORDER" ] || pf_skip "$REORDER not built"
 # A preloaded library comes before the sanitizer runtime: tell ASan that is intended.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
@@ -158,16 +164,40 @@ pick_points() {
 	} | awk '$1 >= 1' | sort -nu
 }
 
-# series KIND SPEC: KIND every|spread, SPEC TYPE:BS:FILL:ORDER:MB:LAYOUT_PERCENT
+# room_image FILL MB TRACE: $base and $layout for a room series (see CRASH_ROOM)
+room_image() {
+	local fill=$1 mb=$2 trace=$3
+	"$TOP/tests/mkbootset.sh" --no-host --fill "$fill" --ratio 1 --tsv "$TOP/tests/data/debian12-boot/$trace.tsv" \
+		--seed 1 --size "$mb" "$base" >"$work/mkbootset.out" 2>&1 || pf_fail "mkbootset $slabel: $(tail -3 "$work/mkbootset.out")"
+	pf_note "image $slabel: $(tail -1 "$work/mkbootset.out")"
+	mount -o loop,ro "$base" "$mnt" || pf_fail "mount $base"
+	awk -F'\t' -v m="$mnt" '{ p = $2; while (sub(/\/[^\/]*$/, "", p) && p != "") if (!(p in d)) { d[p]; print m p } }' \
+		"$base.workload" | sort -u >"$work/room.lines"
+	awk -F'\t' -v m="$mnt" '{ print m $2 " 0 " $1 }' "$base.workload" >>"$work/room.lines"
+	"$TOOLS/pf_mklayout" "$layout" "$work/room.lines" >"$work/mklayout.out" 2>&1 && chmod 0644 "$layout" ||
+		{ umount "$mnt"; pf_fail "pf_mklayout $slabel"; }
+	umount "$mnt" || pf_fail "umount $mnt"
+}
+
+# series KIND SPEC: KIND every|spread|flash, SPEC TYPE:BS:FILL:ORDER:MB:LAYOUT_PERCENT; KIND room, SPEC FILL:MB:TRACE
 series() {
-	local kind=$1 type bs fill order mb pct s0 m i k0 full out
+	local kind=$1 type bs fill order mb pct s0 m i k0 full out trace
 	spec=$2
-	IFS=: read -r type bs fill order mb pct <<<"$spec"
+	if [ "$kind" = room ]; then
+		IFS=: read -r fill mb trace <<<"$spec"
+		type=ext4 bs=4096 order=$trace pct=-
+	else
+		IFS=: read -r type bs fill order mb pct <<<"$spec"
+	fi
 	s0=$(date +%s)
 	slabel="$type-$bs ${mb}M $fill% $order"
 	[ "$kind" = flash ] && slabel="$slabel flash"
+	[ "$kind" = room ] && slabel="$slabel room"
 	base=$work/aged-$type-$bs-$fill-$mb.img
-	if [ ! -f "$base" ]; then
+	[ "$kind" = room ] && base=$work/room-$fill-$mb-$trace.img layout=$work/layout-room-$fill-$mb-$trace
+	if [ "$kind" = room ]; then
+		[ -f "$base" ] || room_image "$fill" "$mb" "$trace"
+	elif [ ! -f "$base" ]; then
 		"$TOP/tests/mkaged.sh" "$base" "$mb" "$type" "$bs" "$fill" $((fill + 11)) >"$work/mkaged.out" ||
 			pf_fail "mkaged.sh $slabel: $(cat "$work/mkaged.out")"
 		pf_note "image $slabel: $(cat "$work/mkaged.out")"
@@ -177,15 +207,18 @@ series() {
 	local reserve=5 chunk=2000
 	[ "$fill" -ge 90 ] && reserve=1 chunk=32
 	[ "$kind" = every ] && chunk=64 # several units, so cuts fall between and inside them
+	[ "$kind" = room ] && chunk=2000 # the default: making room is for chunks the scattered free space splits
 	cfg=$work/config-$type-$bs-$fill-$mb
 	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\nREORDER_TIME_BUDGET=3600\n' "$reserve" "$chunk" >"$cfg"
 	[ "$kind" = flash ] && printf 'PREFETCH_MEDIUM=slow-flash\nREORDER_ERASE_BLOCK_KB=64\n' >>"$cfg"
 	sector=${CRASH_TORN_SECTOR:-512}
 	dumpe2fs -h "$base" 2>/dev/null | grep -q '^Filesystem features:.*metadata_csum' && sector=${CRASH_TORN_SECTOR:-$bs}
-	layout=$work/layout-$type-$bs-$fill-$order
-	local extra=(); [ "$order" = random ] && extra=(--partial)
-	"$TOOLS/mklayout" --order "$order" --seed "$((fill * 10 + mb))" --percent "$pct" --dirs --special "${extra[@]}" -o "$layout" "$base" \
-		>"$work/mklayout.out" || pf_fail "mklayout $slabel"
+	if [ "$kind" != room ]; then
+		layout=$work/layout-$type-$bs-$fill-$order
+		local extra=(); [ "$order" = random ] && extra=(--partial)
+		"$TOOLS/mklayout" --order "$order" --seed "$((fill * 10 + mb))" --percent "$pct" --dirs --special "${extra[@]}" -o "$layout" "$base" \
+			>"$work/mklayout.out" || pf_fail "mklayout $slabel"
+	fi
 	cimg=$work/cut.img
 	s_fail=0 s_manual=0 s_unfixed=0 s_lost=0 s_resume=0 s_resumed=0 s_cuts=0 s_cached=0 s_torn=0 s_lostw=0
 	s_m_clean=0 s_m_drop=0 s_m_reorder=0 s_m_torn=0
@@ -198,6 +231,9 @@ series() {
 	[ -n "$w" ] && [ "$w" -gt 0 ] || pf_fail "$slabel: no writes counted (is the shim preloaded?): $full"
 	[ "$(rep direct_reads)" -gt 0 ] || fail_point "$slabel full run" "the O_DIRECT read-back never read: $full"
 	out=$(e2fsck -fn "$cimg" 2>&1) || fail_point "$slabel full run" "e2fsck -fn not clean: $(echo "$out" | head -8 | tr '\n' ' ')"
+	if [ "$kind" = room ] && ! grep -q "making room: .*; moved [1-9][0-9]*$" "$work/run.err"; then
+		fail_point "$slabel full run" "no room made: $(grep -i room "$work/run.err" | head -2)"
+	fi
 	if [ "$kind" = flash ] && ! grep -q "discarded [1-9]" "$work/run.err"; then
 		fail_point "$slabel full run" "no discard on slow flash: $(tail -1 "$work/run.err")"
 	fi
@@ -233,6 +269,7 @@ series() {
 for spec in $CRASH_EVERY; do series every "$spec"; done
 for spec in $CRASH_SPREAD; do series spread "$spec"; done
 for spec in $CRASH_FLASH; do series flash "$spec"; done
+for spec in $CRASH_ROOM; do series room "$spec"; done
 
 echo
 printf '%-22s %-8s %6s %6s %5s %-19s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s\n' series layout writes flush cuts \
