@@ -318,8 +318,12 @@ int main(int argc, char **argv)
 	}
 	char decision[256], room[320];
 	pf_notice("%s", pf_gain_decision(&r, gate, min_gain, decision, sizeof(decision)));
-	if (pf_room_line(&r, room, sizeof(room)))
-		pf_notice("%s", room);
+	if (pf_room_line(&r, room, sizeof(room))) { /* why not: only with -v (a refusal stays one line) */
+		if (r.room == 2)
+			pf_notice("%s", room);
+		else
+			pf_info("%s", room);
+	}
 	if (r.not_worth)
 		return record(&rec, 0, "not moved: %s", decision); /* a decision, not an error */
 	char stopped[200] = "";

@@ -218,7 +218,7 @@ static void test_get(void **state)
 	size_t n = 0;
 	for (const char *k; (k = pf_config_key_name(n)); n++)
 		assert_int_equal(pf_config_get(&c, k, v, sizeof(v)), 0);
-	assert_int_equal(n, 22);
+	assert_int_equal(n, 23);
 }
 
 /* The flash keys of a reorder (issue #17): 0 = auto / none, in range taken, out of range a warning naming it. */
@@ -234,6 +234,11 @@ static void test_reorder_flash_keys(void **state)
 	assert_int_equal(d.total, 0);
 	assert_int_equal(c.reorder_erase_block_kb, 1024);
 	assert_int_equal(c.reorder_write_budget_mb, 64);
+	/* REORDER_MAKE_ROOM (issue #13): on by default, a boolean */
+	assert_int_equal(c.reorder_make_room, 1);
+	pf_config_parse(&c, "REORDER_MAKE_ROOM=no\n", "cfg", &d);
+	assert_int_equal(d.total, 0);
+	assert_int_equal(c.reorder_make_room, 0);
 	pf_config_parse(&c, "REORDER_ERASE_BLOCK_KB=65537\nREORDER_WRITE_BUDGET_MB=-1\n", "cfg", &d);
 	assert_int_equal(d.total, 2);
 	assert_int_equal(c.reorder_erase_block_kb, 1024);
