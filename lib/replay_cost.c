@@ -28,9 +28,12 @@ static size_t first_move_after(const struct pf_cost_move *m, size_t n, uint64_t 
 	return lo;
 }
 
-/* Append run [s, s+c) to out as it would lie after the moves: the pieces inside a source at the
- * destination, the rest where it is. */
-static int relocate_run(const struct pf_cost_move *m, size_t nm, uint64_t s, uint64_t c, struct pf_bvec *out)
+void pf_cost_moves_sort(struct pf_cost_move *m, size_t n)
+{
+	qsort(m, n, sizeof(*m), move_cmp);
+}
+
+int pf_cost_relocate_run(const struct pf_cost_move *m, size_t nm, uint64_t s, uint64_t c, struct pf_bvec *out)
 {
 	uint64_t end = s + c;
 	int rc = 0;
@@ -135,7 +138,7 @@ int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, 
 		if (!m)
 			return -ENOMEM;
 		memcpy(m, moves, nmoves * sizeof(*m));
-		qsort(m, nmoves, sizeof(*m), move_cmp);
+		pf_cost_moves_sort(m, nmoves);
 	} else {
 		nmoves = 0;
 	}
@@ -145,7 +148,7 @@ int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, 
 	for (size_t i = 0; i < np && !rc; i++) {
 		runs.n = 0;
 		for (size_t k = 0; k < p[i].n && !rc; k++)
-			rc = p[i].relocate && nmoves ? relocate_run(m, nmoves, p[i].r[k].start, p[i].r[k].count, &runs)
+			rc = p[i].relocate && nmoves ? pf_cost_relocate_run(m, nmoves, p[i].r[k].start, p[i].r[k].count, &runs)
 						     : pf_bvec_push(&runs, p[i].r[k].start, p[i].r[k].count);
 		h.data = p[i].data;
 		if (!rc)

@@ -62,6 +62,13 @@ struct pf_cost {
 int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, size_t np,
 		   const struct pf_cost_move *moves, size_t nmoves, struct pf_cost *out);
 
+/* Sort moves by source (their sources must not overlap). */
+void pf_cost_moves_sort(struct pf_cost_move *m, size_t n);
+
+/* Append run [s, s+c) to out as it lies after the moves m (sorted by source): piece by piece in the run's
+ * order, a piece inside a source at its destination, the rest where it is.  Returns 0 or -ENOMEM. */
+int pf_cost_relocate_run(const struct pf_cost_move *m, size_t nm, uint64_t s, uint64_t c, struct pf_bvec *out);
+
 /* Predicted gain of after over now, in percent of now (negative: after is slower; 0 when now costs nothing). */
 double pf_replay_gain_percent(double now_s, double after_s);
 

@@ -5,6 +5,7 @@
 #include "blockmap.h"
 #include "error.h"
 #include "replay_cost.h"
+#include "runs.h"
 #include "window.h"
 
 #include <errno.h>
@@ -163,139 +164,109 @@ int pf_evac_window_free(const struct pf_evac *e, const struct pf_run *free_runs,
 	return rc;
 }
 
-static int by_src(const void *a, const void *b)
+/* The moves of p as the cost model's, sorted by source (malloc'd; NULL on -ENOMEM). */
+static struct pf_cost_move *cost_moves(const struct pf_plan *p)
 {
-	const struct pf_move *x = a, *y = b;
-	return (x->src > y->src) - (x->src < y->src);
-}
-
-/* The moves of p sorted by source (malloc'd). */
-static struct pf_move *sorted_moves(const struct pf_plan *p)
-{
-	struct pf_move *m = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*m));
-	if (m) {
-		memcpy(m, p->moves, p->nmoves * sizeof(*m));
-		qsort(m, p->nmoves, sizeof(*m), by_src);
-	}
+	struct pf_cost_move *m = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*m));
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < p->nmoves; i++)
+		m[i] = (struct pf_cost_move){ p->moves[i].src, p->moves[i].dst, p->moves[i].len };
+	pf_cost_moves_sort(m, p->nmoves);
 	return m;
-}
-
-/* The first move of m (sorted by src, disjoint) that ends after block b. */
-static size_t first_after(const struct pf_move *m, size_t n, uint64_t b)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m[mid].src + m[mid].len <= b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 int pf_evac_moved_segs(const struct pf_plan *out, const struct pf_seg *segs, size_t n, struct pf_seg **o,
 		       size_t *no)
 {
-	struct pf_move *m = sorted_moves(out);
-	size_t cap = n + 2 * out->nmoves + 1, k = 0;
-	struct pf_seg *r = malloc(cap * sizeof(*r));
-	if (!m || !r) {
-		free(m);
-		free(r);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint64_t pos = segs[i].pblk, end = pos + segs[i].len;
-		size_t j = first_after(m, out->nmoves, pos);
-		while (pos < end) {
-			uint64_t lblk = segs[i].lblk + (pos - segs[i].pblk), piece, at;
-			if (j < out->nmoves && m[j].src <= pos) { /* inside move j */
-				uint64_t e = m[j].src + m[j].len < end ? m[j].src + m[j].len : end;
-				piece = e - pos;
-				at = m[j].dst + (pos - m[j].src);
-				j++;
-			} else { /* up to the next move */
-				uint64_t e = j < out->nmoves && m[j].src < end ? m[j].src : end;
-				piece = e - pos;
-				at = pos;
+	struct pf_cost_move *m = cost_moves(out);
+	struct pf_bvec v = { 0 };
+	size_t k = 0, cap = 0;
+	struct pf_seg *r = NULL;
+	int rc = m ? 0 : -ENOMEM;
+	for (size_t i = 0; i < n && !rc; i++) {
+		v.n = 0;
+		if ((rc = pf_cost_relocate_run(m, out->nmoves, segs[i].pblk, segs[i].len, &v)))
+			break;
+		if (k + v.n > cap) {
+			cap = 2 * (k + v.n) + 64;
+			struct pf_seg *nr = realloc(r, cap * sizeof(*r));
+			if (!nr) {
+				rc = -ENOMEM;
+				break;
 			}
-			if (k == cap) { /* cannot happen: each move splits a segment at most twice */
-				free(m);
-				free(r);
-				return -ENOMEM;
-			}
-			r[k++] = (struct pf_seg){ .owner = segs[i].owner, .lblk = lblk, .pblk = at, .len = piece };
-			pos += piece;
+			r = nr;
+		}
+		uint64_t lblk = segs[i].lblk; /* the pieces come in the segment's order */
+		for (size_t j = 0; j < v.n; j++) {
+			r[k++] = (struct pf_seg){ .owner = segs[i].owner, .lblk = lblk, .pblk = v.r[j].start, .len = v.r[j].count };
+			lblk += v.r[j].count;
 		}
 	}
 	free(m);
+	free(v.r);
+	if (rc) {
+		free(r);
+		return rc;
+	}
 	*o = r;
 	*no = k;
 	return 0;
 }
 
+/* Append a move to a growable list. */
+static int push_move(struct pf_cost_move **r, size_t *n, size_t *cap, uint64_t src, uint64_t dst, uint64_t len)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 256;
+		struct pf_cost_move *nr = realloc(*r, *cap * sizeof(**r));
+		if (!nr)
+			return -ENOMEM;
+		*r = nr;
+	}
+	(*r)[(*n)++] = (struct pf_cost_move){ src, dst, len };
+	return 0;
+}
+
 int pf_evac_compose(const struct pf_plan *out, const struct pf_plan *in, struct pf_cost_move **o, size_t *no)
 {
-	struct pf_move *p2 = sorted_moves(in);
+	struct pf_cost_move *p2 = cost_moves(in), *r = NULL;
 	struct pf_run *edst = malloc((out->nmoves + 1) * sizeof(*edst));
-	size_t cap = 2 * (out->nmoves + in->nmoves) + 1, k = 0;
-	struct pf_cost_move *r = malloc(cap * 2 * sizeof(*r));
-	int rc = -ENOMEM;
-	if (!p2 || !edst || !r)
-		goto fail;
-	cap *= 2;
+	struct pf_bvec v = { 0 };
+	size_t k = 0, cap = 0;
+	int rc = p2 && edst ? 0 : -ENOMEM;
 	/* each evacuated piece: where the second plan takes it from there, or where the first left it */
-	for (size_t i = 0; i < out->nmoves; i++) {
+	for (size_t i = 0; i < out->nmoves && !rc; i++) {
 		const struct pf_move *e = &out->moves[i];
 		edst[i] = (struct pf_run){ e->dst, e->len };
-		uint64_t pos = e->dst, end = e->dst + e->len;
-		size_t j = first_after(p2, in->nmoves, pos);
-		while (pos < end) {
-			uint64_t piece, at;
-			if (j < in->nmoves && p2[j].src <= pos) {
-				uint64_t x = p2[j].src + p2[j].len < end ? p2[j].src + p2[j].len : end;
-				piece = x - pos;
-				at = p2[j].dst + (pos - p2[j].src);
-				j++;
-			} else {
-				uint64_t x = j < in->nmoves && p2[j].src < end ? p2[j].src : end;
-				piece = x - pos;
-				at = pos;
-			}
-			if (k == cap)
-				goto fail;
-			r[k++] = (struct pf_cost_move){ e->src + (pos - e->dst), at, piece };
-			pos += piece;
+		v.n = 0;
+		rc = pf_cost_relocate_run(p2, in->nmoves, e->dst, e->len, &v);
+		uint64_t src = e->src;
+		for (size_t j = 0; j < v.n && !rc; j++) {
+			rc = push_move(&r, &k, &cap, src, v.r[j].start, v.r[j].count);
+			src += v.r[j].count;
 		}
 	}
 	/* the second plan's moves from places the first did not fill */
-	size_t ne = pf_runs_normalize(edst, out->nmoves);
-	for (size_t i = 0; i < in->nmoves; i++) {
-		struct pf_run *free_parts = NULL;
-		size_t nf = 0;
-		if (pf_runs_complement(edst, ne, p2[i].src, p2[i].len, &free_parts, &nf))
-			goto fail;
-		for (size_t f = 0; f < nf; f++) {
-			if (k == cap) {
-				free(free_parts);
-				goto fail;
-			}
-			r[k++] = (struct pf_cost_move){ free_parts[f].start, p2[i].dst + (free_parts[f].start - p2[i].src),
-							free_parts[f].len };
-		}
-		free(free_parts);
+	size_t ne = rc ? 0 : pf_runs_normalize(edst, out->nmoves);
+	for (size_t i = 0; i < in->nmoves && !rc; i++) {
+		struct pf_run *parts = NULL;
+		size_t np = 0;
+		rc = pf_runs_complement(edst, ne, p2[i].src, p2[i].len, &parts, &np);
+		for (size_t f = 0; f < np && !rc; f++)
+			rc = push_move(&r, &k, &cap, parts[f].start, p2[i].dst + (parts[f].start - p2[i].src), parts[f].len);
+		free(parts);
 	}
 	free(p2);
 	free(edst);
+	free(v.r);
+	if (rc) {
+		free(r);
+		return rc;
+	}
 	*o = r;
 	*no = k;
 	return 0;
-fail:
-	free(p2);
-	free(edst);
-	free(r);
-	return rc;
 }
 
 void pf_evac_free(struct pf_evac *e)

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Chunking and fitting (see plan.h for the rules). */
 #include "plan.h"
+
 #include "check.h"
 #include "disk_model.h"
+#include "runs.h"
 
 #include "array.h"
 
@@ -722,22 +724,9 @@ static int free_after(const struct pf_run *free_runs, size_t nfree, const struct
 	}
 	for (size_t m = 0; m < p->nmoves; m++)
 		r[n++] = (struct pf_run){ p->moves[m].src, p->moves[m].len };
-	qsort(r, n, sizeof(*r), by_start);
-	size_t w = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!r[i].len)
-			continue;
-		if (w && r[w - 1].start + r[w - 1].len >= r[i].start) {
-			uint64_t e = r[i].start + r[i].len;
-			if (e > r[w - 1].start + r[w - 1].len)
-				r[w - 1].len = e - r[w - 1].start;
-		} else {
-			r[w++] = r[i];
-		}
-	}
 	free(d);
 	*out = r;
-	*nout = w;
+	*nout = pf_runs_normalize(r, n);
 	return 0;
 }
 

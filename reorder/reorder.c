@@ -18,6 +18,7 @@
 #include "replay_predict.h"
 #include "disk_model.h"
 #include "warm.h"
+#include "runs.h"
 #include "window.h"
 
 #include <errno.h>

@@ -9,6 +9,7 @@
 #include "evacuate.h"
 #include "plan.h"
 #include "replay_cost.h"
+#include "runs.h"
 #include "window.h"
 
 #include <errno.h>
@@ -88,6 +89,17 @@ static void test_pick_brute_force(void **state)
 	}
 }
 
+/* o (then freed) is exactly the runs of want: start, len, start, len, ... */
+static void expect_runs(struct pf_run *o, size_t n, const uint64_t *want, size_t nwant)
+{
+	assert_int_equal(n, nwant / 2);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(o[i].start, want[2 * i]);
+		assert_int_equal(o[i].len, want[2 * i + 1]);
+	}
+	free(o);
+}
+
 static void test_runs_arithmetic(void **state)
 {
 	(void)state;
@@ -102,35 +114,14 @@ static void test_runs_arithmetic(void **state)
 	struct pf_run *o = NULL;
 	size_t no = 0;
 	assert_int_equal(pf_runs_clip(r, n, 12, 35, 1, &o, &no), 0); /* [12, 47) */
-	assert_int_equal(no, 2);
-	assert_int_equal(o[0].start, 12);
-	assert_int_equal(o[0].len, 8);
-	assert_int_equal(o[1].start, 40);
-	assert_int_equal(o[1].len, 7);
-	free(o);
+	expect_runs(o, no, (const uint64_t[]){ 12, 8, 40, 7 }, 4);
 	assert_int_equal(pf_runs_clip(r, n, 12, 35, 0, &o, &no), 0);
-	assert_int_equal(no, 2);
-	assert_int_equal(o[0].start, 10);
-	assert_int_equal(o[0].len, 2);
-	assert_int_equal(o[1].start, 47);
-	assert_int_equal(o[1].len, 13);
-	free(o);
+	expect_runs(o, no, (const uint64_t[]){ 10, 2, 47, 13 }, 4);
 	struct pf_run one[] = { { 0, 100 } };
 	assert_int_equal(pf_runs_clip(one, 1, 40, 10, 0, &o, &no), 0); /* a run straddling the window */
-	assert_int_equal(no, 2);
-	assert_int_equal(o[0].len, 40);
-	assert_int_equal(o[1].start, 50);
-	assert_int_equal(o[1].len, 50);
-	free(o);
+	expect_runs(o, no, (const uint64_t[]){ 0, 40, 50, 50 }, 4);
 	assert_int_equal(pf_runs_complement(r, n, 0, 70, &o, &no), 0);
-	assert_int_equal(no, 3);
-	assert_int_equal(o[0].start, 0);
-	assert_int_equal(o[0].len, 10);
-	assert_int_equal(o[1].start, 20);
-	assert_int_equal(o[1].len, 20);
-	assert_int_equal(o[2].start, 60);
-	assert_int_equal(o[2].len, 10);
-	free(o);
+	expect_runs(o, no, (const uint64_t[]){ 0, 10, 20, 20, 60, 10 }, 6);
 }
 
 /* move_all: a chunk already contiguous moves too (the plan that empties the window). */
@@ -181,15 +172,13 @@ static void test_moved_segs(void **state)
 	size_t n = 0;
 	assert_int_equal(pf_evac_moved_segs(&out, sg, 1, &o, &n), 0);
 	assert_int_equal(n, 3);
-	assert_int_equal(o[0].pblk, 100);
-	assert_int_equal(o[0].len, 10);
-	assert_int_equal(o[1].pblk, 500);
-	assert_int_equal(o[1].lblk, 17);
-	assert_int_equal(o[1].len, 5);
-	assert_int_equal(o[2].pblk, 115);
-	assert_int_equal(o[2].lblk, 22);
-	assert_int_equal(o[2].len, 5);
-	assert_int_equal(o[2].owner, 3);
+	const uint64_t want[][3] = { { 7, 100, 10 }, { 17, 500, 5 }, { 22, 115, 5 } }; /* lblk, pblk, len */
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(o[i].owner, 3);
+		assert_int_equal(o[i].lblk, want[i][0]);
+		assert_int_equal(o[i].pblk, want[i][1]);
+		assert_int_equal(o[i].len, want[i][2]);
+	}
 	free(o);
 	pf_plan_free(&out);
 }

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Sets of physical runs (plan.h's pf_run): the arithmetic the planner and making room share.  Pure functions
+ * (unit-tested in tests/unit/reorder/test_window.c). */
+#ifndef PREFETCH_REORDER_RUNS_H
+#define PREFETCH_REORDER_RUNS_H
+
+#include "plan.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Sort runs by start and merge those that overlap or touch; empty ones dropped.  Returns the new count. */
+size_t pf_runs_normalize(struct pf_run *r, size_t n);
+
+/* The parts of normalized runs inside [start, start+len) (inside = 1) or outside it (inside = 0), as a new
+ * malloc'd list.  Returns 0 or -ENOMEM. */
+int pf_runs_clip(const struct pf_run *r, size_t n, uint64_t start, uint64_t len, int inside, struct pf_run **out,
+		 size_t *nout);
+
+/* [start, start+len) less the normalized runs taken, as a new malloc'd list.  Returns 0 or -ENOMEM. */
+int pf_runs_complement(const struct pf_run *taken, size_t n, uint64_t start, uint64_t len, struct pf_run **out,
+		       size_t *nout);
+
+/* Blocks covered by normalized runs within [start, start+len). */
+uint64_t pf_runs_count_in(const struct pf_run *r, size_t n, uint64_t start, uint64_t len);
+
+#endif
