@@ -111,7 +111,8 @@ static int scan_inodes(ext2_filsys fs, struct pf_run win, struct pf_evac *e, str
  * layout that pf_collect() maps. */
 static int wishes_to_layout(ext2_filsys fs, struct wish *w, size_t n, struct pf_evac *e)
 {
-	qsort(w, n, sizeof(*w), by_pblk);
+	if (n)
+		qsort(w, n, sizeof(*w), by_pblk);
 	e->lay.want = malloc((n ? n : 1) * sizeof(*e->lay.want));
 	if (!e->lay.want)
 		return -ENOMEM;
@@ -155,7 +156,8 @@ int pf_evac_window_free(const struct pf_evac *e, const struct pf_run *free_runs,
 	struct pf_run *fm = malloc((n ? n : 1) * sizeof(*fm));
 	if (!fm)
 		return -ENOMEM;
-	memcpy(fm, free_runs, nfree * sizeof(*fm));
+	if (nfree)
+		memcpy(fm, free_runs, nfree * sizeof(*fm));
 	for (size_t i = 0; i < e->col.nsegs; i++)
 		fm[nfree + i] = (struct pf_run){ e->col.segs[i].pblk, e->col.segs[i].len };
 	n = pf_runs_normalize(fm, n);

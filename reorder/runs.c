@@ -13,7 +13,8 @@ static int by_start(const void *a, const void *b)
 
 size_t pf_runs_normalize(struct pf_run *r, size_t n)
 {
-	qsort(r, n, sizeof(*r), by_start);
+	if (n)
+		qsort(r, n, sizeof(*r), by_start);
 	size_t w = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (!r[i].len)

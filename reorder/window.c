@@ -40,7 +40,8 @@ int pf_window_pick(const struct pf_run *free_runs, size_t nfree, const struct pf
 		free(pre);
 		return -ENOMEM;
 	}
-	memcpy(g, free_runs, nfree * sizeof(*g));
+	if (nfree)
+		memcpy(g, free_runs, nfree * sizeof(*g));
 	for (size_t i = 0; i < nsegs; i++)
 		g[nfree + i] = (struct pf_run){ segs[i].pblk, segs[i].len };
 	n = pf_runs_normalize(g, n);
