@@ -22,6 +22,11 @@
 #                 files moved out of a window, then the layout into it; reorder/evacuate.h): SPEC is
 #                 FILL:MB:TRACE, tests/mkbootset.sh --fill FILL --size MB with the boot set of TRACE, the layout
 #                 the boot's reads (pf_mklayout); the full run must say it made room, so cuts fall in both parts
+#   CRASH_ERROR   not a cut: write k fails with EIO (shim mode eio) and the run goes on to its error path, at
+#                 every write (CRASH_ERROR_POINTS=N: N spread points); several units in one group (chunks of 64 blocks),
+#                 so the failure can fall inside a group's pointer switch.  Checked: the run exits with an error
+#                 (never 0: no failed write goes unnoticed) and one message; no block a file still names is
+#                 left marked free (e2fsck -fn's "+" bitmap differences), then as after a cut
 #   CRASH_FLASH   as CRASH_SPREAD, on slow flash (PREFETCH_MEDIUM=slow-flash, 64 KiB erase blocks): destinations
 #                 in whole erase blocks, and the discard of the freed blocks (a hole punched in the image: a
 #                 write to the shim) after the run, so cuts fall among the discards too
@@ -49,12 +54,13 @@ if [ -n "${CRASH_LONG:-}" ]; then
 	CRASH_MODE_POINTS=${CRASH_MODE_POINTS:-4}
 	CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
 fi
-case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-3} ;; esac
+case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-3} CRASH_ERROR_POINTS=${CRASH_ERROR_POINTS:-6} ;; esac
 CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:8 ext3:1024:50:reverse:16:12 ext4:4096:30:random:16:25"}
 CRASH_EVERY_MODES=${CRASH_EVERY_MODES:-rotate}
 CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:10:random:32:40 ext4:4096:50:forward:32:40 ext4:4096:95:reverse:32:40"}
 CRASH_FLASH=${CRASH_FLASH-"ext4:4096:50:random:32:40 ext3:1024:50:reverse:16:30"}
 CRASH_ROOM=${CRASH_ROOM-"90:512:boot2"}
+CRASH_ERROR=${CRASH_ERROR-"ext4:4096:30:random:16:25 ext3:1024:50:reverse:16:12"}
 CRASH_POINTS=${CRASH_POINTS:-6}
 CRASH_MODE_POINTS=${CRASH_MODE_POINTS:-1}
 CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
@@ -153,6 +159,35 @@ cut_point() {
 	if [ $((s_cuts % CRASH_RESUME_CHECK_EVERY)) -eq 0 ]; then files_same "$label resumed" || s_resume=$((s_resume + 1)); fi
 }
 
+# error_point K: write K fails with EIO; the run must notice, free nothing still in use, leave what a cut
+# leaves (e2fsck -p repairs it, every file the same), and the next run must finish the job
+error_point() {
+	k=$1 mode=eio seed=1
+	local label="$slabel k=$k/$w eio" rc out
+	cp --sparse=always "$base" "$cimg"
+	run_cut "$k" eio 1; rc=$?
+	s_cuts=$((s_cuts + 1))
+	if [ $rc -eq 0 ] || [ $rc -ge 99 ]; then
+		fail_point "$label" "the failed write went unnoticed or the run crashed (exit $rc): $(tail -2 "$work/run.err" | tr '\n' ' ')"
+		return
+	fi
+	[ -s "$work/run.err" ] || fail_point "$label" "exit $rc without a message"
+	out=$(e2fsck -fn "$cimg" 2>&1)
+	if echo "$out" | grep -q 'Block bitmap differences:.*+[0-9(]'; then
+		s_lost=$((s_lost + 1))
+		fail_point "$label" "blocks in use left marked free: $(echo "$out" | grep 'Block bitmap differences' | cut -c1-160)"
+		return
+	fi
+	check_after "$label" || return
+	if ! out=$("$REORDER" --config "$cfg" --min-gain off --layout "$layout" "$cimg" 2>&1) || ! out=$(e2fsck -fn "$cimg" 2>&1); then
+		s_resume=$((s_resume + 1))
+		fail_point "$label resume" "after the failed write: $(echo "$out" | grep -v '^e2fsck\|^Pass\|^$' | tail -3 | tr '\n' ' ')"
+		return
+	fi
+	s_resumed=$((s_resumed + 1))
+	if [ $((s_cuts % CRASH_RESUME_CHECK_EVERY)) -eq 0 ]; then files_same "$label resumed" || s_resume=$((s_resume + 1)); fi
+}
+
 # pick_points W N: the k to cut at
 pick_points() {
 	local w=$1 n=$2 k
@@ -193,6 +228,7 @@ series() {
 	slabel="$type-$bs ${mb}M $fill% $order"
 	[ "$kind" = flash ] && slabel="$slabel flash"
 	[ "$kind" = room ] && slabel="$slabel room"
+	[ "$kind" = error ] && slabel="$slabel eio"
 	base=$work/aged-$type-$bs-$fill-$mb.img
 	[ "$kind" = room ] && base=$work/room-$fill-$mb-$trace.img layout=$work/layout-room-$fill-$mb-$trace
 	if [ "$kind" = room ]; then
@@ -206,7 +242,7 @@ series() {
 	# Nearly full: let reorder use what free space there is, in small chunks (a chunk moves whole or not at all).
 	local reserve=5 chunk=2000
 	[ "$fill" -ge 90 ] && reserve=1 chunk=32
-	[ "$kind" = every ] && chunk=64 # several units, so cuts fall between and inside them
+	[ "$kind" = every ] || [ "$kind" = error ] && chunk=64 # several units, so cuts fall between and inside them
 	[ "$kind" = room ] && chunk=2000 # the default: making room is for chunks the scattered free space splits
 	cfg=$work/config-$type-$bs-$fill-$mb
 	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\nREORDER_TIME_BUDGET=3600\n' "$reserve" "$chunk" >"$cfg"
@@ -243,7 +279,9 @@ series() {
 	[ "$(sed -n 's/.* digest \([0-9a-f]*\) .*/\1/p' "$work/rep")" = "$(echo "$full" | sed -n 's/.* digest \([0-9a-f]*\) .*/\1/p')" ] ||
 		fail_point "$slabel" "two full runs wrote different sequences (non-deterministic): '$full' vs '$(cat "$work/rep")'"
 
-	if [ "$kind" = every ]; then
+	if [ "$kind" = error ]; then
+		for k0 in $(pick_points "$w" "${CRASH_ERROR_POINTS:-all}"); do error_point "$k0"; done
+	elif [ "$kind" = every ]; then
 		for ((k0 = 1; k0 <= w; k0++)); do
 			if [ "$CRASH_EVERY_MODES" = all ]; then
 				for m in "${MODES[@]}"; do cut_point "$k0" "$m" "$k0"; done
@@ -270,6 +308,7 @@ for spec in $CRASH_EVERY; do series every "$spec"; done
 for spec in $CRASH_SPREAD; do series spread "$spec"; done
 for spec in $CRASH_FLASH; do series flash "$spec"; done
 for spec in $CRASH_ROOM; do series room "$spec"; done
+for spec in $CRASH_ERROR; do series error "$spec"; done
 
 echo
 printf '%-22s %-8s %6s %6s %5s %-19s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s\n' series layout writes flush cuts \
@@ -279,6 +318,7 @@ echo "cuts: power cuts made (exit 99); cached: cuts with unflushed writes in the
 echo "drop/reorder cuts lost; tornw: writes stored in part (at sector bytes); resumed: resumed runs completed and clean;"
 echo "fsckp: e2fsck -p could not repair alone; fsckn: errors left after e2fsck -p; files: a file reads back different;"
 echo "resum: resumed run failed or changed a file.  Every series: the real prefetch-reorder, LD_PRELOAD crash_shim.so."
+echo "eio series: cuts are failed writes (EIO, the run going on to its error path), files also counts blocks in use left free."
 echo "CRASH_EVERY_MODES=$CRASH_EVERY_MODES CRASH_POINTS=$CRASH_POINTS CRASH_MODE_POINTS=$CRASH_MODE_POINTS" \
 	"CRASH_RESUME_CHECK_EVERY=$CRASH_RESUME_CHECK_EVERY; $(( $(date +%s) - start_s )) s"
 [ "$failures" -eq 0 ] || pf_fail "$failures failed checks"

@@ -22,6 +22,10 @@
  *                                 cut at a random sector boundary with probability 1/4 (applied in part)
  *                        torn     all of them stored, and write K itself stored up to a random sector
  *                                 boundary (at least one sector, never all of it)
+ *                      or, not a cut:
+ *                        eio      write K fails with EIO (nothing of it stored) and the program goes on, as on a
+ *                                 disk with a bad sector: later writes over any of the same bytes fail too (a
+ *                                 retry does not help), every other write is stored (its error path runs)
  *   CRASH_SHIM_SEED    seed of the random choices (default 1)
  *   CRASH_SHIM_SECTOR  the disk's atomic unit for torn writes, bytes (default 512)
  *   CRASH_SHIM_REPORT  file to append one line to at exit or at the cut:
@@ -50,7 +54,7 @@
 #define CUT_EXIT 99
 #define MAXFD 1024
 
-enum mode { M_CLEAN, M_DROP, M_REORDER, M_TORN };
+enum mode { M_CLEAN, M_DROP, M_REORDER, M_TORN, M_EIO };
 
 
 static struct {
@@ -65,6 +69,7 @@ static struct {
 	size_t sector;
 	struct crash_pending *pend;
 	size_t npend, cap;
+	uint64_t bad_off, bad_len; /* mode eio: the range write K failed on, which stays bad */
 	const char *report, *trace;
 	int in_shim; /* our own pread/pwrite go straight to libc */
 } S = { .digest = CRASH_DIGEST_INIT, .sector = 512, .seed = 1 };
@@ -118,6 +123,8 @@ static void init(void)
 		S.mode = M_REORDER;
 	else if (!strcmp(v, "torn"))
 		S.mode = M_TORN;
+	else if (!strcmp(v, "eio"))
+		S.mode = M_EIO;
 	else {
 		fprintf(stderr, "crash_shim: unknown CRASH_SHIM_MODE '%s'\n", v);
 		_exit(2);
@@ -250,12 +257,23 @@ static void cut(const struct crash_pending *cur)
 }
 
 /* Before write number S.writes+1 of LEN bytes at OFF (DATA NULL: zeros, for discard / zero-out) goes down
- * on FD.  Returns only if it may go down. */
-static void before_write(int fd, uint64_t off, size_t len, const void *data)
+ * on FD.  Returns 0 if it may go down, -1 if it must fail with EIO (mode eio); does not return at a cut. */
+static int before_write(int fd, uint64_t off, size_t len, const void *data)
 {
 	S.writes++;
 	say(S.trace, "w %llu %llu %zu\n", S.writes, (unsigned long long)off, len);
 	struct crash_pending cur = { .fd = fd, .off = off, .len = len, .data = (unsigned char *)data };
+	if (S.mode == M_EIO) {
+		if (S.writes == S.cut_at) {
+			S.bad_off = off;
+			S.bad_len = len;
+		} else if (!S.bad_len || off + len <= S.bad_off || off >= S.bad_off + S.bad_len) {
+			return 0;
+		}
+		say(S.trace, "eio %llu\n", S.writes);
+		errno = EIO;
+		return -1;
+	}
 	if (S.cut_at && S.writes >= S.cut_at)
 		cut(&cur);
 	S.bytes += len;
@@ -265,7 +283,7 @@ static void before_write(int fd, uint64_t off, size_t len, const void *data)
 	if (data && !(off == 1024 && len == 1024))
 		crash_digest_add(&S.digest, data, len);
 	if (!S.cut_at)
-		return; /* counting only: nothing to undo */
+		return 0; /* counting only: nothing to undo */
 	if (S.npend == S.cap) {
 		size_t cap = S.cap ? S.cap * 2 : 256;
 		struct crash_pending *np = realloc(S.pend, cap * sizeof(*np));
@@ -288,6 +306,7 @@ static void before_write(int fd, uint64_t off, size_t len, const void *data)
 		got += (size_t)k;
 	}
 	memset(p->old + got, 0, len - got);
+	return 0;
 }
 
 static void after_write(int fd, ssize_t rc)
@@ -381,7 +400,8 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 	REAL(pwrite);
 	if (S.in_shim || !watched(fd))
 		return real_pwrite(fd, buf, n, off);
-	before_write(fd, (uint64_t)off, n, buf);
+	if (before_write(fd, (uint64_t)off, n, buf))
+		return -1;
 	ssize_t rc = real_pwrite(fd, buf, n, off);
 	after_write(fd, rc);
 	return rc;
@@ -392,7 +412,8 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 	REAL(pwrite64);
 	if (S.in_shim || !watched(fd))
 		return real_pwrite64(fd, buf, n, off);
-	before_write(fd, (uint64_t)off, n, buf);
+	if (before_write(fd, (uint64_t)off, n, buf))
+		return -1;
 	ssize_t rc = real_pwrite64(fd, buf, n, off);
 	after_write(fd, rc);
 	return rc;
@@ -404,7 +425,8 @@ ssize_t write(int fd, const void *buf, size_t n)
 	if (S.in_shim || !watched(fd))
 		return real_write(fd, buf, n);
 	off_t off = lseek(fd, 0, SEEK_CUR);
-	before_write(fd, (uint64_t)off, n, buf);
+	if (before_write(fd, (uint64_t)off, n, buf))
+		return -1;
 	ssize_t rc = real_write(fd, buf, n);
 	after_write(fd, rc);
 	return rc;
@@ -423,8 +445,12 @@ static ssize_t vwrite(int fd, const struct iovec *iov, int cnt, off_t off, ssize
 	}
 	for (size_t i = 0, at = 0; i < (size_t)cnt; at += iov[i].iov_len, i++)
 		memcpy(b + at, iov[i].iov_base, iov[i].iov_len);
-	before_write(fd, (uint64_t)(off < 0 ? lseek(fd, 0, SEEK_CUR) : off), len, b);
+	int fail = before_write(fd, (uint64_t)(off < 0 ? lseek(fd, 0, SEEK_CUR) : off), len, b);
 	free(b);
+	if (fail) {
+		errno = EIO;
+		return -1;
+	}
 	ssize_t rc = go(fd, iov, cnt, off, fl);
 	after_write(fd, rc);
 	return rc;
@@ -504,8 +530,9 @@ int sync_file_range(int fd, off64_t off, off64_t n, unsigned int fl)
 int fallocate(int fd, int mode, off_t off, off_t len)
 {
 	REAL(fallocate);
-	if (!S.in_shim && watched(fd) && (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)))
-		before_write(fd, (uint64_t)off, (size_t)len, NULL);
+	if (!S.in_shim && watched(fd) && (mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) &&
+	    before_write(fd, (uint64_t)off, (size_t)len, NULL))
+		return -1;
 	return real_fallocate(fd, mode, off, len);
 }
 
@@ -539,7 +566,8 @@ int ioctl(int fd, unsigned long req, ...)
 			S.syncs++;
 		else if (req == BLKDISCARD || req == BLKZEROOUT || req == BLKSECDISCARD) {
 			const uint64_t *r = arg;
-			before_write(fd, r[0], (size_t)r[1], NULL);
+			if (before_write(fd, r[0], (size_t)r[1], NULL))
+				return -1;
 		}
 	}
 	return real_ioctl(fd, req, arg);
