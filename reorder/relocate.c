@@ -17,8 +17,10 @@
  *       descriptor on the device (or, where the file cannot be opened O_DIRECT, after dropping the range from
  *       the page cache); a mismatch abandons that unit before any of its pointers is switched, and the run
  *       stops there.
- *   then per unit of the group, in layout order:
- *   F3  block pointers switched, flushed, then re-read and checked.  Extent-mapped files: every leaf that
+ *   then for the group's units (up to the first whose copy did not verify), inode by inode in inode order:
+ *   F3  block pointers switched, flushed once, then re-read and checked.  Which units had their turn is kept
+ *       (sw_end): if a switch fails, the destinations of all of them stay in use at F4 (some of their
+ *       pointers may name them), leaked until e2fsck -p, never freed under a file.  Extent-mapped files: every leaf that
  *       maps moved blocks (the inode's i_block or a leaf block) is rewritten in place in ONE write
  *       (extent_remap.c): the tree never changes shape, no tree block is allocated or freed, no index
  *       changes, so whatever subset of these writes survives a cut, each block maps to its old or its new
@@ -56,6 +58,7 @@ struct pf_reloc {
 	uint64_t buf_blocks;        /* its size */
 	size_t st_first, st_end;    /* units [st_first, st_end) are staged in buf, one after the other, and
 	                             * written to their destinations (F2) */
+	size_t sw_end;              /* units [st_first, sw_end) have had their pointer switch (F3) */
 	int *uerr;                  /* per unit: what F2 found (PF_EVERIFY), returned when the unit's turn comes */
 	double deadline;            /* > 0: a group started after the first stays small enough to end by then */
 	double s_per_block;         /* what the last group took per block (F2 and switches), 0 = not known yet */
@@ -270,12 +273,9 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 {
 	*out = NULL;
 	uint64_t maxlen = 1, total = 0;
-	size_t maxmoves = 1;
 	for (size_t u = 0; u < p->nunits; u++) {
 		if (p->units[u].len > maxlen)
 			maxlen = p->units[u].len;
-		if (p->units[u].count > maxmoves)
-			maxmoves = p->units[u].count;
 		total += p->units[u].len;
 	}
 	/* a unit is at most one chunk; bound the buffer anyway */
@@ -310,8 +310,9 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	r->ubase = malloc((p->nunits + 1) * sizeof(*r->ubase));
 	r->uerr = calloc(p->nunits + 1, sizeof(*r->uerr));
 	r->switched = calloc(total / 8 + 1, 1);
-	r->remap = malloc(maxmoves * sizeof(*r->remap));
-	r->order = malloc((p->nmoves > maxmoves ? p->nmoves : maxmoves) * sizeof(*r->order));
+	/* a group's moves at once (F3), or all of the plan's (spares) */
+	r->remap = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*r->remap));
+	r->order = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*r->order));
 	r->spare = calloc(nowners ? nowners : 1, sizeof(*r->spare));
 	r->nowners = nowners;
 	ext2fs_set_alloc_block_callback(fs, refuse_alloc, &r->old_alloc);
@@ -377,19 +378,23 @@ static int mapping_of(ext2_filsys fs, ext2_ino_t ino, uint64_t lblk, blk64_t *cu
 	return pf_err_from_ext2(ec);
 }
 
-/* Switch the pointers of one unit's moves, inode by inode. */
-static int switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struct pf_unit *un, const ext2_ino_t *inos)
+/* Switch the pointers of units [u, end), inode by inode in inode order: one pass over the inode tables for
+ * the whole group, and each inode's leaves rewritten once for all of its moves in the group (on a 1 KiB-block
+ * filesystem a unit is 2 MB: switching unit by unit wrote the same inode-table blocks again and again). */
+static int switch_units(struct pf_reloc *r, const struct pf_plan *p, size_t u, size_t end, const ext2_ino_t *inos)
 {
 	ext2_filsys fs = r->fs;
-	for (size_t i = 0; i < un->count; i++)
-		r->order[i] = un->first + i;
+	size_t count = 0;
+	for (size_t v = u; v < end; v++)
+		for (size_t i = 0; i < p->units[v].count; i++)
+			r->order[count++] = p->units[v].first + i;
 	sort_plan = p;
-	qsort(r->order, un->count, sizeof(*r->order), by_owner);
-	for (size_t i = 0; i < un->count;) {
+	qsort(r->order, count, sizeof(*r->order), by_owner);
+	for (size_t i = 0; i < count;) {
 		uint32_t owner = p->moves[r->order[i]].owner;
 		ext2_ino_t ino = inos[owner];
 		size_t j = i, n = 0;
-		for (; j < un->count && p->moves[r->order[j]].owner == owner; j++) {
+		for (; j < count && p->moves[r->order[j]].owner == owner; j++) {
 			const struct pf_move *m = &p->moves[r->order[j]];
 			r->remap[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
 		}
@@ -413,6 +418,26 @@ static int switch_unit(struct pf_reloc *r, const struct pf_plan *p, const struct
 		if (rc)
 			return rc;
 		i = j;
+	}
+	return 0;
+}
+
+/* After F3: which blocks of unit u now name their new copy (the switched bits); -ESTALE if one names
+ * neither copy. */
+static int check_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos)
+{
+	const struct pf_unit *un = &p->units[u];
+	for (size_t i = un->first; i < un->first + un->count; i++) {
+		const struct pf_move *m = &p->moves[i];
+		for (uint64_t b = 0; b < m->len; b++) {
+			blk64_t cur;
+			int rc = mapping_of(r->fs, inos[m->owner], m->lblk + b, &cur);
+			if (rc)
+				return rc;
+			if (cur != m->dst + b && cur != m->src + b)
+				return -ESTALE;
+			set_bit(r, r->ubase[u] + (m->dst + b - un->dst), cur == m->dst + b);
+		}
 	}
 	return 0;
 }
@@ -536,39 +561,42 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ex
 
 int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial)
 {
-	ext2_filsys fs = r->fs;
-	const struct pf_unit *un = &p->units[u];
 	int rc;
 	*partial = 0;
 
 	/* F2 (with the next units: stage), unless done already */
 	if (u < r->st_first || u >= r->st_end) {
 		if ((rc = stage(r, p, u, inos))) {
-			r->st_end = r->st_first = u; /* nothing staged */
+			r->st_end = r->st_first = r->sw_end = u; /* nothing staged */
 			return rc;
 		}
+		r->sw_end = u;
 	}
-	if (r->uerr[u])
+	if (r->uerr[u]) {
+		*partial = u < r->sw_end; /* a check after a group switch failed */
 		return r->uerr[u];
+	}
+	if (u < r->sw_end)
+		return 0; /* switched and checked with its group */
 
-	/* F3: switch, make durable, check each block */
+	/* F3 for the group from u: switch, make durable, check each block */
+	size_t end = u;
+	while (end < r->st_end && !r->uerr[end])
+		end++;
+	r->sw_end = end;
 	*partial = 1;
-	rc = switch_unit(r, p, un, inos);
+	rc = switch_units(r, p, u, end, inos);
 	if (!rc)
-		rc = pf_err_from_ext2(io_channel_flush(fs->io));
+		rc = pf_err_from_ext2(io_channel_flush(r->fs->io));
 	if (rc)
 		return rc;
-	for (size_t i = un->first; i < un->first + un->count; i++) {
-		const struct pf_move *m = &p->moves[i];
-		for (uint64_t b = 0; b < m->len; b++) {
-			blk64_t cur;
-			if ((rc = mapping_of(fs, inos[m->owner], m->lblk + b, &cur)))
+	for (size_t v = u; v < end; v++)
+		if ((rc = check_unit(r, p, v, inos))) {
+			if (v == u)
 				return rc;
-			if (cur != m->dst + b && cur != m->src + b)
-				return -ESTALE;
-			set_bit(r, r->ubase[u] + (m->dst + b - un->dst), cur == m->dst + b);
+			r->uerr[v] = rc; /* its turn reports it */
+			break;
 		}
-	}
 	*partial = 0;
 	return 0;
 }
@@ -605,7 +633,8 @@ int pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int p
 					ext2fs_block_alloc_stats2(fs, sw ? m->src + b : m->dst + b, -1);
 				}
 			}
-		} else if (!(partial_unit && u == done)) {
+		} else if (!(partial_unit && u >= done && (u == done || u < r->sw_end))) {
+			/* not a unit whose pointers may have been switched (with its group) */
 			ext2fs_block_alloc_stats_range(fs, un->dst, (blk_t)un->len, -1);
 		}
 	}

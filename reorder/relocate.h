@@ -24,9 +24,10 @@ int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_i
 			   uint64_t *count);
 
 /* Copy unit u (with the next units, as many as the buffer holds: their old copies read in one sweep, written,
- * flushed, read back), switch its files' block pointers to the copy, verify.  inos[owner] gives each move's inode.
- * On failure *partial says whether some pointers may already have been switched (the filesystem then stays
- * marked for fsck).  Returns 0 or a negative pf error (lib/error.h): PF_EVERIFY when the copy read back from
+ * flushed, read back), switch its files' block pointers to the copy (with those of the group's other units
+ * whose copy verified: one flush for the group; their own calls then only report), verify.  inos[owner] gives
+ * each move's inode.  On failure *partial says whether some pointers may already have been switched (the
+ * filesystem then stays marked for fsck).  Returns 0 or a negative pf error (lib/error.h): PF_EVERIFY when the copy read back from
  * the disk differs from what was written (nothing switched). */
 int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
 
@@ -42,7 +43,9 @@ int pf_reloc_staged(const struct pf_reloc *r, size_t u);
 uint64_t pf_reloc_switched(const struct pf_reloc *r, const struct pf_plan *p, size_t u);
 
 /* Units [0, done) are complete: free the old copy of each switched block and the new copy of each other one;
- * release the destinations of the other units (except those of a partially switched unit); write everything; when mark_clean, mark the filesystem clean again.
+ * release the destinations of the other units (with partial_unit, not those of unit done nor of the rest of
+ * its group, whose pointers may have been switched with it: leaked until fsck); write everything; when
+ * mark_clean, mark the filesystem clean again.
  * Frees r.  Returns 0 or a negative pf error (lib/error.h). */
 int pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int partial_unit, int mark_clean);
 
