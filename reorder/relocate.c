@@ -422,9 +422,10 @@ static int switch_units(struct pf_reloc *r, const struct pf_plan *p, size_t u, s
 	return 0;
 }
 
-/* After F3: which blocks of unit u now name their new copy (the switched bits); -ESTALE if one names
- * neither copy. */
-static int check_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos)
+/* Where each block of unit u points.  Before its switch (after == 0): every block must still name its source
+ * (the plan still describes the files).  After F3: each names its source or its copy, and the switched bits
+ * record which.  Returns 0, -ESTALE (a block names something else), or a negative pf error. */
+static int check_mappings(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int after)
 {
 	const struct pf_unit *un = &p->units[u];
 	for (size_t i = un->first; i < un->first + un->count; i++) {
@@ -434,28 +435,10 @@ static int check_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, con
 			int rc = mapping_of(r->fs, inos[m->owner], m->lblk + b, &cur);
 			if (rc)
 				return rc;
-			if (cur != m->dst + b && cur != m->src + b)
+			if (cur != m->src + b && (!after || cur != m->dst + b))
 				return -ESTALE;
-			set_bit(r, r->ubase[u] + (m->dst + b - un->dst), cur == m->dst + b);
-		}
-	}
-	return 0;
-}
-
-/* Whether every block of unit u still maps to its source (the plan still describes the files).
- * Returns 0, -ESTALE, or a negative pf error. */
-static int still_planned(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos)
-{
-	const struct pf_unit *un = &p->units[u];
-	for (size_t i = un->first; i < un->first + un->count; i++) {
-		const struct pf_move *m = &p->moves[i];
-		for (uint64_t b = 0; b < m->len; b++) {
-			blk64_t cur;
-			int rc = mapping_of(r->fs, inos[m->owner], m->lblk + b, &cur);
-			if (rc)
-				return rc;
-			if (cur != m->src + b)
-				return -ESTALE;
+			if (after)
+				set_bit(r, r->ubase[u] + (m->dst + b - un->dst), cur == m->dst + b);
 		}
 	}
 	return 0;
@@ -490,7 +473,7 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ex
 	}
 	r->group_t0 = now;
 	for (; end < p->nunits && (end == u || blocks + p->units[end].len <= cap); end++) {
-		int rc = still_planned(r, p, end, inos);
+		int rc = check_mappings(r, p, end, inos, 0);
 		if (rc && end == u)
 			return rc;
 		if (rc)
@@ -591,7 +574,7 @@ int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const e
 	if (rc)
 		return rc;
 	for (size_t v = u; v < end; v++)
-		if ((rc = check_unit(r, p, v, inos))) {
+		if ((rc = check_mappings(r, p, v, inos, 1))) {
 			if (v == u)
 				return rc;
 			r->uerr[v] = rc; /* its turn reports it */
