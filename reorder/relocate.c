@@ -20,8 +20,8 @@
  *   then for the group's units (up to the first whose copy did not verify), inode by inode in inode order:
  *   F3  block pointers switched, flushed once, then re-read and checked.  Which units had their turn is kept
  *       (sw_end): if a switch fails, the destinations of all of them stay in use at F4 (some of their
- *       pointers may name them), leaked until e2fsck -p, never freed under a file.  Extent-mapped files: every leaf that
- *       maps moved blocks (the inode's i_block or a leaf block) is rewritten in place in ONE write
+ *       pointers may name them), leaked until e2fsck -p, never freed under a file.  Extent-mapped files:
+ *       every leaf that maps moved blocks (the inode's i_block or a leaf block) is rewritten in place in ONE write
  *       (extent_remap.c): the tree never changes shape, no tree block is allocated or freed, no index
  *       changes, so whatever subset of these writes survives a cut, each block maps to its old or its new
  *       copy, both complete since F2.  Block-mapped (ext2/3) files: one pointer at a time through
