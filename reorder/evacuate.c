@@ -5,6 +5,7 @@
 #include "blockmap.h"
 #include "error.h"
 #include "replay_cost.h"
+#include "replay_predict.h"
 #include "runs.h"
 #include "window.h"
 
@@ -152,43 +153,39 @@ int pf_evac_collect(ext2_filsys fs, const struct pf_run *free_runs, size_t nfree
 int pf_evac_window_free(const struct pf_evac *e, const struct pf_run *free_runs, size_t nfree, struct pf_run **out,
 			size_t *nout)
 {
-	size_t n = nfree + e->col.nsegs;
-	struct pf_run *fm = malloc((n ? n : 1) * sizeof(*fm));
-	if (!fm)
-		return -ENOMEM;
-	if (nfree)
-		memcpy(fm, free_runs, nfree * sizeof(*fm));
-	for (size_t i = 0; i < e->col.nsegs; i++)
-		fm[nfree + i] = (struct pf_run){ e->col.segs[i].pblk, e->col.segs[i].len };
-	n = pf_runs_normalize(fm, n);
-	int rc = pf_runs_clip(fm, n, e->window.start, e->window.len, 1, out, nout);
+	struct pf_run *fm = NULL;
+	size_t n = 0;
+	int rc = pf_runs_with_segs(free_runs, nfree, e->col.segs, e->col.nsegs, &fm, &n);
+	if (rc)
+		return rc;
+	rc = pf_runs_clip(fm, n, e->window.start, e->window.len, 1, out, nout);
 	free(fm);
 	return rc;
 }
 
-/* The moves of p as the cost model's, sorted by source (malloc'd; NULL on -ENOMEM). */
-static struct pf_cost_move *cost_moves(const struct pf_plan *p)
+/* The copies p carries out as the cost model's moves, sorted by source (*m malloc'd, NULL on -ENOMEM). */
+static int cost_moves(const struct pf_plan *p, struct pf_cost_move **m, size_t *n)
 {
-	struct pf_cost_move *m = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*m));
-	if (!m)
-		return NULL;
-	for (size_t i = 0; i < p->nmoves; i++)
-		m[i] = (struct pf_cost_move){ p->moves[i].src, p->moves[i].dst, p->moves[i].len };
-	pf_cost_moves_sort(m, p->nmoves);
-	return m;
+	*m = NULL;
+	*n = 0;
+	int rc = pf_replay_plan_moves(p, m, n);
+	if (!rc)
+		pf_cost_moves_sort(*m, *n);
+	return rc;
 }
 
 int pf_evac_moved_segs(const struct pf_plan *out, const struct pf_seg *segs, size_t n, struct pf_seg **o,
 		       size_t *no)
 {
-	struct pf_cost_move *m = cost_moves(out);
+	struct pf_cost_move *m;
+	size_t nm;
 	struct pf_bvec v = { 0 };
 	size_t k = 0, cap = 0;
 	struct pf_seg *r = NULL;
-	int rc = m ? 0 : -ENOMEM;
+	int rc = cost_moves(out, &m, &nm);
 	for (size_t i = 0; i < n && !rc; i++) {
 		v.n = 0;
-		if ((rc = pf_cost_relocate_run(m, out->nmoves, segs[i].pblk, segs[i].len, &v)))
+		if ((rc = pf_cost_relocate_run(m, nm, segs[i].pblk, segs[i].len, &v)))
 			break;
 		if (k + v.n > cap) {
 			cap = 2 * (k + v.n) + 64;
@@ -232,17 +229,22 @@ static int push_move(struct pf_cost_move **r, size_t *n, size_t *cap, uint64_t s
 
 int pf_evac_compose(const struct pf_plan *out, const struct pf_plan *in, struct pf_cost_move **o, size_t *no)
 {
-	struct pf_cost_move *p2 = cost_moves(in), *r = NULL;
-	struct pf_run *edst = malloc((out->nmoves + 1) * sizeof(*edst));
+	struct pf_cost_move *p1 = NULL, *p2 = NULL, *r = NULL;
+	size_t n1 = 0, n2 = 0;
+	int rc = cost_moves(out, &p1, &n1);
+	if (!rc)
+		rc = cost_moves(in, &p2, &n2);
+	struct pf_run *edst = malloc((n1 + 1) * sizeof(*edst));
 	struct pf_bvec v = { 0 };
 	size_t k = 0, cap = 0;
-	int rc = p2 && edst ? 0 : -ENOMEM;
+	if (!rc && !edst)
+		rc = -ENOMEM;
 	/* each evacuated piece: where the second plan takes it from there, or where the first left it */
-	for (size_t i = 0; i < out->nmoves && !rc; i++) {
-		const struct pf_move *e = &out->moves[i];
+	for (size_t i = 0; i < n1 && !rc; i++) {
+		const struct pf_cost_move *e = &p1[i];
 		edst[i] = (struct pf_run){ e->dst, e->len };
 		v.n = 0;
-		rc = pf_cost_relocate_run(p2, in->nmoves, e->dst, e->len, &v);
+		rc = pf_cost_relocate_run(p2, n2, e->dst, e->len, &v);
 		uint64_t src = e->src;
 		for (size_t j = 0; j < v.n && !rc; j++) {
 			rc = push_move(&r, &k, &cap, src, v.r[j].start, v.r[j].count);
@@ -250,8 +252,8 @@ int pf_evac_compose(const struct pf_plan *out, const struct pf_plan *in, struct 
 		}
 	}
 	/* the second plan's moves from places the first did not fill */
-	size_t ne = rc ? 0 : pf_runs_normalize(edst, out->nmoves);
-	for (size_t i = 0; i < in->nmoves && !rc; i++) {
+	size_t ne = rc ? 0 : pf_runs_normalize(edst, n1);
+	for (size_t i = 0; i < n2 && !rc; i++) {
 		struct pf_run *parts = NULL;
 		size_t np = 0;
 		rc = pf_runs_complement(edst, ne, p2[i].src, p2[i].len, &parts, &np);
@@ -259,6 +261,7 @@ int pf_evac_compose(const struct pf_plan *out, const struct pf_plan *in, struct 
 			rc = push_move(&r, &k, &cap, parts[f].start, p2[i].dst + (parts[f].start - p2[i].src), parts[f].len);
 		free(parts);
 	}
+	free(p1);
 	free(p2);
 	free(edst);
 	free(v.r);

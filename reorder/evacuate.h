@@ -38,7 +38,8 @@ int pf_evac_window_free(const struct pf_evac *e, const struct pf_run *free_runs,
 			size_t *nout);
 
 /* Pure helpers for predicting the two plans of a run that makes room (first `out`, the evacuation, then `in`,
- * the layout's plan made on the set as `out` leaves it):
+ * the layout's plan made on the set as `out` leaves it), each plan taken as the copies it carries out
+ * (pf_replay_plan_moves):
  * pf_evac_moved_segs: segs (physical runs of the layout now) as they lie after plan out (pieces split where a
  * move begins or ends); pf_evac_compose: where every block lies after both plans, as one list of moves with
  * disjoint sources (replay_predict.h).  *o is malloc'd.  Return 0 or -ENOMEM. */

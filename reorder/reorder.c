@@ -195,6 +195,12 @@ static int sweep_chunk_sizes(ext2_filsys fs, const struct pf_layouts *lay, const
 	return 0;
 }
 
+/* The run's time budget in seconds (0: none); --time-budget-ms, for tests, wins. */
+static double time_budget_s(const struct pf_reorder_opts *o)
+{
+	return o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
+}
+
 /* plan: the units this run may do (the write budget's prefix of the plan: units past it are not even
  * allocated); budget_cut: the plan had more. */
 static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
@@ -219,7 +225,7 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	int partial = 0;
 	uint64_t moved = 0, kept = 0;
 	res->complete = 1;
-	double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
+	double budget = time_budget_s(o);
 	if (budget > 0)
 		pf_reloc_set_deadline(r, t0 + budget);
 	for (; done < plan->nunits; done++) {
@@ -335,9 +341,7 @@ static void room_free(struct pf_room *r)
 static int plan_in_window(ext2_filsys fs, const struct pf_collect *col, const struct pf_run *wfree, size_t nw,
 			  uint64_t free_total, struct pf_plan_params *prm, struct pf_plan *out)
 {
-	uint64_t w = 0;
-	for (size_t i = 0; i < nw; i++)
-		w += wfree[i].len;
+	uint64_t w = pf_runs_total(wfree, nw);
 	uint64_t usable = free_total > prm->reserve_blocks ? free_total - prm->reserve_blocks : 0;
 	prm->reserve_blocks = w > usable ? w - usable : 0;
 	return plan_with_spares(fs, col, wfree, nw, prm, out);
@@ -374,9 +378,7 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 	}
 	res->room_start = win.start;
 	res->room_len = win.len;
-	uint64_t free_all = 0, in_way = win.len - win.good;
-	for (size_t i = 0; i < nfree; i++)
-		free_all += free_runs[i].len;
+	uint64_t free_all = pf_runs_total(free_runs, nfree), in_way = win.len - win.good;
 	if (free_all - win.good < prm->reserve_blocks + in_way) {
 		snprintf(res->room_why, sizeof(res->room_why),
 			 "no room: %llu blocks in the window, %llu free outside it above the reserve",
@@ -483,7 +485,7 @@ static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_
 		res->room_incomplete = 1;
 		return rc;
 	}
-	double budget = o->time_budget_ms > 0 ? o->time_budget_ms / 1000.0 : o->time_budget_s;
+	double budget = time_budget_s(o);
 	if (budget > 0 && pf_monotonic_s() - t0 >= budget) {
 		res->complete = 0;
 		res->room_incomplete = 1;
@@ -498,8 +500,8 @@ static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_
 	rc = pf_collect(fs, lay, &again);
 	if (!rc)
 		rc = pf_freespace(fs, &fr, &nfr);
-	for (size_t i = 0; !rc && i < nfr; i++)
-		free_all += fr[i].len;
+	if (!rc)
+		free_all = pf_runs_total(fr, nfr);
 	if (!rc)
 		rc = pf_runs_clip(fr, nfr, room->ev.window.start, room->ev.window.len, 1, &wfree, &nw);
 	if (!rc)

@@ -333,8 +333,7 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 	return rc;
 }
 
-/* The plan's copies: each moved piece's source and destination. */
-static int plan_moves(const struct pf_plan *p, struct pf_cost_move **out, size_t *n)
+int pf_replay_plan_moves(const struct pf_plan *p, struct pf_cost_move **out, size_t *n)
 {
 	*out = malloc((p->nmoves ? p->nmoves : 1) * sizeof(**out));
 	if (!*out)
@@ -364,7 +363,7 @@ int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct p
 {
 	struct pf_cost_move *moves = NULL;
 	size_t nmoves = 0;
-	int rc = plan ? plan_moves(plan, &moves, &nmoves) : 0;
+	int rc = plan ? pf_replay_plan_moves(plan, &moves, &nmoves) : 0;
 	if (!rc)
 		rc = pf_replay_predict_moves(fs, l, col, moves, nmoves, medium, out);
 	free(moves);

@@ -47,6 +47,10 @@ int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct p
 int pf_replay_predict_moves(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
 			    const struct pf_cost_move *moves, size_t nmoves, int medium, struct pf_replay_prediction *out);
 
+/* The copies plan p carries out (the units of its placed and split chunks): each moved piece's source and
+ * destination, in plan order, as the cost model's moves (*out malloc'd).  Returns 0 or -ENOMEM. */
+int pf_replay_plan_moves(const struct pf_plan *p, struct pf_cost_move **out, size_t *n);
+
 /* The model a prediction uses for medium (enum pf_medium, format.h): the SD card for slow flash, the SSD for
  * fast flash, the 7200 rpm disk otherwise; in blocks over the filesystem's span. */
 struct pf_disk_model pf_replay_model(ext2_filsys fs, int medium);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int by_start(const void *a, const void *b)
 {
@@ -93,4 +94,28 @@ uint64_t pf_runs_count_in(const struct pf_run *r, size_t n, uint64_t start, uint
 			c += b - a;
 	}
 	return c;
+}
+
+int pf_runs_with_segs(const struct pf_run *free_runs, size_t nfree, const struct pf_seg *segs, size_t nsegs,
+		      struct pf_run **out, size_t *nout)
+{
+	size_t n = nfree + nsegs;
+	struct pf_run *r = malloc((n ? n : 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	if (nfree)
+		memcpy(r, free_runs, nfree * sizeof(*r));
+	for (size_t i = 0; i < nsegs; i++)
+		r[nfree + i] = (struct pf_run){ segs[i].pblk, segs[i].len };
+	*out = r;
+	*nout = pf_runs_normalize(r, n);
+	return 0;
+}
+
+uint64_t pf_runs_total(const struct pf_run *r, size_t n)
+{
+	uint64_t t = 0;
+	for (size_t i = 0; i < n; i++)
+		t += r[i].len;
+	return t;
 }

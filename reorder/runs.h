@@ -21,6 +21,14 @@ int pf_runs_clip(const struct pf_run *r, size_t n, uint64_t start, uint64_t len,
 int pf_runs_complement(const struct pf_run *taken, size_t n, uint64_t start, uint64_t len, struct pf_run **out,
 		       size_t *nout);
 
+/* free_runs ∪ the segments' physical runs, normalized, as a new malloc'd list (free_runs may be NULL when
+ * nfree is 0, segs when nsegs is 0).  Returns 0 or -ENOMEM. */
+int pf_runs_with_segs(const struct pf_run *free_runs, size_t nfree, const struct pf_seg *segs, size_t nsegs,
+		      struct pf_run **out, size_t *nout);
+
+/* Blocks in all the runs. */
+uint64_t pf_runs_total(const struct pf_run *r, size_t n);
+
 /* Blocks covered by normalized runs within [start, start+len). */
 uint64_t pf_runs_count_in(const struct pf_run *r, size_t n, uint64_t start, uint64_t len);
 

@@ -32,19 +32,15 @@ int pf_window_pick(const struct pf_run *free_runs, size_t nfree, const struct pf
 	memset(out, 0, sizeof(*out));
 	if (hi < lo || hi - lo < len || len == 0)
 		return -ERANGE;
-	size_t n = nfree + nsegs;
-	struct pf_run *g = malloc((n ? n : 1) * sizeof(*g));
+	struct pf_run *g = NULL;
+	size_t n = 0;
+	if (pf_runs_with_segs(free_runs, nfree, segs, nsegs, &g, &n))
+		return -ENOMEM;
 	uint64_t *pre = malloc((n + 1) * sizeof(*pre));
-	if (!g || !pre) {
+	if (!pre) {
 		free(g);
-		free(pre);
 		return -ENOMEM;
 	}
-	if (nfree)
-		memcpy(g, free_runs, nfree * sizeof(*g));
-	for (size_t i = 0; i < nsegs; i++)
-		g[nfree + i] = (struct pf_run){ segs[i].pblk, segs[i].len };
-	n = pf_runs_normalize(g, n);
 	pre[0] = 0;
 	for (size_t i = 0; i < n; i++)
 		pre[i + 1] = pre[i] + g[i].len;

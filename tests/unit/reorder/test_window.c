@@ -142,13 +142,19 @@ static void test_move_all(void **state)
 	pf_plan_free(&p);
 }
 
-/* A plan of moves, for the composition tests. */
+/* A plan of moves, for the composition tests: one placed chunk of one unit holding them all. */
 static struct pf_plan moves_plan(const struct pf_move *m, size_t n)
 {
 	struct pf_plan p = { 0 };
 	p.moves = malloc(n * sizeof(*m));
 	memcpy(p.moves, m, n * sizeof(*m));
 	p.nmoves = n;
+	p.units = calloc(1, sizeof(*p.units));
+	p.units[0] = (struct pf_unit){ .first = 0, .count = n };
+	p.nunits = 1;
+	p.chunks = calloc(1, sizeof(*p.chunks));
+	p.chunks[0] = (struct pf_chunk){ .state = PF_CHUNK_PLACED, .first_unit = 0, .nunits = 1 };
+	p.nchunks = 1;
 	return p;
 }
 
