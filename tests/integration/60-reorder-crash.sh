@@ -134,7 +134,7 @@ rep() { sed -n "s/.* $1 \([0-9]*\) .*/\1/p; s/^$1 \([0-9]*\) .*/\1/p" "$work/rep
 # cut_point K MODE SEED: one cut, its checks, then the resume and its checks
 cut_point() {
 	k=$1 mode=$2 seed=$3
-	local label="$slabel k=$k/$w $mode seed=$seed" rc out
+	local label="$slabel k=$k/$w $mode seed=$seed" rc
 	cp --sparse=always "$base" "$cimg"
 	run_cut "$k" "$mode" "$seed"; rc=$?
 	if [ $rc -ne 99 ]; then fail_point "$label" "no cut (exit $rc): $(tail -2 "$work/run.err" | tr '\n' ' ')"; return; fi
@@ -143,11 +143,16 @@ cut_point() {
 	[ "$(rep unflushed)" -gt 0 ] 2>/dev/null && s_cached=$((s_cached + 1))
 	s_torn=$((s_torn + $(rep torn || echo 0)))
 	[ "$mode" = drop ] || [ "$mode" = reorder ] && s_lostw=$((s_lostw + $(rep unflushed) - $(rep kept)))
-	check_after "$label" || return
-	# resume: the real command finishes the job
+	check_after "$label" && resume "$label"
+}
+
+# resume LABEL: the real command, run again, finishes the job: exit 0, e2fsck -fn clean (and, every
+# CRASH_RESUME_CHECK_EVERY-th point, every file the same)
+resume() {
+	local label=$1 out
 	if ! out=$("$REORDER" --config "$cfg" --min-gain off --layout "$layout" "$cimg" 2>&1); then
 		s_resume=$((s_resume + 1))
-		fail_point "$label resume" "prefetch-reorder after the cut failed: $(echo "$out" | tail -2 | tr '\n' ' ')"
+		fail_point "$label resume" "prefetch-reorder run again failed: $(echo "$out" | tail -2 | tr '\n' ' ')"
 		return
 	fi
 	if ! out=$(e2fsck -fn "$cimg" 2>&1); then
@@ -178,14 +183,7 @@ error_point() {
 		fail_point "$label" "blocks in use left marked free: $(echo "$out" | grep 'Block bitmap differences' | cut -c1-160)"
 		return
 	fi
-	check_after "$label" || return
-	if ! out=$("$REORDER" --config "$cfg" --min-gain off --layout "$layout" "$cimg" 2>&1) || ! out=$(e2fsck -fn "$cimg" 2>&1); then
-		s_resume=$((s_resume + 1))
-		fail_point "$label resume" "after the failed write: $(echo "$out" | grep -v '^e2fsck\|^Pass\|^$' | tail -3 | tr '\n' ' ')"
-		return
-	fi
-	s_resumed=$((s_resumed + 1))
-	if [ $((s_cuts % CRASH_RESUME_CHECK_EVERY)) -eq 0 ]; then files_same "$label resumed" || s_resume=$((s_resume + 1)); fi
+	check_after "$label" && resume "$label"
 }
 
 # pick_points W N: the k to cut at
