@@ -2,6 +2,7 @@
 /* Making room: scan every inode for blocks in the window, collect them like a layout. */
 #include "evacuate.h"
 
+#include "array.h"
 #include "blockmap.h"
 #include "error.h"
 #include "replay_cost.h"
@@ -73,15 +74,8 @@ static int scan_inodes(ext2_filsys fs, struct pf_run win, struct pf_evac *e, str
 			if (a >= b || r->uninit)
 				continue;
 			if (!added) {
-				if (e->nfiles == capf) {
-					capf = capf ? 2 * capf : 256;
-					struct pf_file *nf = realloc(e->files, capf * sizeof(*nf));
-					if (!nf) {
-						rc = -ENOMEM;
-						break;
-					}
-					e->files = nf;
-				}
+				if ((rc = PF_ARRAY_RESERVE(e->files, capf, e->nfiles + 1, 256)))
+					break;
 				int has_ns;
 				e->files[e->nfiles++] = (struct pf_file){
 					.ino = ino, .generation = in.i_generation, .mode = in.i_mode, .size = EXT2_I_SIZE(&in),
@@ -89,15 +83,8 @@ static int scan_inodes(ext2_filsys fs, struct pf_run win, struct pf_evac *e, str
 				};
 				added = 1;
 			}
-			if (*nwishes == capw) {
-				capw = capw ? 2 * capw : 1024;
-				struct wish *nw = realloc(*wishes, capw * sizeof(*nw));
-				if (!nw) {
-					rc = -ENOMEM;
-					break;
-				}
-				*wishes = nw;
-			}
+			if ((rc = PF_ARRAY_RESERVE(*wishes, capw, *nwishes + 1, 1024)))
+				break;
 			(*wishes)[(*nwishes)++] = (struct wish){ fi, r->lblk + (a - r->pblk), a, b - a };
 		}
 		free(runs);
@@ -187,15 +174,8 @@ int pf_evac_moved_segs(const struct pf_plan *out, const struct pf_seg *segs, siz
 		v.n = 0;
 		if ((rc = pf_cost_relocate_run(m, nm, segs[i].pblk, segs[i].len, &v)))
 			break;
-		if (k + v.n > cap) {
-			cap = 2 * (k + v.n) + 64;
-			struct pf_seg *nr = realloc(r, cap * sizeof(*r));
-			if (!nr) {
-				rc = -ENOMEM;
-				break;
-			}
-			r = nr;
-		}
+		if ((rc = PF_ARRAY_RESERVE(r, cap, k + v.n, 64)))
+			break;
 		uint64_t lblk = segs[i].lblk; /* the pieces come in the segment's order */
 		for (size_t j = 0; j < v.n; j++) {
 			r[k++] = (struct pf_seg){ .owner = segs[i].owner, .lblk = lblk, .pblk = v.r[j].start, .len = v.r[j].count };
@@ -216,13 +196,8 @@ int pf_evac_moved_segs(const struct pf_plan *out, const struct pf_seg *segs, siz
 /* Append a move to a growable list. */
 static int push_move(struct pf_cost_move **r, size_t *n, size_t *cap, uint64_t src, uint64_t dst, uint64_t len)
 {
-	if (*n == *cap) {
-		*cap = *cap ? 2 * *cap : 256;
-		struct pf_cost_move *nr = realloc(*r, *cap * sizeof(**r));
-		if (!nr)
-			return -ENOMEM;
-		*r = nr;
-	}
+	if (PF_ARRAY_RESERVE(*r, *cap, *n + 1, 256))
+		return -ENOMEM;
 	(*r)[(*n)++] = (struct pf_cost_move){ src, dst, len };
 	return 0;
 }
