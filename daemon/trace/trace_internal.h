@@ -73,6 +73,7 @@ struct pf_page_trace {
 	int pipe_fd;               /* its trace_pipe, non-blocking, -1 = none */
 	char name[32];             /* prefetch-PID */
 	char comm[16];             /* our own task name: events of our threads are ignored */
+	int comm_in_filter;        /* the kernel drops those events itself (every event's filter has the comm) */
 	uint64_t page;
 	char carry[512];           /* a line cut by the end of a read */
 	size_t ncarry;
