@@ -18,7 +18,8 @@
 # --time-budget BUDGET in sleep mode (real waiting), wall time and whether it completed.
 #
 # Environment: RUNS (5), SCALE (1), RATIO (8), SEED (1), BIG_SCALE (5, 0 = skip), BIG_RATIO (2),
-# BIG_RUNS (1, sleep mode), BUDGET (20), SIM_SCHED (none).  OUT=FILE also writes the report there.
+# BIG_RUNS (1, sleep mode), BUDGET (20), SIM_SCHED (none).  OUT=FILE also writes the report there;
+# REQ_LOG=FILE keeps the first run's reorder requests ("R|W offset length cost_us start_ms", tests/simdisk).
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 source "$TOP/tests/lib.sh"
@@ -115,9 +116,11 @@ for ((r = 1; r <= RUNS; r++)); do
 	sim_umount
 	pf_drop_caches # the block device's cache still holds metadata the mounted filesystem read
 	sim_reset
+	[ $r = 1 ] && [ -n "${REQ_LOG:-}" ] && sim_log "$REQ_LOG"
 	t0=$(date +%s%N)
 	reorder_on "$SIM_DEV" "$work/reorder.out" --layout "$tmp/main.layout" || pf_fail "prefetch-reorder: $(tail -2 "$work/reorder.out")"
 	t1=$(date +%s%N)
+	[ $r = 1 ] && [ -n "${REQ_LOG:-}" ] && sim_log off
 	wb=$(sim_stat write_bytes)
 	echo "reorder $r $(sim_seconds) $(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }') $(sim_stat read_bytes) $wb $(sim_stat requests) $(sim_stat seeks)" >>"$log"
 	[ $r = 1 ] && { cp "$work/reorder.out" "$work/reorder.first"; "$REORDER" --check --layout "$tmp/main.layout" "$SIM_DEV" >"$work/check.after" 2>&1; }
