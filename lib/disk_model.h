@@ -110,6 +110,10 @@ double pf_disk_per_request_s(const struct pf_disk_model *d);
 /* How many requests a read of n units takes: 1, or on a model with max_request one per max_request bytes. */
 uint64_t pf_disk_requests(const struct pf_disk_model *d, uint64_t n);
 
+/* Bytes per second at which a verified copy (read, written, read back) proceeds on the model at best: its
+ * transfer rates alone, no seek, no request cost.  An upper bound on what the reorder moves per second. */
+double pf_disk_copy_bps(const struct pf_disk_model *d);
+
 /* One line naming the model and its parameters, e.g. "SD card (A1): 575.6 us per request, 45 MB/s, requests
  * up to 512 KiB".  Returns buf. */
 const char *pf_disk_describe(const struct pf_disk_model *d, char *buf, size_t len);

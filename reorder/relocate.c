@@ -61,6 +61,7 @@ struct pf_reloc {
 	size_t sw_end;              /* units [st_first, sw_end) have had their pointer switch (F3) */
 	int *uerr;                  /* per unit: what F2 found (PF_EVERIFY), returned when the unit's turn comes */
 	double deadline;            /* > 0: a group started after the first stays small enough to end by then */
+	double first_bps;           /* with a deadline: the pace the first group is sized at */
 	double s_per_block;         /* what the last group took per block (F2 and switches), 0 = not known yet */
 	double group_t0;            /* when the current group started */
 	int vfd;                    /* read-only descriptor on the device for the read-back, or -1 */
@@ -86,8 +87,9 @@ struct pf_reloc {
  * in: on the bench's scale-8 set (292 MB moved) 128 MiB gave 14.78 s of disk time, 256 MiB 13.26 s, 512 MiB
  * (the set in one group) 12.69 s.  Boot sets are rarely larger, and an eighth of the free memory bounds it. */
 #define STAGE_BYTES ((uint64_t)512 << 20)
-/* With a time budget, the first group's size assumes this pace (bytes moved per second); later groups use the
- * pace measured.  Every group is trimmed once its sources are read (keep_units_in_time). */
+/* With a time budget, the first group's size assumes this pace (bytes moved per second: a rotational disk's,
+ * seeks between the sources included), or a slower medium's (an SD card writes at 10 MB/s); later groups use
+ * the pace measured.  Every group is trimmed once its sources are read (keep_units_in_time). */
 #define STAGE_FIRST_PACE_BPS 20e6
 /* Sources this close are read in one request, the gap read through (a rotational disk passes over it anyway,
  * in less than a seek; the requests saved each cost a command); such a request is at most BOUNCE_BYTES. */
@@ -486,7 +488,7 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ex
 		double left = r->deadline - now;
 		/* before any measure, a pace a rotational disk keeps: the group read, written and read back, and
 		 * seeks between the sources, at 20 MB/s of the group's bytes */
-		double pace = r->s_per_block > 0 ? r->s_per_block : (double)bs / STAGE_FIRST_PACE_BPS;
+		double pace = r->s_per_block > 0 ? r->s_per_block : (double)bs / r->first_bps;
 		uint64_t fit = left > 0 ? (uint64_t)(left / pace) : 0;
 		if (fit < cap)
 			cap = fit;
@@ -605,9 +607,10 @@ int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const e
 	return 0;
 }
 
-void pf_reloc_set_deadline(struct pf_reloc *r, double deadline)
+void pf_reloc_set_deadline(struct pf_reloc *r, double deadline, double copy_bps)
 {
 	r->deadline = deadline;
+	r->first_bps = copy_bps > 0 && copy_bps < STAGE_FIRST_PACE_BPS ? copy_bps : STAGE_FIRST_PACE_BPS;
 }
 
 int pf_reloc_staged(const struct pf_reloc *r, size_t u)

@@ -31,9 +31,11 @@ int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_i
  * the disk differs from what was written (nothing switched). */
 int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
 
-/* deadline (pf_monotonic_s() time, 0 = none): pf_reloc_unit sizes each group of units it copies at once
- * (after the first, whose pace it measures) so that the group ends by then; at least one unit. */
-void pf_reloc_set_deadline(struct pf_reloc *r, double deadline);
+/* deadline (pf_monotonic_s() time, 0 = none): pf_reloc_unit sizes each group of units it copies at once so
+ * that the group ends by then, the later ones at the pace measured, the first at the lower of a rotational
+ * disk's pace with its seeks (20 MB/s) and copy_bps, the medium's best (pf_disk_copy_bps; <= 0: unknown);
+ * at least one unit. */
+void pf_reloc_set_deadline(struct pf_reloc *r, double deadline, double copy_bps);
 
 /* Whether unit u's data is already written and verified (it was copied with an earlier unit's group): only
  * its pointer switch is left, which costs little; a time budget should let it finish. */

@@ -134,6 +134,17 @@ static void test_ssd_and_hdd_writes(void **state)
 	assert_true(pf_disk_per_request_s(&h) == 0);
 }
 
+/* A verified copy's best pace: read, written and read back at the transfer rates. */
+static void test_copy_bps(void **state)
+{
+	(void)state;
+	struct pf_disk_model h = pf_disk_7200rpm(1 << 20, 4096), sd = pf_disk_sd(1 << 20, 4096),
+			     ssd = pf_disk_ssd(1 << 20, 4096);
+	assert_true(fabs(pf_disk_copy_bps(&h) - 100e6 / 3) < 1);
+	assert_true(fabs(pf_disk_copy_bps(&sd) - 1 / (2 / 45e6 + 1 / 10e6)) < 1); /* 6.9 MB/s: writes rule */
+	assert_true(fabs(pf_disk_copy_bps(&ssd) - 1 / (2 / 560e6 + 1 / 530e6)) < 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -143,6 +154,7 @@ int main(void)
 		cmocka_unit_test(test_moves),
 		cmocka_unit_test(test_bytes_and_blocks_agree),
 		cmocka_unit_test(test_request_ns),
+		cmocka_unit_test(test_copy_bps),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
