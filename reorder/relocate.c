@@ -60,7 +60,7 @@ struct pf_reloc {
 	                             * written to their destinations (F2) */
 	size_t sw_end;              /* units [st_first, sw_end) have had their pointer switch (F3) */
 	int *uerr;                  /* per unit: what F2 found (PF_EVERIFY), returned when the unit's turn comes */
-	double deadline;            /* > 0: a group started after the first stays small enough to end by then */
+	double deadline;            /* > 0: each group is sized (and trimmed) to end by then */
 	double first_bps;           /* with a deadline: the pace the first group is sized at */
 	double s_per_block;         /* what the last group took per block (F2 and switches), 0 = not known yet */
 	double group_t0;            /* when the current group started */
@@ -448,13 +448,6 @@ static int check_mappings(struct pf_reloc *r, const struct pf_plan *p, size_t u,
 	return 0;
 }
 
-/* F2 for units u, u+1, ... (as many as buf holds, stopping before one the plan no longer describes): their
- * old copies read in one sweep in block order (buf holds the units one after the other, each unit's data where
- * its write takes it from), all written to their destinations, flushed once, read back from the disk and
- * compared unit by unit (a mismatch is kept in uerr for that unit's turn).  No pointer changes here: a cut
- * leaves only new blocks nothing references.  The destinations of consecutive units follow each other, so
- * the writes and the read-back are each one sequential pass instead of a trip per unit between the data and
- * the inode tables. */
 /* With a deadline, the units of a staged group [u, end) whose writes and read-back end by then: two
  * sequential passes, taken to cost together what the sweep over the group's scattered sources just cost per
  * block (on the bench's sets they cost 0.8-0.9 of it: the sweep also seeks and reads through gaps).  A disk
@@ -473,6 +466,13 @@ static size_t keep_units_in_time(const struct pf_reloc *r, const struct pf_plan 
 	return keep;
 }
 
+/* F2 for units u, u+1, ... (as many as buf holds and a deadline leaves time for, stopping before one the plan
+ * no longer describes): their old copies read in one sweep in block order (buf holds the units one after the
+ * other, each unit's data where its write takes it from), all written to their destinations, flushed once,
+ * read back from the disk and compared unit by unit (a mismatch is kept in uerr for that unit's turn).  No pointer changes here: a cut
+ * leaves only new blocks nothing references.  The destinations of consecutive units follow each other, so
+ * the writes and the read-back are each one sequential pass instead of a trip per unit between the data and
+ * the inode tables. */
 static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos)
 {
 	ext2_filsys fs = r->fs;
@@ -486,8 +486,8 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ex
 	}
 	if (r->deadline > 0) { /* a group the time left can finish */
 		double left = r->deadline - now;
-		/* before any measure, a pace a rotational disk keeps: the group read, written and read back, and
-		 * seeks between the sources, at 20 MB/s of the group's bytes */
+		/* before any measure, first_bps: the group read, written and read back, seeks between the sources
+		 * included */
 		double pace = r->s_per_block > 0 ? r->s_per_block : (double)bs / r->first_bps;
 		uint64_t fit = left > 0 ? (uint64_t)(left / pace) : 0;
 		if (fit < cap)

@@ -157,7 +157,7 @@ static int setup(struct pf_tracer *t)
 		p->why = "the trace buffer could not be sized";
 		return -1;
 	}
-	p->comm_in_filter = p->comm[0] != '\0';
+	p->comm_in_filter = 1;
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
 		snprintf(path, sizeof(path), "events/filemap/%s/filter", events[i]);
 		make_filter(t, 1, filter, sizeof(filter));
@@ -232,8 +232,8 @@ static void take_line(struct pf_tracer *t, const char *line)
 	if (kind != PF_PAGE_LINE_EVENT)
 		return;
 	/* The comm a line prints is not the event's: the kernel looks the pid up in its small cache of task names
-	 * when the line is read, and a stale entry there can name another task (a boot's own "cat" was once read
-	 * as "prefetchd" and its pages dropped).  So it is compared only where the kernel could not filter. */
+	 * when the line is read, and a stale entry there can name another task, whose pages we would drop.  So
+	 * it is compared only where the kernel could not filter. */
 	if (ev.pid == t->self || (!p->comm_in_filter && ev.comm[0] && strcmp(ev.comm, p->comm) == 0)) {
 		t->st.own_page_events++;
 		return;
