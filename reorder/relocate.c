@@ -469,10 +469,10 @@ static size_t keep_units_in_time(const struct pf_reloc *r, const struct pf_plan 
 /* F2 for units u, u+1, ... (as many as buf holds and a deadline leaves time for, stopping before one the plan
  * no longer describes): their old copies read in one sweep in block order (buf holds the units one after the
  * other, each unit's data where its write takes it from), all written to their destinations, flushed once,
- * read back from the disk and compared unit by unit (a mismatch is kept in uerr for that unit's turn).  No pointer changes here: a cut
- * leaves only new blocks nothing references.  The destinations of consecutive units follow each other, so
- * the writes and the read-back are each one sequential pass instead of a trip per unit between the data and
- * the inode tables. */
+ * read back from the disk and compared unit by unit (a mismatch is kept in uerr for that unit's turn).  No
+ * pointer changes here: a cut leaves only new blocks nothing references.  The destinations of consecutive
+ * units follow each other, so the writes and the read-back are each one sequential pass instead of a trip per
+ * unit between the data and the inode tables. */
 static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos)
 {
 	ext2_filsys fs = r->fs;
