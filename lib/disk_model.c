@@ -79,23 +79,19 @@ uint64_t pf_disk_request_ns(const struct pf_disk_model *d, uint64_t head, uint64
 	return to_ns(pf_disk_transfer_s(d, len) + pf_disk_move_s(d, head, off, is_seek));
 }
 
-uint64_t pf_disk_write_ns(const struct pf_disk_model *d, uint64_t head, uint64_t off, uint64_t len, int *is_seek)
+uint64_t pf_disk_write_ns(const struct pf_disk_model *d, uint64_t head, uint64_t last_write_end, uint64_t off,
+			  uint64_t len, int *is_seek)
 {
 	if (d->kind != PF_DISK_FLASH)
 		return pf_disk_request_ns(d, head, off, len, is_seek);
 	*is_seek = 0;
-	double bytes = (double)len * d->unit;
+	double t = pf_disk_per_request_s(d) + (double)len * d->unit / d->write_rate;
 	uint64_t eb = d->erase_block;
-	if (!eb || !len)
-		return to_ns(pf_disk_per_request_s(d) + bytes / d->write_rate);
-	/* in bytes: which erase blocks it touches, which of them it covers whole */
-	uint64_t s = off * d->unit, e = (off + len) * d->unit;
-	uint64_t first = s / eb, last = (e - 1) / eb;
-	uint64_t touched = last - first + 1;
-	uint64_t partial = (s % eb != 0) + (e % eb != 0);
-	if (partial > touched) /* both ends inside one erase block */
-		partial = touched;
-	double t = pf_disk_per_request_s(d) + (double)touched * (double)eb / d->write_rate +
-		   (double)partial * (double)eb / d->rate;
+	uint64_t s = off * d->unit, open = last_write_end * d->unit;
+	if (!eb || !len || s == open) /* no erase blocks, or continuing the open one */
+		return to_ns(t);
+	/* in bytes: the open erase block's old data after the last write, this one's before s, copied */
+	uint64_t copied = (open % eb ? eb - open % eb : 0) + s % eb;
+	t += (double)copied / d->rate + (double)copied / d->write_rate;
 	return to_ns(t);
 }

@@ -14,10 +14,16 @@
  * lookup, first page) divided by queue_depth, then length / rate.  queue_depth is the parallelism the device
  * gets from requests outstanding at once; the models charge request_s / queue_depth for every request, i.e.
  * they assume the queue is kept full (the SD model is queue depth 1, so it is exact there; for the SSD it is
- * the best case, a lower bound on the time).  A write programs whole erase blocks: each erase block it covers
- * whole costs erase_block / write_rate, each it only touches a read-modify-write (erase_block / rate +
- * erase_block / write_rate): the cost on a card whose translation layer maps whole erase blocks (the cheapest
- * ones; A1/A2 cards buffer small writes, see PF_SD_*).  erase_block 0: writes cost length / write_rate.
+ * the best case, a lower bound on the time).  A write's bytes are programmed at write_rate, in erase blocks a
+ * card's translation layer maps whole (the cheapest cards; A1/A2 cards buffer small writes, see PF_SD_*).  The
+ * card keeps open the erase block the last write ended inside: a write starting where the last one ended
+ * continues it, nothing copied (how a Speed Class card fills an allocation unit from requests smaller than
+ * it).  Any other write starting inside an erase block has the card copy that block's old data ahead of it
+ * (read at rate, programmed at write_rate), and closes the open one by copying its old data after the last
+ * write the same way.  A lone 4 KiB write thus costs, with the close the next write pays, about a
+ * read-modify-write of its erase block (erase_block / rate + erase_block / write_rate); an aligned erase block
+ * written in order, in any number of requests, erase_block / write_rate.  erase_block 0: writes cost
+ * length / write_rate.
  *
  * Positions and lengths count in units of `unit` bytes (1: bytes, as the simulated disk sees requests; a block
  * size: blocks, as --check sees a layout); span is the full stroke in the same units.  Pure functions. */
@@ -122,8 +128,10 @@ const char *pf_disk_describe(const struct pf_disk_model *d, char *buf, size_t le
  * per-request cost, rounded to the nearest nanosecond; *is_seek as pf_disk_move_s. */
 uint64_t pf_disk_request_ns(const struct pf_disk_model *d, uint64_t head, uint64_t off, uint64_t len, int *is_seek);
 
-/* The same for a write: as a read on the rotational model; on flash the per-request cost plus the erase
- * blocks it programs (see above). */
-uint64_t pf_disk_write_ns(const struct pf_disk_model *d, uint64_t head, uint64_t off, uint64_t len, int *is_seek);
+/* The same for a write: as a read on the rotational model; on flash the per-request cost plus what it
+ * programs and copies (see above), the device's last write having ended at last_write_end (0 at the start:
+ * nothing open). */
+uint64_t pf_disk_write_ns(const struct pf_disk_model *d, uint64_t head, uint64_t last_write_end, uint64_t off,
+			  uint64_t len, int *is_seek);
 
 #endif

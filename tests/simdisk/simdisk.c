@@ -17,7 +17,8 @@
  *   hdd (default)  the 7200 rpm disk: transfer only where the last request ended, a short forward gap read
  *                  through, otherwise a seek, then the transfer; no NCQ, like a disk without a command queue;
  *   sd             the A1 SD card: a fixed cost per request, then the transfer; queue depth 1, so serving one
- *                  request at a time is exactly the card; writes by the erase blocks they touch;
+ *                  request at a time is exactly the card; writes by what they program and copy, one erase
+ *                  block kept open for a write that continues the last;
  *   ssd            the SATA SSD: the fixed cost divided by its effective queue depth (8), then the transfer.
  *                  This server sees one request at a time and cannot tell how many the kernel holds: every
  *                  request is charged as if the queue were full, the best case (a lower bound on the time).
@@ -50,6 +51,7 @@ static struct {
 	const char *model_name;     /* hdd, sd, ssd */
 	enum mode mode;
 	uint64_t head;          /* byte offset where the last request ended */
+	uint64_t write_end;     /* byte offset where the last write ended (flash: its open erase block) */
 	FILE *log;
 	uint64_t log_t0;        /* CLOCK_MONOTONIC when the log was opened */
 	/* counters, reset by "reset" */
@@ -69,7 +71,7 @@ static uint64_t now_ns(void)
 static void charge(int write, uint64_t off, uint64_t len, uint64_t start)
 {
 	int seeked;
-	uint64_t cost = write ? pf_disk_write_ns(&sd.model, sd.head, off, len, &seeked)
+	uint64_t cost = write ? pf_disk_write_ns(&sd.model, sd.head, sd.write_end, off, len, &seeked)
 			      : pf_disk_request_ns(&sd.model, sd.head, off, len, &seeked);
 	if (sd.log)
 		fprintf(sd.log, "%c %" PRIu64 " %" PRIu64 " %.1f %.3f\n", write ? 'W' : 'R', off, len, cost / 1e3,
@@ -80,6 +82,7 @@ static void charge(int write, uint64_t off, uint64_t len, uint64_t start)
 	if (write) {
 		sd.writes++;
 		sd.write_bytes += len;
+		sd.write_end = off + len;
 	} else {
 		sd.reads++;
 		sd.read_bytes += len;
@@ -127,7 +130,7 @@ static int command(const char *cmd)
 	if (!strcmp(cmd, "reset")) {
 		sd.reads = sd.writes = sd.read_bytes = sd.write_bytes = sd.seeks = sd.flushes = 0;
 		sd.model_ns = sd.wall_ns = 0;
-		sd.head = 0;
+		sd.head = sd.write_end = 0;
 		return 0;
 	}
 	if (!strcmp(cmd, "mode count") || !strcmp(cmd, "mode sleep")) {

@@ -91,30 +91,47 @@ static void test_sd_reads(void **state)
 	assert_true(pf_disk_per_request_s(&d) == PF_SD_REQUEST_S);
 }
 
-/* The SD card's writes: whole aligned erase blocks are programmed, partly covered ones read-modify-written. */
+/* The SD card's writes: programmed at the write rate; an erase block filled in order costs that alone, in one
+ * request or many; a write elsewhere inside an erase block copies the old data before it, and closes the open
+ * one by copying the old data after the last write. */
 static void test_sd_writes(void **state)
 {
 	(void)state;
 	struct pf_disk_model d = pf_disk_sd(1ull << 30, 1);
-	const double eb = 4 << 20, req = PF_SD_REQUEST_S;
-	const double prog = eb / 10e6, rmw = eb / 45e6 + eb / 10e6;
-	int is_seek;
+	const double eb = 4 << 20, req = PF_SD_REQUEST_S, K4 = 4096;
+	const double prog = eb / 10e6;
+#define COPY(n) ((n) / 45e6 + (n) / 10e6)
 #define NS(s) ((uint64_t)((s) * 1e9 + 0.5))
-	/* one whole aligned erase block; two */
-	assert_int_equal(pf_disk_write_ns(&d, 0, 4 << 20, 4 << 20, &is_seek), NS(req + prog));
-	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 8 << 20, &is_seek), NS(req + 2 * prog));
-	/* 4 KiB anywhere inside one: a read-modify-write of it */
-	assert_int_equal(pf_disk_write_ns(&d, 0, 4096, 4096, &is_seek), NS(req + rmw));
-	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 4096, &is_seek), NS(req + rmw));
-	/* 8 KiB across a boundary: two */
-	assert_int_equal(pf_disk_write_ns(&d, 0, (4 << 20) - 4096, 8192, &is_seek), NS(req + 2 * rmw));
-	/* 8 MiB off by 4 KiB: one covered whole, two partly */
-	assert_int_equal(pf_disk_write_ns(&d, 0, 4096, 8 << 20, &is_seek), NS(req + prog + 2 * rmw));
+	int is_seek;
+	/* nothing open: one whole aligned erase block; two */
+	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 4 << 20, 4 << 20, &is_seek), NS(req + prog));
+	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 0, 8 << 20, &is_seek), NS(req + 2 * prog));
+	/* an aligned erase block in eight 512 KiB requests, each continuing the last: the same program time */
+	uint64_t sum = 0, end = 0;
+	for (uint64_t off = 4 << 20; off < 8 << 20; off += 512 << 10) {
+		sum += pf_disk_write_ns(&d, 0, end, off, 512 << 10, &is_seek);
+		end = off + (512 << 10);
+	}
+	assert_true(llabs((long long)sum - (long long)NS(8 * req + prog)) <= 8);
+	/* 4 KiB inside one, nothing open: the data ahead of it copied */
+	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 4096, 4096, &is_seek), NS(req + K4 / 10e6 + COPY(K4)));
+	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 0, 4096, &is_seek), NS(req + K4 / 10e6));
+	/* the next write elsewhere closes it: its rest copied; with the first, a read-modify-write of the block */
+	uint64_t next = pf_disk_write_ns(&d, 0, 8192, 8 << 20, 4 << 20, &is_seek);
+	assert_int_equal(next, NS(req + prog + COPY(eb - 8192)));
+	uint64_t first = pf_disk_write_ns(&d, 0, 0, 4096, 4096, &is_seek);
+	assert_true(llabs((long long)(first + next) - (long long)NS(2 * req + 2 * prog + (eb - K4) / 45e6)) <= 2);
+	/* rewriting the open block away from where it ended: a close and a copy */
+	assert_int_equal(pf_disk_write_ns(&d, 0, 8192, 0, 4096, &is_seek), NS(req + K4 / 10e6 + COPY(eb - 8192)));
+	/* 8 MiB off by 4 KiB, nothing open: 4 KiB copied ahead; its end leaves the third open */
+	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 4096, 8 << 20, &is_seek), NS(req + 2 * prog + COPY(K4)));
 	assert_false(is_seek);
 	/* in blocks: the same */
 	struct pf_disk_model b = pf_disk_sd(1 << 18, 4096);
-	assert_int_equal(pf_disk_write_ns(&b, 0, 1, 2048, &is_seek), NS(req + prog + 2 * rmw));
+	assert_int_equal(pf_disk_write_ns(&b, 0, 0, 1, 2048, &is_seek), NS(req + 2 * prog + COPY(K4)));
+	assert_int_equal(pf_disk_write_ns(&b, 0, 1, 1, 2048, &is_seek), NS(req + 2 * prog));
 #undef NS
+#undef COPY
 }
 
 /* The SSD: the request cost over the effective queue depth; no erase-block cost; the disk's writes as reads. */
@@ -126,10 +143,10 @@ static void test_ssd_and_hdd_writes(void **state)
 	double req = (1.0 / 13000 - 4096 / 560e6) / 8;
 	assert_true(fabs(pf_disk_per_request_s(&d) - req) < 1e-15);
 	assert_int_equal(pf_disk_request_ns(&d, 0, 1 << 29, 4096, &is_seek), (uint64_t)((req + 4096 / 560e6) * 1e9 + 0.5));
-	assert_int_equal(pf_disk_write_ns(&d, 0, 4096, 4096, &is_seek), (uint64_t)((req + 4096 / 530e6) * 1e9 + 0.5));
+	assert_int_equal(pf_disk_write_ns(&d, 0, 0, 4096, 4096, &is_seek), (uint64_t)((req + 4096 / 530e6) * 1e9 + 0.5));
 	struct pf_disk_model h = pf_disk_7200rpm(64 << 20, 1);
 	int s1, s2;
-	assert_int_equal(pf_disk_write_ns(&h, 64 << 20, 0, 4096, &s1), pf_disk_request_ns(&h, 64 << 20, 0, 4096, &s2));
+	assert_int_equal(pf_disk_write_ns(&h, 64 << 20, 0, 0, 4096, &s1), pf_disk_request_ns(&h, 64 << 20, 0, 4096, &s2));
 	assert_int_equal(s1, s2);
 	assert_true(pf_disk_per_request_s(&h) == 0);
 }
