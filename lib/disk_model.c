@@ -27,10 +27,14 @@ double pf_disk_transfer_s(const struct pf_disk_model *d, uint64_t n)
 	return (double)n * d->unit / d->rate;
 }
 
+double pf_disk_write_bps(const struct pf_disk_model *d)
+{
+	return d->kind == PF_DISK_FLASH && d->write_rate > 0 ? d->write_rate : d->rate;
+}
+
 double pf_disk_copy_bps(const struct pf_disk_model *d)
 {
-	double wrate = d->kind == PF_DISK_FLASH && d->write_rate > 0 ? d->write_rate : d->rate;
-	return 1.0 / (2.0 / d->rate + 1.0 / wrate);
+	return 1.0 / (2.0 / d->rate + 1.0 / pf_disk_write_bps(d));
 }
 
 double pf_disk_per_request_s(const struct pf_disk_model *d)

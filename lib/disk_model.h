@@ -116,6 +116,9 @@ double pf_disk_per_request_s(const struct pf_disk_model *d);
 /* How many requests a read of n units takes: 1, or on a model with max_request one per max_request bytes. */
 uint64_t pf_disk_requests(const struct pf_disk_model *d, uint64_t n);
 
+/* Bytes per second the model writes a long sequential run at: its write rate on flash, its rate otherwise. */
+double pf_disk_write_bps(const struct pf_disk_model *d);
+
 /* Bytes per second at which a verified copy (read, written, read back) proceeds on the model at best: its
  * transfer rates alone, no seek, no request cost.  An upper bound on what the reorder moves per second. */
 double pf_disk_copy_bps(const struct pf_disk_model *d);

@@ -62,6 +62,8 @@ struct pf_reloc {
 	int *uerr;                  /* per unit: what F2 found (PF_EVERIFY), returned when the unit's turn comes */
 	double deadline;            /* > 0: each group is sized (and trimmed) to end by then */
 	double first_bps;           /* with a deadline: the pace the first group is sized at */
+	double wv_s_per_block;      /* with a deadline: a block's write and read-back at the medium's rates */
+	double setup_s;             /* what F0 and F1 took: the measure of this device's metadata writes */
 	double s_per_block;         /* what the last group took per block (F2 and switches), 0 = not known yet */
 	double group_t0;            /* when the current group started */
 	int vfd;                    /* read-only descriptor on the device for the read-back, or -1 */
@@ -91,6 +93,11 @@ struct pf_reloc {
  * seeks between the sources included), or a slower medium's (an SD card writes at 10 MB/s); later groups use
  * the pace measured.  Every group is trimmed once its sources are read (keep_units_in_time). */
 #define STAGE_FIRST_PACE_BPS 20e6
+/* The metadata writes after a group's copies — its switch (inode tables, extent leaves), the final bitmaps,
+ * descriptors and superblock (F3-F5) — are taken to cost this many times what F0 and F1 took: on the cheap SD
+ * card's model, where each such write read-modify-writes an erase block, 19-23 such writes came after a group
+ * against the 6 of F0 and F1 that were charged so; on a disk they are a few seeks either way. */
+#define META_AFTER_SETUP 4.0
 /* Sources this close are read in one request, the gap read through (a rotational disk passes over it anyway,
  * in less than a seek; the requests saved each cost a command); such a request is at most BOUNCE_BYTES. */
 #define SOURCE_GAP_BYTES (256u << 10)
@@ -339,6 +346,7 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 			goto fail;
 		}
 	/* F0: not clean until we are done */
+	double t_setup = pf_monotonic_s();
 	fs->super->s_state &= (__u16)~EXT2_VALID_FS;
 	ext2fs_mark_super_dirty(fs);
 	rc = pf_err_from_ext2(ext2fs_flush(fs));
@@ -365,6 +373,7 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 		}
 		goto fail;
 	}
+	r->setup_s = pf_monotonic_s() - t_setup;
 	*out = r;
 	return 0;
 fail:
@@ -448,17 +457,27 @@ static int check_mappings(struct pf_reloc *r, const struct pf_plan *p, size_t u,
 	return 0;
 }
 
-/* With a deadline, the units of a staged group [u, end) whose writes and read-back end by then: two
- * sequential passes, taken to cost together what the sweep over the group's scattered sources just cost per
- * block (on the bench's sets they cost 0.8-0.9 of it: the sweep also seeks and reads through gaps).  A disk
- * slower than the first group's assumed pace thus overruns the budget by at most the sweep's share; the
- * sources of the units left out are read again by the next group or run.  At least one unit. */
+/* Seconds the time budget must keep for the metadata writes after a group (see META_AFTER_SETUP). */
+static double meta_reserve_s(const struct pf_reloc *r)
+{
+	return META_AFTER_SETUP * r->setup_s;
+}
+
+/* With a deadline, the units of a staged group [u, end) whose writes and read-back end by then, with the
+ * metadata writes after them: two sequential passes, taken to cost together what the sweep over the group's
+ * scattered sources just cost per block (on the bench's disk sets they cost 0.8-0.9 of it: the sweep also
+ * seeks and reads through gaps), or the medium's write and read rates where those are slower (flash writes
+ * slower than it reads).  The sources of the units left out are read again by the next group or run.  At
+ * least one unit. */
 static size_t keep_units_in_time(const struct pf_reloc *r, const struct pf_plan *p, size_t u, size_t end,
 				 uint64_t blocks)
 {
 	if (r->deadline <= 0 || end - u < 2 || !blocks)
 		return end;
-	double now = pf_monotonic_s(), per_block = (now - r->group_t0) / (double)blocks, left = r->deadline - now;
+	double now = pf_monotonic_s(), per_block = (now - r->group_t0) / (double)blocks;
+	double left = r->deadline - now - meta_reserve_s(r);
+	if (per_block < r->wv_s_per_block)
+		per_block = r->wv_s_per_block;
 	uint64_t fit = left > 0 ? (uint64_t)(left / per_block) : 0, kept = p->units[u].len;
 	size_t keep = u + 1;
 	for (; keep < end && kept + p->units[keep].len <= fit; keep++)
@@ -484,8 +503,8 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ex
 		if (last)
 			r->s_per_block = (now - r->group_t0) / (double)last;
 	}
-	if (r->deadline > 0) { /* a group the time left can finish */
-		double left = r->deadline - now;
+	if (r->deadline > 0) { /* a group the time left can finish, and the metadata writes after it */
+		double left = r->deadline - now - meta_reserve_s(r);
 		/* before any measure, first_bps: the group read, written and read back, seeks between the sources
 		 * included */
 		double pace = r->s_per_block > 0 ? r->s_per_block : (double)bs / r->first_bps;
@@ -607,10 +626,17 @@ int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const e
 	return 0;
 }
 
-void pf_reloc_set_deadline(struct pf_reloc *r, double deadline, double copy_bps)
+void pf_reloc_set_deadline(struct pf_reloc *r, double deadline, const struct pf_disk_model *m)
 {
+	double copy_bps = pf_disk_copy_bps(m);
 	r->deadline = deadline;
 	r->first_bps = copy_bps > 0 && copy_bps < STAGE_FIRST_PACE_BPS ? copy_bps : STAGE_FIRST_PACE_BPS;
+	r->wv_s_per_block = (double)r->fs->blocksize * (1.0 / pf_disk_write_bps(m) + 1.0 / m->rate);
+}
+
+int pf_reloc_out_of_time(const struct pf_reloc *r)
+{
+	return r->deadline > 0 && pf_monotonic_s() + meta_reserve_s(r) >= r->deadline;
 }
 
 int pf_reloc_staged(const struct pf_reloc *r, size_t u)

@@ -5,6 +5,7 @@
 
 #include "plan.h"
 
+#include "disk_model.h"
 #include "error.h"
 
 #include <ext2fs/ext2fs.h>
@@ -32,10 +33,15 @@ int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_i
 int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
 
 /* deadline (pf_monotonic_s() time, 0 = none): pf_reloc_unit sizes each group of units it copies at once so
- * that the group ends by then, the later ones at the pace measured, the first at the lower of a rotational
- * disk's pace with its seeks (20 MB/s) and copy_bps, the medium's best (pf_disk_copy_bps; <= 0: unknown);
- * at least one unit. */
-void pf_reloc_set_deadline(struct pf_reloc *r, double deadline, double copy_bps);
+ * that the group, and the metadata writes still to come after it, end by then: the later groups at the pace
+ * measured, the first at the lower of a rotational disk's pace with its seeks (20 MB/s) and the medium's best
+ * verified copy (pf_disk_copy_bps of m), its writes and read-back never assumed faster than m's rates; the
+ * metadata writes at what F0 and F1 took on this device (pf_reloc_begin measured them).  At least one unit. */
+void pf_reloc_set_deadline(struct pf_reloc *r, double deadline, const struct pf_disk_model *m);
+
+/* With a deadline: whether the time left is too short for another group and the metadata writes after it
+ * (a run should stop before the next unit that is not staged). */
+int pf_reloc_out_of_time(const struct pf_reloc *r);
 
 /* Whether unit u's data is already written and verified (it was copied with an earlier unit's group): only
  * its pointer switch is left, which costs little; a time budget should let it finish. */

@@ -228,11 +228,11 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	double budget = time_budget_s(o);
 	if (budget > 0) {
 		struct pf_disk_model model = pf_replay_model(fs, o->medium);
-		pf_reloc_set_deadline(r, t0 + budget, pf_disk_copy_bps(&model));
+		pf_reloc_set_deadline(r, t0 + budget, &model);
 	}
 	for (; done < plan->nunits; done++) {
 		/* a unit whose data is already copied and verified only needs its switch: let it finish */
-		if (done > 0 && budget > 0 && pf_monotonic_s() - t0 >= budget && !pf_reloc_staged(r, done)) {
+		if (done > 0 && pf_reloc_out_of_time(r) && !pf_reloc_staged(r, done)) {
 			res->complete = 0;
 			break;
 		}
