@@ -3,15 +3,10 @@
 #include "discard.h"
 
 #include "error.h"
+#include "runs.h"
 
 #include <errno.h>
 #include <stdlib.h>
-
-static int by_start(const void *a, const void *b)
-{
-	const struct pf_run *x = a, *y = b;
-	return (x->start > y->start) - (x->start < y->start);
-}
 
 /* Discard the free stretches of [s, s+len). */
 static int discard_free(ext2_filsys fs, uint64_t s, uint64_t len, uint64_t *blocks, uint64_t *requests)
@@ -52,18 +47,7 @@ int pf_discard_freed(ext2_filsys fs, const struct pf_plan *p, size_t done, uint6
 			r[n++] = (struct pf_run){ p->moves[i].src, p->moves[i].len };
 			r[n++] = (struct pf_run){ p->moves[i].dst, p->moves[i].len };
 		}
-	qsort(r, n, sizeof(*r), by_start);
-	size_t w = 0; /* merge what touches: fewer, longer discards */
-	for (size_t i = 1; i < n; i++) {
-		if (r[i].start <= r[w].start + r[w].len) {
-			uint64_t e = r[i].start + r[i].len;
-			if (e > r[w].start + r[w].len)
-				r[w].len = e - r[w].start;
-		} else {
-			r[++w] = r[i];
-		}
-	}
-	n = w + 1;
+	n = pf_runs_normalize(r, n); /* merge what touches: fewer, longer discards */
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++)
 		rc = discard_free(fs, r[i].start, r[i].len, blocks, requests);

@@ -687,12 +687,6 @@ static double sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span
 	return f.sweep_s;
 }
 
-static int by_start(const void *a, const void *b)
-{
-	const struct pf_run *x = a, *y = b;
-	return (x->start > y->start) - (x->start < y->start);
-}
-
 /* The free space as plan p leaves it: free_runs less the units' destinations, plus the moved blocks' old
  * places; sorted, merged.  *out is malloc'd.  Returns 0 or -ENOMEM. */
 static int free_after(const struct pf_run *free_runs, size_t nfree, const struct pf_plan *p, struct pf_run **out,
@@ -707,13 +701,12 @@ static int free_after(const struct pf_run *free_runs, size_t nfree, const struct
 	}
 	for (size_t u = 0; u < p->nunits; u++)
 		d[u] = (struct pf_run){ p->units[u].dst, p->units[u].len };
-	qsort(d, p->nunits, sizeof(*d), by_start);
-	size_t k = 0;
+	size_t nd = pf_runs_normalize(d, p->nunits), k = 0;
 	for (size_t i = 0; i < nfree; i++) { /* each free run less the destinations inside it */
 		uint64_t s = free_runs[i].start, e = s + free_runs[i].len;
-		while (k < p->nunits && d[k].start + d[k].len <= s)
+		while (k < nd && d[k].start + d[k].len <= s)
 			k++;
-		for (size_t j = k; j < p->nunits && d[j].start < e; j++) {
+		for (size_t j = k; j < nd && d[j].start < e; j++) {
 			if (d[j].start > s)
 				r[n++] = (struct pf_run){ s, d[j].start - s };
 			if (d[j].start + d[j].len > s)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Sets of physical runs (plan.h's pf_run): the arithmetic the planner and making room share.  Pure functions
- * (unit-tested in tests/unit/reorder/test_window.c). */
+/* Sets of physical runs (plan.h's pf_run): the arithmetic the planner, making room and the discard share.  Pure
+ * functions (unit-tested in tests/unit/reorder/test_window.c). */
 #ifndef PREFETCH_REORDER_RUNS_H
 #define PREFETCH_REORDER_RUNS_H
 
