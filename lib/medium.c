@@ -134,6 +134,11 @@ void pf_medium_log_image(const struct pf_image *img, int override)
 	}
 }
 
+int pf_medium_is_flash(int medium)
+{
+	return medium == PF_MEDIUM_SLOW_FLASH || medium == PF_MEDIUM_FAST_FLASH;
+}
+
 const char *pf_medium_name(int medium)
 {
 	switch (medium) {

@@ -34,4 +34,7 @@ void pf_medium_log_image(const struct pf_image *img, int override);
  * unknown. */
 const char *pf_medium_name(int medium);
 
+/* Whether medium is flash, slow or fast (no seeks to save; freed blocks worth discarding). */
+int pf_medium_is_flash(int medium);
+
 #endif

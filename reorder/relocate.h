@@ -28,8 +28,8 @@ int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_i
  * flushed, read back), switch its files' block pointers to the copy (with those of the group's other units
  * whose copy verified: one flush for the group; their own calls then only report), verify.  inos[owner] gives
  * each move's inode.  On failure *partial says whether some pointers may already have been switched (the
- * filesystem then stays marked for fsck).  Returns 0 or a negative pf error (lib/error.h): PF_EVERIFY when the copy read back from
- * the disk differs from what was written (nothing switched). */
+ * filesystem then stays marked for fsck).  Returns 0 or a negative pf error (lib/error.h): PF_EVERIFY when
+ * the copy read back from the disk differs from what was written (nothing switched). */
 int pf_reloc_unit(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ext2_ino_t *inos, int *partial);
 
 /* deadline (pf_monotonic_s() time, 0 = none): pf_reloc_unit sizes each group of units it copies at once so

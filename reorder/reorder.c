@@ -12,6 +12,7 @@
 #include "error.h"
 #include "freespace.h"
 #include "layout_load.h"
+#include "medium.h"
 #include "plan.h"
 #include "relocate.h"
 #include "reorder_open.h"
@@ -277,7 +278,7 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	unit_writes(plan, done, fs->blocksize, eb, &res->written_bytes, &res->written_erase_blocks,
 		    &res->written_whole_erase_blocks);
 	/* after F5, on the final bitmap: only what this run freed and is free now */
-	int flash = o->medium == PF_MEDIUM_SLOW_FLASH || o->medium == PF_MEDIUM_FAST_FLASH;
+	int flash = pf_medium_is_flash(o->medium);
 	int mflags = 0;
 	/* Mounted read-only (--final-shutdown): the kernel's caches may still map files to their old copies and
 	 * read them until the reboot (the shutdown's last programs); those reads must keep finding the data. */
@@ -636,8 +637,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	rc = pf_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
 	if (!rc)
 		rc = pf_replay_predict(fs, &lay, &col, &plan, o->medium, &pred);
-	if (!rc && plan.nunits > 0 && o->make_room && o->medium != PF_MEDIUM_SLOW_FLASH && o->medium != PF_MEDIUM_FAST_FLASH &&
-	    !o->write_budget_bytes)
+	if (!rc && plan.nunits > 0 && o->make_room && !pf_medium_is_flash(o->medium) && !o->write_budget_bytes)
 		rc = consider_room(fs, o, &lay, &col, free_runs, nfree, &prm, &plan, &pred, &room, res);
 	if (rc) {
 		snprintf(err, errlen, "predicting the replay failed: %s", pf_strerror(rc));
