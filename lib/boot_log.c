@@ -313,15 +313,3 @@ int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
 	free(text);
 	return rc;
 }
-
-void pf_boot_id(char *buf, size_t len)
-{
-	snprintf(buf, len, "-");
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	if (!f)
-		return;
-	char id[64];
-	if (fscanf(f, "%63s", id) == 1)
-		snprintf(buf, len, "%s", id);
-	fclose(f);
-}

@@ -87,7 +87,4 @@ int pf_diskstats_parse(const char *text, unsigned maj, unsigned min, char *name,
  * sysfs).  Leaves "-" / -1 when unknown.  Returns 0 or a negative errno. */
 int pf_boot_record_disk(const char *path, struct pf_boot_record *r);
 
-/* The kernel's boot id into buf (at least 37 bytes), "-" if unknown. */
-void pf_boot_id(char *buf, size_t len);
-
 #endif

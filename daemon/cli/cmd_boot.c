@@ -10,6 +10,7 @@
 #include "boot_early.h"
 #include "boot_end.h"
 #include "boot_log.h"
+#include "host.h"
 #include "boot_measure.h"
 #include "boot_options.h"
 #include "boot_persist.h"
@@ -258,8 +259,7 @@ static void choose_role(struct boot *b)
 	if (rc)
 		pf_warn("self-check state %s unreadable (%s): replaying as by default", path, pf_strerror(rc));
 	char *cmdline = NULL;
-	size_t len;
-	int noreplay = pf_read_text("/proc/cmdline", 65536, 0, &cmdline, &len) == 0 && pf_cmdline_noreplay(cmdline);
+	int noreplay = pf_kernel_cmdline(&cmdline) == 0 && pf_cmdline_noreplay(cmdline);
 	free(cmdline);
 	pf_boot_id(id, sizeof(id));
 	enum pf_policy policy = b->cfg.self_check_interval ? b->sc.policy : PF_POLICY_REPLAY;

@@ -6,12 +6,15 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include "host.h"
 #include "selfcheck.h"
 #include "support_tmpdir.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_roles(void **state)
@@ -52,6 +55,32 @@ static void test_roles(void **state)
 	for (unsigned long k = 0; k < 800; k++)
 		by_count += pf_selfcheck_role(PF_POLICY_REPLAY, 8, "same-boot-id", k, 0) == PF_ROLE_CONTROL;
 	assert_in_range(by_count, 60, 140);
+}
+
+/* What 77-selfcheck's injected boot ids go through: 200 random boot ids given as prefetchd takes them
+ * (PREFETCH_BOOT_ID), one boot each, SELF_CHECK_INTERVAL=2: about half are control boots.  The ids are random
+ * but seeded, so the count is the same on every run; the band is binomial(200, 1/2)'s mean +- 5 sd. */
+static void test_roles_injected_ids(void **state)
+{
+	(void)state;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	int control = 0;
+	char given[40], id[40];
+	for (int i = 0; i < 200; i++) {
+		uint32_t w[4];
+		for (int k = 0; k < 4; k++) { /* xorshift64* */
+			x ^= x >> 12, x ^= x << 25, x ^= x >> 27;
+			w[k] = (uint32_t)((x * 0x2545f4914f6cdd1dull) >> 32);
+		}
+		snprintf(given, sizeof(given), "%08x-%04x-4%03x-%04x-%04x%08x", w[0], w[1] >> 16, w[1] & 0xfff,
+			 0x8000 | (w[2] >> 18), w[2] & 0xffff, w[3]);
+		setenv("PREFETCH_BOOT_ID", given, 1);
+		pf_boot_id(id, sizeof(id));
+		assert_string_equal(id, given);
+		control += pf_selfcheck_role(PF_POLICY_REPLAY, 2, id, 0, 0) == PF_ROLE_CONTROL;
+	}
+	unsetenv("PREFETCH_BOOT_ID");
+	assert_in_range(control, 65, 135);
 }
 
 static void test_cmdline(void **state)
@@ -222,7 +251,8 @@ static void test_state_file(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_roles),       cmocka_unit_test(test_cmdline),
+		cmocka_unit_test(test_roles),       cmocka_unit_test(test_roles_injected_ids),
+		cmocka_unit_test(test_cmdline),
 		cmocka_unit_test(test_decide),      cmocka_unit_test(test_reorder_judged),
 		cmocka_unit_test(test_state_file),
 	};
