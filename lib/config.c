@@ -379,15 +379,22 @@ int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_dia
 	return 0;
 }
 
+const char *pf_config_default_path(void)
+{
+	const char *given = getenv("PREFETCH_CONFIG");
+	return given && given[0] ? given : PF_DEFAULT_CONFIG;
+}
+
 int pf_config_read(struct pf_config *cfg, const char *path)
 {
 	struct pf_config_diag diag = { 0 };
+	const char *file = path ? path : pf_config_default_path();
 	pf_config_defaults(cfg);
-	int rc = pf_config_load(cfg, path ? path : PF_DEFAULT_CONFIG, &diag);
+	int rc = pf_config_load(cfg, file, &diag);
 	for (int i = 0; i < diag.nwarnings; i++)
 		pf_warn("%s", diag.warnings[i]);
 	if (diag.total > diag.nwarnings)
-		pf_warn("%s: %d more problems not shown", path ? path : PF_DEFAULT_CONFIG, diag.total - diag.nwarnings);
+		pf_warn("%s: %d more problems not shown", file, diag.total - diag.nwarnings);
 	return rc == -ENOENT && !path ? 0 : rc;
 }
 
@@ -395,5 +402,5 @@ void pf_config_read_or_defaults(struct pf_config *cfg, const char *path)
 {
 	int rc = pf_config_read(cfg, path);
 	if (rc)
-		pf_warn("cannot read %s: %s; using defaults", path ? path : PF_DEFAULT_CONFIG, pf_strerror(rc));
+		pf_warn("cannot read %s: %s; using defaults", path ? path : pf_config_default_path(), pf_strerror(rc));
 }

@@ -88,7 +88,11 @@ void pf_config_defaults(struct pf_config *cfg);
  * to diag (may be NULL). */
 int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_diag *diag);
 
-/* For the commands: defaults, then the file at path (NULL = PF_DEFAULT_CONFIG), each parse warning logged
+/* The configuration file read when no --config is given: $PREFETCH_CONFIG where set and not empty (tests; a
+ * second instance beside the system's), else PF_DEFAULT_CONFIG. */
+const char *pf_config_default_path(void);
+
+/* For the commands: defaults, then the file at path (NULL = pf_config_default_path()), each parse warning logged
  * (file:line).  Returns 0, also when the default file is missing; otherwise the error of pf_config_load (cfg
  * then holds what could be read over the defaults), for the caller to report as its command sees fit. */
 int pf_config_read(struct pf_config *cfg, const char *path);

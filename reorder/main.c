@@ -242,8 +242,8 @@ int main(int argc, char **argv)
 	struct pf_config cfg;
 	int rc = pf_config_read(&cfg, config);
 	if (rc) {
-		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
-		return record(&rec, 1, "failed: cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG,
+		pf_err("cannot read %s: %s", config ? config : pf_config_default_path(), pf_strerror(rc));
+		return record(&rec, 1, "failed: cannot read %s: %s", config ? config : pf_config_default_path(),
 			      pf_strerror(rc));
 	}
 	char medium_why[160];

@@ -228,7 +228,7 @@ static int read_config(struct boot *b)
 {
 	const char *config = b->opt.config;
 	int relative = relative_paths(b);
-	int rc = pf_config_read(&b->cfg, relative ? pf_replay_relpath(config ? config : PF_DEFAULT_CONFIG) : config);
+	int rc = pf_config_read(&b->cfg, relative ? pf_replay_relpath(config ? config : pf_config_default_path()) : config);
 	if (relative && !config && rc == -ENOENT)
 		rc = 0; /* no /etc/default/prefetch: the defaults */
 	if (rc && config) {
@@ -237,7 +237,7 @@ static int read_config(struct boot *b)
 		return -1;
 	}
 	if (rc)
-		pf_warn("cannot read %s: %s; using defaults", PF_DEFAULT_CONFIG, pf_strerror(rc));
+		pf_warn("cannot read %s: %s; using defaults", pf_config_default_path(), pf_strerror(rc));
 	pf_boot_paths_init(&b->p, &b->cfg);
 	return 0;
 }

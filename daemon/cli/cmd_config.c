@@ -108,7 +108,7 @@ int cmd_config(int argc, char **argv)
 	if (optind != argc)
 		return pf_usage_error("unexpected argument '%s'", argv[optind]);
 	if (checking)
-		return check(config ? config : PF_DEFAULT_CONFIG);
+		return check(config ? config : pf_config_default_path());
 
 	static char value[VALUE_MAX];
 	struct pf_config cfg;
@@ -118,7 +118,7 @@ int cmd_config(int argc, char **argv)
 	}
 	int rc = pf_config_read(&cfg, config);
 	if (rc) {
-		pf_err("cannot read %s: %s", config ? config : PF_DEFAULT_CONFIG, pf_strerror(rc));
+		pf_err("cannot read %s: %s", config ? config : pf_config_default_path(), pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
 	if (get) {

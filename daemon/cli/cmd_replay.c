@@ -72,7 +72,7 @@ int cmd_replay(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	const char *config = PF_DEFAULT_CONFIG, *medium = NULL, *dump = NULL;
+	const char *config = NULL, *medium = NULL, *dump = NULL;
 	long threads = -1, timeout = -1;
 	int c;
 	optind = 1;
@@ -110,7 +110,7 @@ int cmd_replay(int argc, char **argv)
 	struct pf_config cfg;
 	int rc = pf_config_read(&cfg, config);
 	if (rc && rc != -ENOENT)
-		pf_warn("cannot read %s (%s); using defaults", config, pf_strerror(rc));
+		pf_warn("cannot read %s (%s); using defaults", config ? config : pf_config_default_path(), pf_strerror(rc));
 	int override = cfg.medium;
 	if (medium) {
 		override = pf_medium_override_parse(medium);

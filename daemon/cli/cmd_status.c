@@ -152,6 +152,6 @@ int cmd_status(int argc, char **argv)
 	last_reorder(&p);
 	printf("files:          config %s, state %s (layout, traces/, boottime.log, selfcheck, reorder.log), "
 	       "runtime %s\n",
-	       config ? config : PF_DEFAULT_CONFIG, p.state, p.runtime);
+	       config ? config : pf_config_default_path(), p.state, p.runtime);
 	return PF_EXIT_OK;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd stop: tell the running tracer to finish (it writes its trace) and wait until it has. */
 #include "commands.h"
+#include "config.h"
 #include "error.h"
 #include "log.h"
 #include "number.h"
@@ -18,35 +19,38 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: prefetchd stop [--pid-file FILE] [--timeout SEC]\n"
+		"Usage: prefetchd stop [--pid-file FILE | --config FILE] [--timeout SEC]\n"
 		"\n"
 		"Send SIGTERM to the tracer ('prefetchd trace' or 'prefetchd boot') holding the pid file and wait\n"
 		"until it has written its trace and exited.\n"
 		"\n"
-		"  --pid-file FILE   default %s\n"
+		"  --pid-file FILE   default PREFETCH_RUNTIME_DIR/prefetchd.pid (%s)\n"
+		"  --config FILE     the configuration that names PREFETCH_RUNTIME_DIR (default %s)\n"
 		"  --timeout SEC     wait at most this long (default 30)\n"
 		"\n"
 		"Exit status: 0 when the tracer finished with its trace stored, and also when none is running (a\n"
 		"note says so: a stop unit must not fail because tracing already ended); 1 if it finished without\n"
 		"storing its trace (the reason is printed), did not finish in time or could not be signalled; 2 on\n"
 		"usage errors.\n",
-		PF_DEFAULT_PIDFILE);
+		PF_DEFAULT_PIDFILE, PF_DEFAULT_CONFIG);
 }
 
 int cmd_stop(int argc, char **argv)
 {
 	static const struct option opts[] = { { "pid-file", required_argument, NULL, 'p' },
+					       { "config", required_argument, NULL, 'c' },
 					       { "timeout", required_argument, NULL, 't' },
 					       { "help", no_argument, NULL, 'h' },
 					       { NULL, 0, NULL, 0 } };
-	const char *pidpath = PF_DEFAULT_PIDFILE;
+	const char *pidpath = NULL, *config = NULL;
 	long timeout = 30;
 	int c;
 	optind = 1;
 	opterr = 0; /* one message of our own */
-	while ((c = getopt_long(argc, argv, ":p:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":p:c:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': pidpath = optarg; break;
+		case 'c': config = optarg; break;
 		case 't':
 			if (pf_parse_long(optarg, 0, INT_MAX / 1000, &timeout))
 				return pf_usage_error("--timeout: '%s' is not a number of seconds (0..%d)", optarg,
@@ -58,6 +62,13 @@ int cmd_stop(int argc, char **argv)
 	}
 	if (optind != argc)
 		return pf_usage_error("unexpected argument '%s'", argv[optind]);
+	struct pf_config cfg;
+	char default_pidpath[sizeof(cfg.runtime_dir) + 16];
+	if (!pidpath) {
+		pf_config_read_or_defaults(&cfg, config);
+		snprintf(default_pidpath, sizeof(default_pidpath), "%s/prefetchd.pid", cfg.runtime_dir);
+		pidpath = default_pidpath;
+	}
 	pid_t pid;
 	char why[PF_PIDFILE_OUTCOME_MAX];
 	int rc = pf_pidfile_stop(pidpath, SIGTERM, (int)timeout * 1000, &pid, why, sizeof(why));

@@ -46,7 +46,8 @@ static void usage(FILE *out)
 		"  --mount DIR       trace the filesystem holding DIR (repeatable); default: TRACE_MOUNTS from the\n"
 		"                    configuration, else every local block-device filesystem mounted now\n"
 		"  --timeout SEC     stop after SEC seconds (default: no limit)\n"
-		"  --pid-file FILE   default %s; a second tracer on the same pid file is refused\n"
+		"  --pid-file FILE   default PREFETCH_RUNTIME_DIR/prefetchd.pid (%s); a second tracer on the\n"
+		"                    same pid file is refused\n"
 		"  --config FILE     configuration (default %s; only PREFETCH_MEDIUM and TRACE_MOUNTS are used)\n"
 		"  --max-files N     files and directories recorded at most (default 100000); past it tracing stops\n"
 		"                    watching and the trace is flagged incomplete (file cap reached)\n"
@@ -88,11 +89,11 @@ int cmd_trace(int argc, char **argv)
 		{ "bounded-queue", no_argument, NULL, 'B' },  { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *output = NULL, *pidpath = PF_DEFAULT_PIDFILE, *config = PF_DEFAULT_CONFIG;
+	const char *output = NULL, *pidpath = NULL, *config = NULL;
 	const char *mounts[MAX_MOUNT_ARGS];
 	int nmounts = 0, c;
 	long timeout = 0, max_files = 0;
-	int bounded = 0, config_default = 1;
+	int bounded = 0;
 	optind = 1;
 	opterr = 0; /* one message of our own */
 	while ((c = getopt_long(argc, argv, ":o:m:t:p:c:h", opts, NULL)) != -1) {
@@ -108,7 +109,7 @@ int cmd_trace(int argc, char **argv)
 				return pf_usage_error("--timeout: '%s' is not a number of seconds (0..%d)", optarg, INT_MAX);
 			break;
 		case 'p': pidpath = optarg; break;
-		case 'c': config = optarg; config_default = 0; break;
+		case 'c': config = optarg; break;
 		case 'M':
 			if (pf_parse_long(optarg, 1, PF_MAX_FILES, &max_files))
 				return pf_usage_error("--max-files: '%s' is not a number (1..%u)", optarg, PF_MAX_FILES);
@@ -128,7 +129,12 @@ int cmd_trace(int argc, char **argv)
 	}
 
 	struct pf_config cfg;
-	pf_config_read_or_defaults(&cfg, config_default ? NULL : config);
+	pf_config_read_or_defaults(&cfg, config);
+	char default_pidpath[sizeof(cfg.runtime_dir) + 16];
+	if (!pidpath) {
+		snprintf(default_pidpath, sizeof(default_pidpath), "%s/prefetchd.pid", cfg.runtime_dir);
+		pidpath = default_pidpath;
+	}
 	if (nmounts == 0)
 		for (int i = 0; i < cfg.nmounts && i < MAX_MOUNT_ARGS; i++)
 			mounts[nmounts++] = cfg.mounts[i];
