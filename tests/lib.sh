@@ -29,6 +29,29 @@ pf_cleanup_run() {
 trap pf_cleanup_run EXIT
 trap 'exit 130' INT TERM
 
+# The test's own prefetch configuration, state and runtime directories: prefetchd and prefetch-reorder read
+# $PREFETCH_CONFIG where no --config is given, so nothing a test runs reaches the machine's /etc/default/prefetch,
+# /var/lib/prefetch or /run/prefetch (tests/guard.sh fails a test that does).
+pf_test_home() {
+	PF_TEST_HOME=$(mktemp -d "${TMPDIR:-/tmp}/prefetch-home.XXXXXX") || return 1
+	mkdir -p "$PF_TEST_HOME/state" "$PF_TEST_HOME/run"
+	printf 'PREFETCH_DIR=%s/state\nPREFETCH_RUNTIME_DIR=%s/run\n' "$PF_TEST_HOME" "$PF_TEST_HOME" \
+		>"$PF_TEST_HOME/prefetch.conf"
+	pf_cleanup_add "rm -rf '$PF_TEST_HOME'"
+	export PF_TEST_HOME PREFETCH_CONFIG=$PF_TEST_HOME/prefetch.conf
+}
+pf_test_home || { echo "cannot make a temporary directory" >&2; exit 1; }
+# Nor do the host's boot id and kernel command line decide a test's boot roles (lib/host.h): a test that wants
+# other draws sets its own.
+export PREFETCH_BOOT_ID=${PREFETCH_BOOT_ID:-prefetch-test-boot} PREFETCH_CMDLINE=${PREFETCH_CMDLINE-}
+# pf_reexec_prepare: before a script runs itself again (exec), drop what this instance made; the new one makes
+# its own.
+pf_reexec_prepare() {
+	[ -n "$PF_CLEANUP_LOG" ] && rm -f "$PF_CLEANUP_LOG"
+	rm -rf "$PF_TEST_HOME"
+	unset PF_TEST_HOME PREFETCH_CONFIG
+}
+
 pf_fail() { echo "FAIL: $*" >&2; exit 1; }
 pf_skip() { echo "skipped: $*"; exit 77; }
 pf_note() { echo "-- $*"; }
@@ -41,8 +64,24 @@ pf_private_mount_ns() {
 	[ -n "${PF_PRIVATE_MNT_NS:-}" ] && return 0
 	command -v unshare >/dev/null || return 0
 	unshare -m true 2>/dev/null || pf_skip "cannot make a mount namespace here (unshare -m not permitted)"
-	[ -n "$PF_CLEANUP_LOG" ] && rm -f "$PF_CLEANUP_LOG"
+	pf_reexec_prepare
 	PF_PRIVATE_MNT_NS=1 exec unshare -m --propagation private bash "$0" "$@"
+}
+
+# pf_require_page_events "$@" (after pf_require_root): the page-cache tracepoints (Linux 6.11+) under
+# /sys/kernel/tracing, where prefetchd looks for them.  Where nothing is mounted there, the script runs again in a
+# mount namespace of its own and mounts tracefs there, as prefetchd does for itself; skips naming what is missing.
+pf_require_page_events() {
+	local events=/sys/kernel/tracing/events/filemap
+	if [ "$(stat -f -c %T /sys/kernel/tracing 2>/dev/null)" != tracefs ]; then
+		grep -qw tracefs /proc/filesystems || pf_skip "the kernel has no tracefs"
+		pf_private_mount_ns "$@"
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+			pf_skip "tracefs is not mounted at /sys/kernel/tracing and mounting it there failed (a container?)"
+		pf_cleanup_add "umount /sys/kernel/tracing"
+	fi
+	[ -d $events/mm_filemap_get_pages ] && [ -d $events/mm_filemap_map_pages ] && [ -d $events/mm_filemap_fault ] ||
+		pf_skip "no page-cache tracepoints in $events (a kernel before 6.11)"
 }
 
 # pf_require_simdisk: root, FUSE and the simulated disk (tests/simdisk) built, or the test is skipped; then
@@ -121,7 +160,7 @@ pf_mount_loop() {
 # land apart or together by chance.
 pf_one_cpu() {
 	[ -z "${PF_ONE_CPU:-}" ] && command -v taskset >/dev/null || return 0
-	[ -n "$PF_CLEANUP_LOG" ] && rm -f "$PF_CLEANUP_LOG"
+	pf_reexec_prepare
 	PF_ONE_CPU=1 exec taskset -c 0 bash "$0" "$@"
 }
 

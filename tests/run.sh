@@ -4,6 +4,8 @@
 # line "N passed, N failed, N skipped": cmocka's own counts (skip() included) and one per script.  An
 # integration script passes with exit 0, is skipped with exit 77; every skip's reason is listed at the end.
 # TESTS_UNIT_ONLY=1 skips the integration scripts; TESTS_ONLY=pattern runs the matching scripts only.
+# Each test runs under tests/guard.sh: it sees decoys, not the machine's /run/prefetch, /var/lib/prefetch and
+# /etc/default/prefetch, and fails if it read or wrote them.
 # The unit tests' scratch space (PF_TEST_SCRATCH) is on a real filesystem: some need FIEMAP or evictable pages.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,8 +25,13 @@ export PF_TEST_SCRATCH
 scratch_on_disk "$PF_TEST_SCRATCH" ||
 	echo "note: unit scratch space $PF_TEST_SCRATCH is tmpfs or not writable: tests that need a disk filesystem skip"
 
+# The unit tests' own prefetch configuration (the integration tests make theirs in tests/lib.sh).
+unit_home=$(mktemp -d "${TMPDIR:-/tmp}/prefetch-home.XXXXXX") || exit 1
+trap 'rm -rf "$unit_home"' EXIT
+mkdir -p "$unit_home/state" "$unit_home/run"
+printf 'PREFETCH_DIR=%s/state\nPREFETCH_RUNTIME_DIR=%s/run\n' "$unit_home" "$unit_home" >"$unit_home/prefetch.conf"
 for bin in "$@"; do
-	out=$("$bin" 2>&1); rc=$?
+	out=$(PREFETCH_CONFIG=$unit_home/prefetch.conf "$top/tests/guard.sh" "$bin" 2>&1); rc=$?
 	printf '%s\n' "$out"
 	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
 	f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)
@@ -43,7 +50,7 @@ if [ -z "${TESTS_UNIT_ONLY:-}" ]; then
 		if [ -n "${TESTS_ONLY:-}" ] && [[ $name != *${TESTS_ONLY}* ]]; then continue; fi
 		start=$(date +%s)
 		log=$(mktemp)
-		bash "$t" >"$log" 2>&1; rc=$?
+		"$top/tests/guard.sh" bash "$t" >"$log" 2>&1; rc=$?
 		secs=$(( $(date +%s) - start ))
 		if [ $rc -eq 0 ]; then
 			passed=$((passed + 1)); echo "PASS: $name (${secs}s)"
