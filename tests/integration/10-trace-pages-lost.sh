@@ -7,8 +7,7 @@
 # events (Linux 6.11+) are missing.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
-events=/sys/kernel/tracing/events/filemap
-[ -d $events/mm_filemap_get_pages ] || pf_skip "no page-cache tracepoints in $events (or a kernel before 6.11)"
+pf_require_page_events "$@"
 
 tmp=$(pf_tmpdir)
 mnt=$tmp/mnt

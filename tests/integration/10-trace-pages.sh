@@ -8,9 +8,7 @@
 # tracefs or the events (Linux 6.11+) are missing.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
-events=/sys/kernel/tracing/events/filemap
-[ -d $events/mm_filemap_get_pages ] && [ -d $events/mm_filemap_map_pages ] && [ -d $events/mm_filemap_fault ] ||
-	pf_skip "no page-cache tracepoints in $events (tracefs not mounted, or a kernel before 6.11)"
+pf_require_page_events "$@"
 instances=/sys/kernel/tracing/instances
 
 tmp=$(pf_tmpdir)
