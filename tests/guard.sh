@@ -11,8 +11,34 @@
 # The host's files are never seen.  Elsewhere (not root, no namespaces) the guarded paths' existence and times
 # are compared before and after: writes are caught, reads are not.
 # Exit: CMD's status, or 1 (with "guard: ..." lines on stderr) when CMD passed or skipped but broke the rule.
+#
+# The test also gets a TMPDIR of its own: whatever it leaves there (files, loop devices backed by them, mounts)
+# fails it too, and is removed.
 set -u
 GUARDED=(/run/prefetch /var/lib/prefetch /etc/default/prefetch)
+
+# run_test CMD...: CMD with TMPDIR a fresh directory; sets rc (CMD's status, or 1 if it passed but left
+# something behind).
+run_test() {
+	local tdir left loops l
+	tdir=$(mktemp -d "${TMPDIR:-/tmp}/prefetch-run.XXXXXX") || { rc=1; return; }
+	chmod 1777 "$tdir" # as /tmp: tests that drop privileges make their files here too
+	TMPDIR=$tdir "$@"
+	rc=$?
+	loops=$(losetup -nl -O NAME,BACK-FILE 2>/dev/null | awk -v d="$tdir/" 'index($2, d) == 1 { print $1 }')
+	for l in $loops; do
+		echo "guard: the test left $l attached ($(losetup -nl -O BACK-FILE "$l"))" >&2
+		umount "$l" 2>/dev/null
+		losetup -d "$l"
+	done
+	left=$(findmnt -rn -o TARGET | awk -v d="$tdir/" 'index($1, d) == 1')
+	[ -z "$left" ] || echo "guard: the test left mounted: $left" >&2
+	for l in $left; do umount -l "$l"; done
+	[ -z "$left" ] && left=$(cd "$tdir" && ls -A)
+	[ -z "$left" ] || echo "guard: the test left in its TMPDIR: $(echo $left)" >&2
+	if [ -n "$loops$left" ] && { [ "$rc" -eq 0 ] || [ "$rc" -eq 77 ]; }; then rc=1; fi
+	rm -rf --one-file-system "$tdir"
+}
 
 if [ -z "${PF_GUARD_INSIDE:-}" ] && [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
 	PF_GUARD_INSIDE=1 exec unshare -m --propagation private bash "$0" "$@"
@@ -34,8 +60,7 @@ snapshot() {
 
 if [ -z "${PF_GUARD_INSIDE:-}" ]; then
 	before=$(snapshot)
-	"$@"
-	rc=$?
+	run_test "$@"
 	after=$(snapshot)
 	if [ "$before" != "$after" ]; then
 		diff <(echo "$before") <(echo "$after") | sed -n 's/^> \(.*\)/guard: the test changed a system-wide path: \1/p' >&2
@@ -88,8 +113,7 @@ if [ $ok = 0 ]; then
 	exec "$@"
 fi
 
-"$@"
-rc=$?
+run_test "$@"
 after=$(snapshot)
 if [ "$before" != "$after" ]; then
 	# a changed line: report what changed in words

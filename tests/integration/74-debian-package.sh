@@ -6,7 +6,8 @@
 # NEWS's with a Debian revision, and its maintainer scripts: units and init scripts enabled but never started,
 # the initramfs refreshed through the update-initramfs trigger only, /var/lib/prefetch made 0700, purge
 # removing the state.  Nothing is installed on this machine (that would enable the units on the host).
-# Runs as any user: as root the build drops to nobody, otherwise it runs as the user itself.
+# Runs as any user: as root the build drops to nobody, otherwise it runs as the user itself; either way with
+# HOME and TMPDIR in the test's directory (lintian leaves its caches in TMPDIR).
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 [ -n "${DEB_BUILD_ARCH:-}${DEB_HOST_ARCH:-}" ] && pf_skip "inside a Debian package build (dpkg-buildpackage does not nest)"
 for t in dpkg-buildpackage lintian dh fakeroot; do command -v "$t" >/dev/null || pf_skip "$t not installed (dpkg-dev, lintian, debhelper)"; done
@@ -23,9 +24,9 @@ tar -C "$TOP" --exclude=./build --exclude=./.git --exclude=./prefetchd --exclude
 	pf_fail "copying the tree"
 if [ "$(id -u)" -eq 0 ]; then
 	chown -R 65534:65534 "$tmp"
-	as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp" "$@"; }
+	as_user() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp" TMPDIR="$tmp" "$@"; }
 else
-	as_user() { env HOME="$tmp" "$@"; }
+	as_user() { env HOME="$tmp" TMPDIR="$tmp" "$@"; }
 fi
 
 (cd "$src" && as_user env DEB_BUILD_OPTIONS="nocheck parallel=2" dpkg-buildpackage -us -uc -b) >"$tmp/build.log" 2>&1 ||
