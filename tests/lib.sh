@@ -164,11 +164,18 @@ pf_one_cpu() {
 	PF_ONE_CPU=1 exec taskset -c 0 bash "$0" "$@"
 }
 
+# pf_kill_later PID [SIGNAL]: at exit, send SIGNAL (default TERM) to PID if it is still the process it is now.
+# A plain "kill PID" at exit could hit another process: pids are reused within minutes where tests run side by
+# side, and one test killed its runner that way.  The process is known by its start time (/proc/PID/stat).
+pf_starttime() { local s; s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0; s=${s##*) }; set -- $s; echo "${20}"; }
+pf_kill_if_same() { [ -n "$2" ] && [ "$(pf_starttime "$1")" = "$2" ] && kill -"$3" "$1" 2>/dev/null; }
+pf_kill_later() { pf_cleanup_add "pf_kill_if_same $1 '$(pf_starttime "$1")' ${2:-TERM}"; }
+
 # pf_bg CMD...: run in the background, killed at exit; sets PF_BG_PID.
 pf_bg() {
 	"$@" &
 	PF_BG_PID=$!
-	pf_cleanup_add "kill $PF_BG_PID; wait $PF_BG_PID"
+	pf_cleanup_add "pf_kill_if_same $PF_BG_PID '$(pf_starttime $PF_BG_PID)' TERM; wait $PF_BG_PID"
 }
 
 pf_drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }

@@ -23,7 +23,7 @@ tracer=$PF_BG_PID
 for ((i = 0; i < 100; i++)); do [ -s "$tmp/pid" ] && break; sleep 0.05; done
 [ -s "$tmp/pid" ] || pf_fail "tracer did not start"
 kill -STOP "$tracer"
-pf_cleanup_add "kill -CONT $tracer"
+pf_kill_later $tracer CONT
 for f in "$mnt"/many/*; do : <"$f"; done
 kill -CONT "$tracer"
 "$PREFETCHD" stop --pid-file "$tmp/pid" --timeout 60 >/dev/null || pf_fail "stop failed"

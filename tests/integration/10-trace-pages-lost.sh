@@ -28,7 +28,7 @@ trace_once() {
 	for ((i = 0; i < 100; i++)); do [ -s "$tmp/pid" ] && break; sleep 0.05; done
 	[ -s "$tmp/pid" ] || pf_fail "tracer did not start"
 	kill -STOP "$tracer"
-	pf_cleanup_add "kill -CONT $tracer 2>/dev/null"
+	pf_kill_later $tracer CONT
 	# 2048 read() calls of one page each: one event each, ~100 KiB of events for a 4 KiB buffer per CPU
 	dd if="$mnt/big" of=/dev/null bs=4096 status=none || pf_fail "reading big"
 	kill -CONT "$tracer"

@@ -164,7 +164,7 @@ out=$("$PREFETCHD" trace --mount "$mnt" --output "$tmp/t5" --pid-file "$tmp/pid4
 # a tracer that cannot finish (stopped): 'stop' gives up after --timeout with a message
 t4=$PF_BG_PID
 kill -STOP "$t4"
-pf_cleanup_add "kill -CONT $t4"  # runs before pf_bg's kill+wait, which would hang on a stopped process
+pf_kill_later $t4 CONT # runs before pf_bg's kill+wait, which would hang on a stopped process
 out=$("$PREFETCHD" stop --pid-file "$tmp/pid4" --timeout 1 2>&1) && pf_fail "stop of a stuck tracer succeeded"
 [[ $out == *"tracer (pid $t4) did not finish within 1 s"* ]] || pf_fail "stop timeout message: $out"
 kill -CONT "$t4"  # the SIGTERM is pending: it finishes now

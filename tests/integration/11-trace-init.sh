@@ -22,7 +22,7 @@ sync
 # "init": PID 1 of a new PID namespace (with its own /proc), running from the traced filesystem.
 unshare --pid --fork --mount-proc "$mnt/sbin/init" 120 &
 ushare=$!
-pf_cleanup_add "kill $ushare 2>/dev/null; wait $ushare 2>/dev/null"
+pf_cleanup_add "wait $ushare 2>/dev/null"; pf_kill_later $ushare # (cleanups run last first: the kill, then the wait)
 init_pid=
 for _ in $(seq 50); do
 	init_pid=$(pgrep -P $ushare -f "$mnt/sbin/init" | head -1)
@@ -30,7 +30,7 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 [ -n "$init_pid" ] || pf_fail "the namespace's init did not start"
-pf_cleanup_add "kill -KILL $init_pid 2>/dev/null" # an ancestor namespace can only SIGKILL its init
+pf_kill_later $init_pid KILL # an ancestor namespace can only SIGKILL its init
 inns() { nsenter --target "$init_pid" --pid --mount -- "$@"; }
 exe=$(inns readlink /proc/1/exe)
 [ "$exe" = "$mnt/sbin/init" ] || pf_fail "PID 1 of the namespace is $exe"
@@ -38,7 +38,7 @@ exe=$(inns readlink /proc/1/exe)
 pf_drop_caches
 inns "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t" --pid-file "$tmp/pid" >"$tmp/t.out" 2>&1 &
 tr=$!
-pf_cleanup_add "kill $tr 2>/dev/null"
+pf_kill_later $tr
 for _ in $(seq 200); do [ -s "$tmp/pid" ] && break; sleep 0.05; done # written once the marks are in place
 [ -s "$tmp/pid" ] || pf_fail "tracing not set up within 10 s: $(cat "$tmp/t.out")"
 cat "$mnt/data/read-by-boot" >/dev/null

@@ -84,7 +84,7 @@ start=$(date +%s%N)
 "$init/prefetch" start >/dev/null || pf_fail "prefetch start"
 ms=$((($(date +%s%N) - start) / 1000000))
 pid=$(cat "$tmp/run/prefetchd.pid" 2>/dev/null) || pf_fail "prefetch start returned before tracing was set up"
-pf_cleanup_add "kill $pid"
+pf_kill_later $pid
 [ "$ms" -lt 2500 ] || pf_fail "prefetch start took ${ms} ms"
 "$init/prefetch" status >/dev/null || pf_fail "status while tracing"
 "$init/prefetch" start | grep -q "already tracing" || pf_fail "second start"

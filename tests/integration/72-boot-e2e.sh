@@ -81,7 +81,7 @@ boot() { # N: one scripted boot
 	state_files >"$tmp/state$1.before" 2>/dev/null || :
 	"$PREFETCHD" boot --config "$conf" >"$tmp/boot$1.log" 2>&1 &
 	local pid=$! i
-	pf_cleanup_add "kill $pid"
+	pf_kill_later $pid
 	for ((i = 0; i < 100; i++)); do
 		[ -s "$tmp/run/prefetchd.pid" ] && break
 		kill -0 $pid 2>/dev/null || { cat "$tmp/boot$1.log"; pf_fail "boot $1: prefetchd boot exited early"; }
@@ -218,7 +218,7 @@ sed -i "s|^PREFETCH_DIR=.*|PREFETCH_DIR=$tmp/rostate|" "$conf"
 cold
 "$PREFETCHD" boot --config "$conf" >"$tmp/boot5.log" 2>&1 &
 pid=$!
-pf_cleanup_add "kill $pid"
+pf_kill_later $pid
 for ((i = 0; i < 100; i++)); do [ -s "$tmp/run/prefetchd.pid" ] && break; sleep 0.05; done
 cat "${order[@]}" >/dev/null
 "$PREFETCHD" stop --pid-file "$tmp/run/prefetchd.pid" --timeout 60 >/dev/null || pf_fail "boot 5 stop"

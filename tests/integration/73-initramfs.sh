@@ -79,7 +79,7 @@ timeout 10 "$PREFETCHD" boot --from-initramfs --config "$conf" || pf_fail "START
 write_conf 1
 (ulimit -Hn 4096; ulimit -Sn 1024; exec "$PREFETCHD" boot --from-initramfs --config "$conf" >"$tmp/early.out" 2>&1) &
 pid=$!
-pf_cleanup_add "kill $pid 2>/dev/null"
+pf_kill_later $pid
 for ((i = 0; i < 100; i++)); do [ -s "$tmp/run/prefetchd.pid" ] && break; sleep 0.05; done
 [ -s "$tmp/run/prefetchd.pid" ] || pf_fail "early prefetchd did not start tracing within 5 s"
 [ "$(cat "$tmp/run/prefetchd.pid")" = "$pid" ] || pf_fail "pid file names $(cat "$tmp/run/prefetchd.pid"), not $pid"
@@ -145,7 +145,7 @@ grep -q "cannot run /usr/sbin/prefetchd in $mnt" "$tmp/stale.out" || { cat "$tmp
 cp "$PREFETCHD" "$mnt/usr/sbin/prefetchd"
 "$PREFETCHD" boot --from-initramfs --root "$mnt" --config /prefetch.conf >"$tmp/root.out" 2>&1 &
 pid=$!
-pf_cleanup_add "kill $pid 2>/dev/null"
+pf_kill_later $pid
 for ((i = 0; i < 100; i++)); do [ -s "$mnt/run-pf/prefetchd.pid" ] && break; sleep 0.05; done
 [ -s "$mnt/run-pf/prefetchd.pid" ] || { cat "$tmp/root.out"; pf_fail "--root: no pid file in the new root"; }
 [ "$(readlink "/proc/$pid/root")" = "$mnt" ] || pf_fail "--root: root is $(readlink "/proc/$pid/root")"

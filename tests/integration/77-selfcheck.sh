@@ -79,7 +79,7 @@ boot() { # one scripted boot on the current medium; its time is written as the b
 	[ "$medium" = slow ] && sim_reset
 	PREFETCH_BOOT_ID=$seed-$nboot "$PREFETCHD" boot --config "$conf" >"$log" 2>&1 &
 	local pid=$!
-	pf_cleanup_add "kill $pid 2>/dev/null"
+	pf_kill_later $pid
 	for ((i = 0; i < 200; i++)); do
 		[ -s "$tmp/run/prefetchd.pid" ] && break
 		kill -0 $pid 2>/dev/null || { cat "$log"; pf_fail "boot $nboot: prefetchd boot exited early"; }
