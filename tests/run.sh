@@ -3,7 +3,10 @@
 # Runs the cmocka unit binaries given as arguments, then every tests/integration/*.sh, and prints one closing
 # line "N passed, N failed, N skipped": cmocka's own counts (skip() included) and one per script.  An
 # integration script passes with exit 0, is skipped with exit 77; every skip's reason is listed at the end.
-# TESTS_UNIT_ONLY=1 skips the integration scripts; TESTS_ONLY=pattern runs the matching scripts only.
+# TESTS_UNIT_ONLY=1 skips the integration scripts; TESTS_ONLY=pattern runs the matching scripts only;
+# TESTS_SKIP, lines "NAME: REASON", does not run those scripts and counts each as skipped with its reason.
+# PREFETCHD, REORDER, TOOLS and GEN given in the environment replace the build's (the installed programs and
+# scripts: debian/tests/installed-tests).
 # Each test runs under tests/guard.sh: it sees decoys, not the machine's /run/prefetch, /var/lib/prefetch and
 # /etc/default/prefetch, and fails if it read or wrote them.
 # The unit tests' scratch space (PF_TEST_SCRATCH) is on a real filesystem: some need FIEMAP or evictable pages.
@@ -11,8 +14,10 @@ set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export TOP=$top BUILD=${BUILD:-build/default}
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
-export PREFETCHD=$BUILD/prefetchd REORDER=$BUILD/prefetch-reorder TOOLS=$BUILD/tests/tools
-export GEN=$BUILD/gen # the units, scripts, hooks and man pages rendered from their .in templates
+export PREFETCHD=${PREFETCHD:-$BUILD/prefetchd} REORDER=${REORDER:-$BUILD/prefetch-reorder}
+export TOOLS=${TOOLS:-$BUILD/tests/tools}
+export GEN=${GEN:-$BUILD/gen} # the units, scripts, hooks and man pages rendered from their .in templates
+for v in PREFETCHD REORDER TOOLS GEN; do case ${!v} in /*) ;; *) export "$v=$top/${!v}" ;; esac; done
 passed=0 failed=0 skipped=0 failures=() skips=()
 
 # /var/tmp where it is a disk filesystem, else a folder of the build tree.
@@ -48,6 +53,10 @@ if [ -z "${TESTS_UNIT_ONLY:-}" ]; then
 		[ -e "$t" ] || continue
 		name=$(basename "$t" .sh)
 		if [ -n "${TESTS_ONLY:-}" ] && [[ $name != *${TESTS_ONLY}* ]]; then continue; fi
+		reason=$(printf '%s\n' "${TESTS_SKIP:-}" | sed -n "s/^$name: //p" | head -1)
+		if [ -n "$reason" ]; then
+			skipped=$((skipped + 1)); skips+=("$name: $reason"); echo "SKIP: ${skips[-1]}"; continue
+		fi
 		start=$(date +%s)
 		log=$(mktemp)
 		"$top/tests/guard.sh" bash "$t" >"$log" 2>&1; rc=$?
