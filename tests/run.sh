@@ -30,7 +30,9 @@ export PF_TEST_SCRATCH
 scratch_on_disk "$PF_TEST_SCRATCH" ||
 	echo "note: unit scratch space $PF_TEST_SCRATCH is tmpfs or not writable: tests that need a disk filesystem skip"
 
-# The unit tests' own prefetch configuration (the integration tests make theirs in tests/lib.sh).
+# The unit tests' own prefetch configuration and stand-ins for the boot id and the kernel command line (the
+# integration tests make theirs in tests/lib.sh).
+export PREFETCH_BOOT_ID=${PREFETCH_BOOT_ID:-prefetch-test-boot} PREFETCH_CMDLINE=${PREFETCH_CMDLINE-}
 unit_home=$(mktemp -d "${TMPDIR:-/tmp}/prefetch-home.XXXXXX") || exit 1
 trap 'rm -rf "$unit_home"' EXIT
 mkdir -p "$unit_home/state" "$unit_home/run"
