@@ -223,10 +223,33 @@ static int by_src(const void *a, const void *b)
 	return (x->src > y->src) - (x->src < y->src);
 }
 
+/* The first free block of map at or after goal, else from the first data block on (ext2fs_new_block2's
+ * rule), outside avoid while there is such a block.  Returns 0 or a negative pf error (lib/error.h). */
+static int first_free(ext2_filsys fs, ext2fs_block_bitmap map, blk64_t goal, const struct pf_run *avoid, blk64_t *out)
+{
+	blk64_t first = fs->super->s_first_data_block, last = ext2fs_blocks_count(fs->super) - 1;
+	if (goal < first || goal > last)
+		goal = first;
+	for (int keep_out = avoid && avoid->len; keep_out >= 0; keep_out--)
+		for (int wrap = 0; wrap <= (goal > first); wrap++) {
+			blk64_t s = wrap ? first : goal, to = wrap ? goal - 1 : last, b;
+			while (s <= to && !ext2fs_find_first_zero_block_bitmap2(map, s, to, &b)) {
+				if (keep_out && b >= avoid->start && b - avoid->start < avoid->len) {
+					s = avoid->start + avoid->len;
+					continue;
+				}
+				*out = b;
+				return 0;
+			}
+		}
+	return pf_err_from_ext2(EXT2_ET_BLOCK_ALLOC_FAIL);
+}
+
 /* Inodes whose four in-inode extents could overflow get a leaf block now, allocated with the destinations
- * (durable at F1), so that growing their tree later is copy-on-write.  With spare == NULL only counted. */
+ * (durable at F1), so that growing their tree later is copy-on-write.  Each at the first free block after
+ * the owner's first destination, outside avoid when possible.  With spare == NULL only counted. */
 static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners, size_t *order,
-		  blk64_t *spare, uint64_t *count)
+		  const struct pf_run *avoid, blk64_t *spare, uint64_t *count)
 {
 	*count = 0;
 	for (size_t i = 0; i < p->nmoves; i++)
@@ -246,14 +269,10 @@ static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *ino
 		}
 		if (owner < nowners && pf_extent_worst_count(fs, inos[owner], all, n) > 4) {
 			(*count)++;
-			blk64_t b;
-			if (spare) {
-				/* the map given: no alloc hook */
-				rc = pf_err_from_ext2(ext2fs_new_block2(fs, all[0].dst, fs->block_map, &b));
-				if (!rc) {
-					ext2fs_block_alloc_stats2(fs, b, +1);
-					spare[owner] = b;
-				}
+			blk64_t b = 0;
+			if (spare && !(rc = first_free(fs, fs->block_map, all[0].dst, avoid, &b))) {
+				ext2fs_block_alloc_stats2(fs, b, +1);
+				spare[owner] = b;
 			}
 		}
 		i = j;
@@ -262,10 +281,11 @@ static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *ino
 	return rc;
 }
 
-static int reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos)
+static int reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos,
+			  const struct pf_run *avoid)
 {
 	uint64_t n;
-	return spares(r->fs, p, inos, r->nowners, r->order, r->spare, &n);
+	return spares(r->fs, p, inos, r->nowners, r->order, avoid, r->spare, &n);
 }
 
 int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
@@ -274,13 +294,13 @@ int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_i
 	size_t *order = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	int rc = spares(fs, p, inos, nowners, order, NULL, count);
+	int rc = spares(fs, p, inos, nowners, order, NULL, NULL, count);
 	free(order);
 	return rc;
 }
 
 int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		   struct pf_reloc **out)
+		   const struct pf_run *avoid, struct pf_reloc **out)
 {
 	*out = NULL;
 	uint64_t maxlen = 1, total = 0;
@@ -356,7 +376,7 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	size_t marked = 0;
 	for (; marked < p->nunits; marked++)
 		ext2fs_block_alloc_stats_range(fs, p->units[marked].dst, (blk_t)p->units[marked].len, +1);
-	rc = reserve_spares(r, p, inos);
+	rc = reserve_spares(r, p, inos, avoid);
 	if (!rc)
 		rc = pf_err_from_ext2(ext2fs_flush(fs));
 	if (rc) {

@@ -13,10 +13,12 @@
 struct pf_reloc;
 
 /* Mark the filesystem "not clean" (durably), then allocate every unit's destination (durably), and a spare
- * extent leaf for each inode that may outgrow its in-inode extents.  inos[owner] gives each move's inode.
- * Returns 0 or a negative pf error (lib/error.h). */
+ * extent leaf for each inode that may outgrow its in-inode extents: the first free block after the inode's
+ * first destination, outside avoid (NULL: none) while the filesystem has such a block (making room: a leaf
+ * left in the window would stay in the layout's way).  inos[owner] gives each move's inode.  Returns 0 or a
+ * negative pf error (lib/error.h). */
 int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		   struct pf_reloc **out);
+		   const struct pf_run *avoid, struct pf_reloc **out);
 
 /* How many spare extent leaves pf_reloc_begin would allocate for plan p (they come out of the free space the
  * plan did not use: the planner must leave at least that many).  Returns 0 or a negative pf error

@@ -203,10 +203,10 @@ static double time_budget_s(const struct pf_reorder_opts *o)
 }
 
 /* plan: the units this run may do (the write budget's prefix of the plan: units past it are not even
- * allocated); budget_cut: the plan had more. */
+ * allocated); budget_cut: the plan had more; avoid: where no spare extent leaf goes (pf_reloc_begin). */
 static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
-		       const struct pf_collect *col, double t0, int budget_cut, const struct pf_erase_block *eb,
-		       struct pf_reorder_result *res, char *err, size_t errlen)
+		       const struct pf_collect *col, const struct pf_run *avoid, double t0, int budget_cut,
+		       const struct pf_erase_block *eb, struct pf_reorder_result *res, char *err, size_t errlen)
 {
 	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
 	if (!inos)
@@ -215,7 +215,7 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 		inos[i] = col->files[i].ino;
 
 	struct pf_reloc *r = NULL;
-	int rc = pf_reloc_begin(fs, plan, inos, col->nfiles, &r);
+	int rc = pf_reloc_begin(fs, plan, inos, col->nfiles, avoid, &r);
 	if (rc) {
 		snprintf(err, errlen, "cannot start the reorder: %s", pf_strerror(rc));
 		res->fsck_needed = !(fs->super->s_state & EXT2_VALID_FS);
@@ -481,7 +481,8 @@ static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_
 		     const struct pf_erase_block *eb, struct pf_reorder_result *res, int *go, char *err, size_t errlen)
 {
 	*go = 0;
-	int rc = do_relocate(fs, o, &room->out, &room->ev.col, t0, 0, eb, res, err, errlen);
+	/* no spare leaf in the window: it would stay in the layout's way, where the dry run saw free space */
+	int rc = do_relocate(fs, o, &room->out, &room->ev.col, &room->ev.window, t0, 0, eb, res, err, errlen);
 	res->room_moved = res->moved_blocks;
 	res->moved_blocks = 0;
 	if (rc || !res->complete) {
@@ -686,7 +687,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		struct pf_plan run = plan; /* the units the write budget holds */
 		run.nunits = room.chosen ? plan.nunits : max_units;
 		if (!rc && go)
-			rc = do_relocate(fs, o, &run, &col, t0, run.nunits < plan.nunits, &eb, res, err, errlen);
+			rc = do_relocate(fs, o, &run, &col, NULL, t0, run.nunits < plan.nunits, &eb, res, err, errlen);
 	}
 out:
 	room_free(&room);
