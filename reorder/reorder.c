@@ -80,7 +80,7 @@ static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const 
 		rc = pf_plan_make(col->segs, col->nsegs, free_runs, nfree, prm, plan);
 		uint64_t need = 0;
 		if (!rc)
-			rc = pf_reloc_spares_needed(fs, plan, inos, col->nfiles, &need);
+			rc = pf_reloc_spares_needed(fs, plan, inos, col->nfiles, NULL, &need);
 		if (rc || plan->free_blocks - plan->blocks_to_move >= need)
 			break;
 		prm->reserve_blocks += need;
