@@ -178,7 +178,12 @@ int pf_evac_moved_segs(const struct pf_plan *out, const struct pf_seg *segs, siz
 			break;
 		uint64_t lblk = segs[i].lblk; /* the pieces come in the segment's order */
 		for (size_t j = 0; j < v.n; j++) {
-			r[k++] = (struct pf_seg){ .owner = segs[i].owner, .lblk = lblk, .pblk = v.r[j].start, .len = v.r[j].count };
+			/* pieces that end up one after the other are one segment, as pf_collect() finds them then */
+			if (j && r[k - 1].pblk + r[k - 1].len == v.r[j].start)
+				r[k - 1].len += v.r[j].count;
+			else
+				r[k++] = (struct pf_seg){ .owner = segs[i].owner, .lblk = lblk, .pblk = v.r[j].start,
+							  .len = v.r[j].count };
 			lblk += v.r[j].count;
 		}
 	}

@@ -12,20 +12,15 @@
 #define INIT_MAX 32768u
 #define UNINIT_MAX 32767u
 
-struct ent {
-	uint64_t lblk, pblk, len;
-	int uninit;
-};
-
 struct out {
-	struct ent *e;
+	struct pf_xent *e;
 	size_t n, cap;
 };
 
 static void emit(struct out *o, uint64_t l, uint64_t p, uint64_t len, int uninit)
 {
 	if (o->n) {
-		struct ent *pr = &o->e[o->n - 1];
+		struct pf_xent *pr = &o->e[o->n - 1];
 		if (pr->lblk + pr->len == l && pr->pblk + pr->len == p && pr->uninit == uninit &&
 		    pr->len + len <= (uninit ? UNINIT_MAX : INIT_MAX)) {
 			pr->len += len;
@@ -33,25 +28,19 @@ static void emit(struct out *o, uint64_t l, uint64_t p, uint64_t len, int uninit
 		}
 	}
 	if (o->n < o->cap)
-		o->e[o->n++] = (struct ent){ l, p, len, uninit };
+		o->e[o->n++] = (struct pf_xent){ l, p, len, uninit };
 	else
 		o->n = o->cap + 1; /* overflow marker */
 }
 
-/* Rebuild n leaf entries; returns the new count (> cap: does not fit) and whether anything changed. */
-static size_t remap_entries(const struct ext3_extent *old, size_t n, const struct pf_remap *m, size_t nm,
-			    struct ent *out, size_t cap, int *changed)
+size_t pf_extent_apply(const struct pf_xent *in, size_t n, const struct pf_remap *m, size_t nm,
+		       struct pf_xent *out, size_t cap, int *changed)
 {
 	struct out o = { out, 0, cap };
 	*changed = 0;
 	for (size_t i = 0; i < n && o.n <= cap; i++) {
-		uint64_t l0 = ext2fs_le32_to_cpu(old[i].ee_block);
-		unsigned raw = ext2fs_le16_to_cpu(old[i].ee_len);
-		int uninit = raw > INIT_MAX;
-		uint64_t len = uninit ? raw - INIT_MAX : raw;
-		uint64_t p0 = ext2fs_le32_to_cpu(old[i].ee_start) |
-			      ((uint64_t)ext2fs_le16_to_cpu(old[i].ee_start_hi) << 32);
-		if (uninit) {
+		uint64_t l0 = in[i].lblk, len = in[i].len, p0 = in[i].pblk;
+		if (in[i].uninit) {
 			emit(&o, l0, p0, len, 1);
 			continue;
 		}
@@ -85,7 +74,36 @@ static size_t remap_entries(const struct ext3_extent *old, size_t n, const struc
 	return o.n;
 }
 
-static void store(struct ext3_extent_header *eh, const struct ent *e, size_t n)
+/* n on-disk entries as struct pf_xent. */
+static void load(const struct ext3_extent *x, size_t n, struct pf_xent *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned raw = ext2fs_le16_to_cpu(x[i].ee_len);
+		out[i] = (struct pf_xent){
+			.lblk = ext2fs_le32_to_cpu(x[i].ee_block),
+			.pblk = ext2fs_le32_to_cpu(x[i].ee_start) | ((uint64_t)ext2fs_le16_to_cpu(x[i].ee_start_hi) << 32),
+			.len = raw > INIT_MAX ? raw - INIT_MAX : raw,
+			.uninit = raw > INIT_MAX,
+		};
+	}
+}
+
+/* Rebuild n leaf entries; returns the new count (> cap: does not fit) and whether anything changed, or 0
+ * without memory. */
+static size_t remap_entries(const struct ext3_extent *old, size_t n, const struct pf_remap *m, size_t nm,
+			    struct pf_xent *out, size_t cap, int *changed)
+{
+	*changed = 0;
+	struct pf_xent *in = malloc((n ? n : 1) * sizeof(*in));
+	if (!in)
+		return 0;
+	load(old, n, in);
+	size_t cnt = pf_extent_apply(in, n, m, nm, out, cap, changed);
+	free(in);
+	return cnt;
+}
+
+static void store(struct ext3_extent_header *eh, const struct pf_xent *e, size_t n)
 {
 	struct ext3_extent *x = (struct ext3_extent *)(eh + 1);
 	for (size_t i = 0; i < n; i++) {
@@ -98,7 +116,7 @@ static void store(struct ext3_extent_header *eh, const struct ent *e, size_t n)
 }
 
 /* New entries of a leaf header, or 0 when nothing changes / it does not fit. */
-static size_t rebuild(const struct ext3_extent_header *eh, const struct pf_remap *m, size_t nm, struct ent **tmp)
+static size_t rebuild(const struct ext3_extent_header *eh, const struct pf_remap *m, size_t nm, struct pf_xent **tmp)
 {
 	size_t n = ext2fs_le16_to_cpu(eh->eh_entries), max = ext2fs_le16_to_cpu(eh->eh_max);
 	if (n > max)
@@ -139,7 +157,7 @@ static errcode_t walk(ext2_filsys fs, ext2_ino_t ino, const struct ext3_extent_h
 			ec = walk(fs, ino, eh, depth - 1, m, nm);
 			continue;
 		}
-		struct ent *tmp = NULL;
+		struct pf_xent *tmp = NULL;
 		size_t cnt = rebuild(eh, m, nm, &tmp);
 		if (cnt) {
 			store(eh, tmp, cnt);
@@ -154,7 +172,7 @@ static errcode_t walk(ext2_filsys fs, ext2_ino_t ino, const struct ext3_extent_h
 }
 
 /* Depth 0 -> 1: new leaf at spare (written and flushed first), then the inode points at it (one write). */
-static errcode_t grow(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *in, const struct ent *e, size_t cnt,
+static errcode_t grow(ext2_filsys fs, ext2_ino_t ino, struct ext2_inode_large *in, const struct pf_xent *e, size_t cnt,
 		      blk64_t spare)
 {
 	size_t max = (fs->blocksize - sizeof(struct ext3_extent_header)) / sizeof(struct ext3_extent);
@@ -211,7 +229,7 @@ static errcode_t remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m,
 	if (nent > max)
 		return EXT2_ET_EXTENT_HEADER_BAD;
 	size_t cap = nent + 2 * n + 1;
-	struct ent *tmp = malloc(cap * sizeof(*tmp));
+	struct pf_xent *tmp = malloc(cap * sizeof(*tmp));
 	if (!tmp)
 		return EXT2_ET_NO_MEMORY;
 	int changed;
@@ -236,29 +254,42 @@ int pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, si
 	return pf_err_from_ext2(remap(fs, ino, m, n, spare_leaf, used_spare));
 }
 
-long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n)
+int pf_extent_root(ext2_filsys fs, ext2_ino_t ino, struct pf_xent *out, size_t *n, size_t *max)
 {
 	struct ext2_inode in;
+	*n = *max = 0;
 	if (ext2fs_read_inode(fs, ino, &in) || !(in.i_flags & EXT4_EXTENTS_FL))
-		return -1;
+		return 0;
 	const struct ext3_extent_header *eh = (const struct ext3_extent_header *)in.i_block;
-	if (ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC || ext2fs_le16_to_cpu(eh->eh_depth) != 0)
-		return -1;
-	const struct ext3_extent *x = (const struct ext3_extent *)(eh + 1);
-	size_t nent = ext2fs_le16_to_cpu(eh->eh_entries);
-	long count = (long)nent;
+	size_t nent = ext2fs_le16_to_cpu(eh->eh_entries), emax = ext2fs_le16_to_cpu(eh->eh_max);
+	if (ext2fs_le16_to_cpu(eh->eh_magic) != EXT3_EXT_MAGIC || ext2fs_le16_to_cpu(eh->eh_depth) != 0 ||
+	    emax > PF_EXTENT_ROOT_MAX || nent > emax)
+		return 0;
+	load((const struct ext3_extent *)(eh + 1), nent, out);
+	*n = nent;
+	*max = emax;
+	return 1;
+}
+
+long pf_extent_worst_of(const struct pf_xent *x, size_t n, const struct pf_remap *m, size_t nm)
+{
+	long count = (long)n;
 	/* each moved range adds at most one entry per end that falls inside an extent */
-	for (size_t k = 0; k < n; k++)
-		for (size_t i = 0; i < nent && i < 4; i++) {
-			uint64_t l0 = ext2fs_le32_to_cpu(x[i].ee_block);
-			unsigned raw = ext2fs_le16_to_cpu(x[i].ee_len);
-			uint64_t len = raw > INIT_MAX ? raw - INIT_MAX : raw;
-			if (m[k].lblk + m[k].len <= l0 || m[k].lblk >= l0 + len)
+	for (size_t k = 0; k < nm; k++)
+		for (size_t i = 0; i < n; i++) {
+			if (m[k].lblk + m[k].len <= x[i].lblk || m[k].lblk >= x[i].lblk + x[i].len)
 				continue;
-			count += m[k].lblk > l0;
-			count += m[k].lblk + m[k].len < l0 + len;
+			count += m[k].lblk > x[i].lblk;
+			count += m[k].lblk + m[k].len < x[i].lblk + x[i].len;
 		}
 	return count;
+}
+
+long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n)
+{
+	struct pf_xent x[PF_EXTENT_ROOT_MAX];
+	size_t nent, max;
+	return pf_extent_root(fs, ino, x, &nent, &max) ? pf_extent_worst_of(x, nent, m, n) : -1;
 }
 
 /* Entries a seg adds to a leaf when moved: one per end that falls inside one of its extents. */

@@ -30,6 +30,29 @@ int pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, si
  * inode. */
 long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n);
 
+/* An extent entry as the switch rebuilds a leaf: logical [lblk, lblk+len) at [pblk, pblk+len). */
+struct pf_xent {
+	uint64_t lblk, pblk, len;
+	int uninit;
+};
+
+/* The entries an inode's i_block holds when its whole tree is in the inode (depth 0). */
+#define PF_EXTENT_ROOT_MAX 4
+
+/* ino's entries when its whole extent tree is in the inode (depth 0): *n of them in out (room for
+ * PF_EXTENT_ROOT_MAX), *max what the inode holds.  Returns 1, or 0 for any other inode (a deeper tree, not
+ * extent-mapped, unreadable). */
+int pf_extent_root(ext2_filsys fs, ext2_ino_t ino, struct pf_xent *out, size_t *n, size_t *max);
+
+/* What the switch makes of entries in[0..n) (pure, to simulate a run too): each block that
+ * still lies at its move's source in m named at the destination, adjacent entries merged.  Up to cap entries
+ * in out; returns the count, cap + 1 when more would be needed; *changed: some block named anew. */
+size_t pf_extent_apply(const struct pf_xent *in, size_t n, const struct pf_remap *m, size_t nm,
+		       struct pf_xent *out, size_t cap, int *changed);
+
+/* pf_extent_worst_count on entries x[0..n) (pure). */
+long pf_extent_worst_of(const struct pf_xent *x, size_t n, const struct pf_remap *m, size_t nm);
+
 
 #include "plan.h"
 

@@ -44,6 +44,10 @@
 #include "clock.h"
 #include "extent_remap.h"
 
+#include "array.h"
+
+#include <ext2fs/ext3_extents.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -223,10 +227,41 @@ static int by_src(const void *a, const void *b)
 	return (x->src > y->src) - (x->src < y->src);
 }
 
+/* The first free block of map at or after goal, else from the first data block on (ext2fs_new_block2's
+ * rule), outside avoid while there is such a block.  Returns 0 or a negative pf error (lib/error.h). */
+static int first_free(ext2_filsys fs, ext2fs_block_bitmap map, blk64_t goal, const struct pf_run *avoid, blk64_t *out)
+{
+	blk64_t first = fs->super->s_first_data_block, last = ext2fs_blocks_count(fs->super) - 1;
+	if (goal < first || goal > last)
+		goal = first;
+	for (int keep_out = avoid && avoid->len; keep_out >= 0; keep_out--)
+		for (int wrap = 0; wrap <= (goal > first); wrap++) {
+			blk64_t s = wrap ? first : goal, to = wrap ? goal - 1 : last, b;
+			while (s <= to && !ext2fs_find_first_zero_block_bitmap2(map, s, to, &b)) {
+				if (keep_out && b >= avoid->start && b - avoid->start < avoid->len) {
+					s = avoid->start + avoid->len;
+					continue;
+				}
+				*out = b;
+				return 0;
+			}
+		}
+	return pf_err_from_ext2(EXT2_ET_BLOCK_ALLOC_FAIL);
+}
+
+/* ino's in-inode extents as a run would find them: in the simulation when it has followed ino, else on the
+ * disk.  Returns 1 (depth 0: x[0..*n), the root holds *max) or 0. */
+static int root_of(ext2_filsys fs, const struct pf_reloc_sim *sim, ext2_ino_t ino, struct pf_xent *x, size_t *n,
+		   size_t *max);
+
 /* Inodes whose four in-inode extents could overflow get a leaf block now, allocated with the destinations
- * (durable at F1), so that growing their tree later is copy-on-write.  With spare == NULL only counted. */
+ * (durable at F1), so that growing their tree later is copy-on-write.  Each at the first free block after
+ * the owner's first destination, outside avoid when possible.  With spare == NULL only counted.  sim: the
+ * inodes as a simulation (pf_reloc_sim) has them; map: fs->block_map for a run (allocated), else the
+ * simulation's copy (marked). */
 static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners, size_t *order,
-		  blk64_t *spare, uint64_t *count)
+		  const struct pf_reloc_sim *sim, ext2fs_block_bitmap map, const struct pf_run *avoid, blk64_t *spare,
+		  uint64_t *count)
 {
 	*count = 0;
 	for (size_t i = 0; i < p->nmoves; i++)
@@ -244,16 +279,18 @@ static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *ino
 			const struct pf_move *m = &p->moves[order[j]];
 			all[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
 		}
-		if (owner < nowners && pf_extent_worst_count(fs, inos[owner], all, n) > 4) {
+		struct pf_xent x[PF_EXTENT_ROOT_MAX];
+		size_t nx, mx;
+		if (owner < nowners && root_of(fs, sim, inos[owner], x, &nx, &mx) &&
+		    pf_extent_worst_of(x, nx, all, n) > PF_EXTENT_ROOT_MAX) {
 			(*count)++;
-			blk64_t b;
-			if (spare) {
-				/* the map given: no alloc hook */
-				rc = pf_err_from_ext2(ext2fs_new_block2(fs, all[0].dst, fs->block_map, &b));
-				if (!rc) {
+			blk64_t b = 0;
+			if (spare && !(rc = first_free(fs, map, all[0].dst, avoid, &b))) {
+				if (map == fs->block_map)
 					ext2fs_block_alloc_stats2(fs, b, +1);
-					spare[owner] = b;
-				}
+				else
+					ext2fs_mark_block_bitmap2(map, b);
+				spare[owner] = b;
 			}
 		}
 		i = j;
@@ -262,25 +299,26 @@ static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *ino
 	return rc;
 }
 
-static int reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos)
+static int reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos,
+			  const struct pf_run *avoid)
 {
 	uint64_t n;
-	return spares(r->fs, p, inos, r->nowners, r->order, r->spare, &n);
+	return spares(r->fs, p, inos, r->nowners, r->order, NULL, r->fs->block_map, avoid, r->spare, &n);
 }
 
 int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-			   uint64_t *count)
+			   const struct pf_reloc_sim *sim, uint64_t *count)
 {
 	size_t *order = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	int rc = spares(fs, p, inos, nowners, order, NULL, count);
+	int rc = spares(fs, p, inos, nowners, order, sim, NULL, NULL, NULL, count);
 	free(order);
 	return rc;
 }
 
 int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		   struct pf_reloc **out)
+		   const struct pf_run *avoid, struct pf_reloc **out)
 {
 	*out = NULL;
 	uint64_t maxlen = 1, total = 0;
@@ -356,7 +394,7 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	size_t marked = 0;
 	for (; marked < p->nunits; marked++)
 		ext2fs_block_alloc_stats_range(fs, p->units[marked].dst, (blk_t)p->units[marked].len, +1);
-	rc = reserve_spares(r, p, inos);
+	rc = reserve_spares(r, p, inos, avoid);
 	if (!rc)
 		rc = pf_err_from_ext2(ext2fs_flush(fs));
 	if (rc) {
@@ -683,4 +721,218 @@ int pf_reloc_end(struct pf_reloc *r, const struct pf_plan *p, size_t done, int p
 	}
 	reloc_free(r);
 	return rc;
+}
+
+/* ---- the simulation (relocate.h): what complete runs leave, with the rules above, nothing written ---- */
+
+struct sim_inode {
+	ext2_ino_t ino;
+	uint64_t leaf;           /* the leaf its tree grew into (spare), or 0: still all in the inode */
+	struct pf_xent *e;       /* its extents as the runs leave them */
+	size_t n, max;           /* max: what holds them (the inode's root, or the leaf) */
+};
+
+struct pf_reloc_sim {
+	ext2_filsys fs;
+	ext2fs_block_bitmap map; /* fs's block bitmap as the runs leave it; NULL until a spare is placed */
+	struct pf_run *ops;      /* till then, the changes to make to it: runs marked (set[i]) or freed */
+	unsigned char *set;
+	size_t nops, capops, capset;
+	struct sim_inode *in;    /* sorted by inode: those the runs moved blocks of while depth 0 */
+	size_t nin, capin;
+};
+
+int pf_reloc_sim_new(ext2_filsys fs, struct pf_reloc_sim **out)
+{
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	(*out)->fs = fs;
+	return 0;
+}
+
+void pf_reloc_sim_free(struct pf_reloc_sim *s)
+{
+	if (!s)
+		return;
+	if (s->map)
+		ext2fs_free_block_bitmap(s->map);
+	for (size_t i = 0; i < s->nin; i++)
+		free(s->in[i].e);
+	free(s->in);
+	free(s->ops);
+	free(s->set);
+	free(s);
+}
+
+static void map_range(ext2fs_block_bitmap map, uint64_t start, uint64_t len, int set)
+{
+	if (set)
+		ext2fs_mark_block_bitmap_range2(map, start, (unsigned)len);
+	else
+		ext2fs_unmark_block_bitmap_range2(map, start, (unsigned)len);
+}
+
+static int sim_op(struct pf_reloc_sim *s, uint64_t start, uint64_t len, int set)
+{
+	if (s->map) {
+		map_range(s->map, start, len, set);
+		return 0;
+	}
+	if (PF_ARRAY_RESERVE(s->ops, s->capops, s->nops + 1, 256) ||
+	    PF_ARRAY_RESERVE(s->set, s->capset, s->nops + 1, 256))
+		return -ENOMEM;
+	s->ops[s->nops] = (struct pf_run){ start, len };
+	s->set[s->nops++] = (unsigned char)set;
+	return 0;
+}
+
+/* The bitmap, for placing spares: a copy of the filesystem's with the changes so far. */
+static int sim_map(struct pf_reloc_sim *s)
+{
+	if (s->map)
+		return 0;
+	int rc = pf_err_from_ext2(ext2fs_copy_bitmap(s->fs->block_map, &s->map));
+	if (rc) {
+		s->map = NULL;
+		return rc;
+	}
+	for (size_t i = 0; i < s->nops; i++)
+		map_range(s->map, s->ops[i].start, s->ops[i].len, s->set[i]);
+	s->nops = 0;
+	return 0;
+}
+
+static struct sim_inode *sim_find(const struct pf_reloc_sim *s, ext2_ino_t ino)
+{
+	size_t lo = 0, hi = s->nin;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->in[mid].ino < ino)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nin && s->in[lo].ino == ino ? &s->in[lo] : NULL;
+}
+
+/* ino followed from now on: its in-inode extents from the disk.  NULL when its tree is not all in the inode
+ * (deeper trees keep their shape: their leaves are rewritten in place) or on -ENOMEM (*rc). */
+static struct sim_inode *sim_follow(struct pf_reloc_sim *s, ext2_ino_t ino, int *rc)
+{
+	struct sim_inode *f = sim_find(s, ino);
+	*rc = 0;
+	if (f)
+		return f;
+	struct pf_xent x[PF_EXTENT_ROOT_MAX];
+	size_t n, max;
+	if (!pf_extent_root(s->fs, ino, x, &n, &max))
+		return NULL;
+	struct pf_xent *e = malloc(PF_EXTENT_ROOT_MAX * sizeof(*e));
+	if (!e || PF_ARRAY_RESERVE(s->in, s->capin, s->nin + 1, 64)) {
+		free(e);
+		*rc = -ENOMEM;
+		return NULL;
+	}
+	memcpy(e, x, n * sizeof(*e));
+	size_t at = 0;
+	while (at < s->nin && s->in[at].ino < ino)
+		at++;
+	memmove(&s->in[at + 1], &s->in[at], (s->nin - at) * sizeof(*s->in));
+	s->in[at] = (struct sim_inode){ .ino = ino, .e = e, .n = n, .max = max };
+	s->nin++;
+	return &s->in[at];
+}
+
+static int root_of(ext2_filsys fs, const struct pf_reloc_sim *sim, ext2_ino_t ino, struct pf_xent *x, size_t *n,
+		   size_t *max)
+{
+	const struct sim_inode *f = sim ? sim_find(sim, ino) : NULL;
+	if (!f)
+		return pf_extent_root(fs, ino, x, n, max);
+	if (f->leaf)
+		return 0;
+	memcpy(x, f->e, f->n * sizeof(*x));
+	*n = f->n;
+	*max = f->max;
+	return 1;
+}
+
+int pf_reloc_sim_run(struct pf_reloc_sim *s, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+		     const struct pf_run *avoid)
+{
+	ext2_filsys fs = s->fs;
+	size_t leaf_max = (fs->blocksize - sizeof(struct ext3_extent_header)) / sizeof(struct ext3_extent);
+	size_t *order = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*order));
+	blk64_t *spare = calloc(nowners ? nowners : 1, sizeof(*spare));
+	unsigned char *moved = calloc(nowners ? nowners : 1, 1); /* per owner: its pointers switched */
+	struct pf_remap *all = malloc((p->nmoves ? p->nmoves : 1) * sizeof(*all));
+	uint64_t need = 0;
+	int rc = order && spare && moved && all ? 0 : -ENOMEM;
+	/* F1: the destinations, then the spares */
+	for (size_t u = 0; u < p->nunits && !rc; u++)
+		rc = sim_op(s, p->units[u].dst, p->units[u].len, 1);
+	if (!rc)
+		rc = spares(fs, p, inos, nowners, order, s, NULL, NULL, NULL, &need);
+	if (!rc && need && !(rc = sim_map(s)))
+		rc = spares(fs, p, inos, nowners, order, s, s->map, avoid, spare, &need);
+	/* F3, each inode's moves at once (one group: a plan the staging buffer holds whole) */
+	for (size_t i = 0; i < p->nmoves && !rc;) {
+		uint32_t owner = p->moves[order[i]].owner;
+		size_t j = i, n = 0;
+		for (; j < p->nmoves && p->moves[order[j]].owner == owner; j++) {
+			const struct pf_move *m = &p->moves[order[j]];
+			all[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
+		}
+		i = j;
+		if (owner >= nowners)
+			continue;
+		struct sim_inode *f = sim_follow(s, inos[owner], &rc);
+		if (!f) { /* a deeper tree (rewritten in place) or a block-mapped file */
+			moved[owner] = !rc;
+			continue;
+		}
+		size_t cap = f->n + 2 * n + 1;
+		struct pf_xent *t = malloc(cap * sizeof(*t));
+		if (!t) {
+			rc = -ENOMEM;
+			break;
+		}
+		int changed;
+		size_t cnt = pf_extent_apply(f->e, f->n, all, n, t, cap, &changed);
+		int grow = !f->leaf && cnt > f->max && spare[owner] && cnt <= leaf_max;
+		if (changed && (cnt <= f->max || grow)) {
+			free(f->e);
+			f->e = t;
+			f->n = cnt;
+			moved[owner] = 1;
+			if (grow) {
+				f->leaf = spare[owner];
+				f->max = leaf_max;
+				spare[owner] = 0;
+			}
+		} else {
+			free(t); /* too many entries for what holds them: those blocks stay */
+		}
+	}
+	/* F4: each moved block's old copy freed, else its new one; the spares not used */
+	for (size_t k = 0; k < p->nmoves && !rc; k++) {
+		const struct pf_move *m = &p->moves[k];
+		int sw = m->owner < nowners && moved[m->owner];
+		rc = sim_op(s, sw ? m->src : m->dst, m->len, 0);
+	}
+	for (size_t o = 0; o < nowners && !rc; o++)
+		if (spare[o])
+			rc = sim_op(s, spare[o], 1, 0);
+	free(order);
+	free(spare);
+	free(moved);
+	free(all);
+	return rc;
+}
+
+uint64_t pf_reloc_sim_leaf(const struct pf_reloc_sim *s, ext2_ino_t ino)
+{
+	const struct sim_inode *f = s ? sim_find(s, ino) : NULL;
+	return f ? f->leaf : 0;
 }

@@ -13,16 +13,35 @@
 struct pf_reloc;
 
 /* Mark the filesystem "not clean" (durably), then allocate every unit's destination (durably), and a spare
- * extent leaf for each inode that may outgrow its in-inode extents.  inos[owner] gives each move's inode.
- * Returns 0 or a negative pf error (lib/error.h). */
+ * extent leaf for each inode that may outgrow its in-inode extents: the first free block after the inode's
+ * first destination, outside avoid (NULL: none) while the filesystem has such a block (making room: a leaf
+ * left in the window would stay in the layout's way).  inos[owner] gives each move's inode.  Returns 0 or a
+ * negative pf error (lib/error.h). */
 int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		   struct pf_reloc **out);
+		   const struct pf_run *avoid, struct pf_reloc **out);
+
+struct pf_reloc_sim;
 
 /* How many spare extent leaves pf_reloc_begin would allocate for plan p (they come out of the free space the
- * plan did not use: the planner must leave at least that many).  Returns 0 or a negative pf error
- * (lib/error.h). */
+ * plan did not use: the planner must leave at least that many), on the filesystem as it is, or as the runs
+ * simulated in sim (NULL: none) leave it.  Returns 0 or a negative pf error (lib/error.h). */
 int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-			   uint64_t *count);
+			   const struct pf_reloc_sim *sim, uint64_t *count);
+
+/* A simulation of complete runs, one after the other, for predictions: nothing is written, the block
+ * bitmap is copied when a spare must be placed.  It follows what a run does to extent trees: an inode whose
+ * extents no longer fit in the inode grows a leaf (its spare, placed as pf_reloc_begin places it), which the
+ * next boot's replay reads.  A run is taken to finish and to switch each inode's moves at once: true when
+ * the staging buffer holds the plan whole (pf_reloc_unit's groups; up to 512 MiB, an eighth of the free
+ * memory); a file whose moves fall in two groups can overflow in between and keep a leaf not simulated.
+ * Return 0 or a negative pf error. */
+int pf_reloc_sim_new(ext2_filsys fs, struct pf_reloc_sim **out);
+/* A complete run of plan p (pf_reloc_begin with avoid, every unit, pf_reloc_end) on the state so far. */
+int pf_reloc_sim_run(struct pf_reloc_sim *s, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+		     const struct pf_run *avoid);
+/* The extent leaf the simulated runs added to ino (its tree grew out of the inode), or 0. */
+uint64_t pf_reloc_sim_leaf(const struct pf_reloc_sim *s, ext2_ino_t ino);
+void pf_reloc_sim_free(struct pf_reloc_sim *s);
 
 /* Copy unit u (with the next units, as many as the buffer holds: their old copies read in one sweep, written,
  * flushed, read back), switch its files' block pointers to the copy (with those of the group's other units

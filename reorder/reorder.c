@@ -64,11 +64,23 @@ static void summarize_skips(const struct pf_reorder_opts *o, const struct pf_col
 		note(o, "%llu blocks in unwritten extents left in place", (unsigned long long)c->uninit_blocks);
 }
 
+/* Each file's inode, by owner (*out malloc'd).  Returns 0 or -ENOMEM. */
+static int inos_of(const struct pf_collect *col, ext2_ino_t **out)
+{
+	*out = malloc((col->nfiles ? col->nfiles : 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (size_t i = 0; i < col->nfiles; i++)
+		(*out)[i] = col->files[i].ino;
+	return 0;
+}
+
 /* Plan, leaving free (besides the reserve) the spare extent leaves the plan will need (pf_reloc_begin
  * allocates them from what the plan left): a plan that took every free block could not start.  Planning
- * again with a bigger reserve needs no more spares than before (fewer moves), so this ends quickly. */
+ * again with a bigger reserve needs no more spares than before (fewer moves), so this ends quickly.  sim:
+ * the inodes as earlier runs will leave them (NULL: as they are). */
 static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const struct pf_run *free_runs,
-			    size_t nfree, struct pf_plan_params *prm, struct pf_plan *plan)
+			    size_t nfree, const struct pf_reloc_sim *sim, struct pf_plan_params *prm, struct pf_plan *plan)
 {
 	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
 	if (!inos)
@@ -80,7 +92,7 @@ static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const 
 		rc = pf_plan_make(col->segs, col->nsegs, free_runs, nfree, prm, plan);
 		uint64_t need = 0;
 		if (!rc)
-			rc = pf_reloc_spares_needed(fs, plan, inos, col->nfiles, &need);
+			rc = pf_reloc_spares_needed(fs, plan, inos, col->nfiles, sim, &need);
 		if (rc || plan->free_blocks - plan->blocks_to_move >= need)
 			break;
 		prm->reserve_blocks += need;
@@ -166,7 +178,7 @@ static int sweep_chunk_sizes(ext2_filsys fs, const struct pf_layouts *lay, const
 			prm.min_piece = erase_round(prm.chunk_blocks / 4 ? prm.chunk_blocks / 4 : 1, base->erase_blocks);
 		struct pf_plan plan = { 0 };
 		struct pf_replay_prediction pred;
-		int rc = plan_with_spares(fs, col, free_runs, nfree, &prm, &plan);
+		int rc = plan_with_spares(fs, col, free_runs, nfree, NULL, &prm, &plan);
 		if (!rc)
 			rc = pf_replay_predict(fs, lay, col, &plan, medium, &pred);
 		if (rc) {
@@ -203,10 +215,10 @@ static double time_budget_s(const struct pf_reorder_opts *o)
 }
 
 /* plan: the units this run may do (the write budget's prefix of the plan: units past it are not even
- * allocated); budget_cut: the plan had more. */
+ * allocated); budget_cut: the plan had more; avoid: where no spare extent leaf goes (pf_reloc_begin). */
 static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
-		       const struct pf_collect *col, double t0, int budget_cut, const struct pf_erase_block *eb,
-		       struct pf_reorder_result *res, char *err, size_t errlen)
+		       const struct pf_collect *col, const struct pf_run *avoid, double t0, int budget_cut,
+		       const struct pf_erase_block *eb, struct pf_reorder_result *res, char *err, size_t errlen)
 {
 	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
 	if (!inos)
@@ -215,7 +227,7 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 		inos[i] = col->files[i].ino;
 
 	struct pf_reloc *r = NULL;
-	int rc = pf_reloc_begin(fs, plan, inos, col->nfiles, &r);
+	int rc = pf_reloc_begin(fs, plan, inos, col->nfiles, avoid, &r);
 	if (rc) {
 		snprintf(err, errlen, "cannot start the reorder: %s", pf_strerror(rc));
 		res->fsck_needed = !(fs->super->s_state & EXT2_VALID_FS);
@@ -340,14 +352,15 @@ static void room_free(struct pf_room *r)
 }
 
 /* The layout planned into the window's free space wfree: the run's reserve still holds (what the plan takes
- * comes out of all the free space, free_total). */
+ * comes out of all the free space, free_total).  sim: the evacuation simulated (NULL: it is done). */
 static int plan_in_window(ext2_filsys fs, const struct pf_collect *col, const struct pf_run *wfree, size_t nw,
-			  uint64_t free_total, struct pf_plan_params *prm, struct pf_plan *out)
+			  uint64_t free_total, const struct pf_reloc_sim *sim, struct pf_plan_params *prm,
+			  struct pf_plan *out)
 {
 	uint64_t w = pf_runs_total(wfree, nw);
 	uint64_t usable = free_total > prm->reserve_blocks ? free_total - prm->reserve_blocks : 0;
 	prm->reserve_blocks = w > usable ? w - usable : 0;
-	return plan_with_spares(fs, col, wfree, nw, prm, out);
+	return plan_with_spares(fs, col, wfree, nw, sim, prm, out);
 }
 
 /* Whether making room pays, decided in steps, each cheaper than the next and each able to say no (room_why):
@@ -408,6 +421,8 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 	size_t nout = 0, nw = 0, nmoved = 0, nboth = 0;
 	struct pf_plan in = { 0 };
 	struct pf_replay_prediction p2;
+	struct pf_reloc_sim *trees = NULL;
+	ext2_ino_t *einos = NULL, *linos = NULL;
 	int rc = pf_evac_collect(fs, free_runs, nfree, (struct pf_run){ win.start, win.len }, &room->ev);
 	if (rc)
 		goto out;
@@ -421,7 +436,7 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 		.chunk_blocks = prm->chunk_blocks, .reserve_blocks = prm->reserve_blocks, .start = prm->start,
 		.span = nblocks, .move_all = 1,
 	};
-	if ((rc = plan_with_spares(fs, &room->ev.col, outside, nout, &ep, &room->out)))
+	if ((rc = plan_with_spares(fs, &room->ev.col, outside, nout, NULL, &ep, &room->out)))
 		goto out;
 	res->room_blocks = room->out.blocks_to_move;
 	if (room->out.chunks_failed) {
@@ -431,9 +446,13 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 		goto out;
 	}
 
-	/* 5. the layout into the emptied window, planned on the set as step 4 leaves it; both plans predicted */
+	/* 5. the layout into the emptied window, planned on the set as step 4 leaves it; both plans predicted, with
+	 * the extent trees as the two runs leave them (simulated: the evacuation's run first) */
 	if ((rc = pf_evac_window_free(&room->ev, free_runs, nfree, &wfree, &nw)) ||
-	    (rc = pf_evac_moved_segs(&room->out, col->segs, col->nsegs, &moved, &nmoved)))
+	    (rc = pf_evac_moved_segs(&room->out, col->segs, col->nsegs, &moved, &nmoved)) ||
+	    (rc = inos_of(&room->ev.col, &einos)) || (rc = inos_of(col, &linos)) ||
+	    (rc = pf_reloc_sim_new(fs, &trees)) ||
+	    (rc = pf_reloc_sim_run(trees, &room->out, einos, room->ev.col.nfiles, &room->ev.window)))
 		goto out;
 	struct pf_collect sim = *col; /* the same files, their segments where step 4 leaves them */
 	sim.segs = moved;
@@ -441,9 +460,10 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 	room->prm = *prm;
 	room->prm.start = win.start;
 	struct pf_plan_params wp = room->prm;
-	if ((rc = plan_in_window(fs, &sim, wfree, nw, free_all, &wp, &in)) ||
+	if ((rc = plan_in_window(fs, &sim, wfree, nw, free_all, trees, &wp, &in)) ||
+	    (rc = pf_reloc_sim_run(trees, &in, linos, col->nfiles, NULL)) ||
 	    (rc = pf_evac_compose(&room->out, &in, &both, &nboth)) ||
-	    (rc = pf_replay_predict_moves(fs, lay, col, both, nboth, o->medium, &p2)))
+	    (rc = pf_replay_predict_moves(fs, lay, col, both, nboth, trees, o->medium, &p2)))
 		goto out;
 	if (in.chunks_failed || !(p2.after.seconds < bar)) {
 		snprintf(res->room_why, sizeof(res->room_why),
@@ -465,6 +485,9 @@ out:
 	free(wfree);
 	free(moved);
 	free(both);
+	pf_reloc_sim_free(trees);
+	free(einos);
+	free(linos);
 	pf_plan_free(&in);
 	if (!room->chosen)
 		room_free(room);
@@ -481,7 +504,8 @@ static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_
 		     const struct pf_erase_block *eb, struct pf_reorder_result *res, int *go, char *err, size_t errlen)
 {
 	*go = 0;
-	int rc = do_relocate(fs, o, &room->out, &room->ev.col, t0, 0, eb, res, err, errlen);
+	/* no spare leaf in the window: it would stay in the layout's way, where the dry run saw free space */
+	int rc = do_relocate(fs, o, &room->out, &room->ev.col, &room->ev.window, t0, 0, eb, res, err, errlen);
 	res->room_moved = res->moved_blocks;
 	res->moved_blocks = 0;
 	if (rc || !res->complete) {
@@ -508,7 +532,7 @@ static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_
 	if (!rc)
 		rc = pf_runs_clip(fr, nfr, room->ev.window.start, room->ev.window.len, 1, &wfree, &nw);
 	if (!rc)
-		rc = plan_in_window(fs, &again, wfree, nw, free_all, &wp, &in);
+		rc = plan_in_window(fs, &again, wfree, nw, free_all, NULL, &wp, &in);
 	free(fr);
 	free(wfree);
 	if (rc) {
@@ -594,7 +618,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	} else {
 		eb = (struct pf_erase_block){ .blocks = 1 }; /* counted per block: no erase blocks to speak of */
 	}
-	rc = plan_with_spares(fs, &col, free_runs, nfree, &prm, &plan);
+	rc = plan_with_spares(fs, &col, free_runs, nfree, NULL, &prm, &plan);
 	if (rc) {
 		snprintf(err, errlen, "planning failed: %s", pf_strerror(rc));
 		goto out;
@@ -686,7 +710,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		struct pf_plan run = plan; /* the units the write budget holds */
 		run.nunits = room.chosen ? plan.nunits : max_units;
 		if (!rc && go)
-			rc = do_relocate(fs, o, &run, &col, t0, run.nunits < plan.nunits, &eb, res, err, errlen);
+			rc = do_relocate(fs, o, &run, &col, NULL, t0, run.nunits < plan.nunits, &eb, res, err, errlen);
 	}
 out:
 	room_free(&room);

@@ -7,20 +7,40 @@
 #include "format.h"
 #include "ext_inode.h"
 #include "layout_order.h"
+#include "relocate.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Where a pass's runs go: its block list, each run where the moves m (sorted by source; none: as named)
+ * leave it. */
+struct sink {
+	struct pf_bvec *v;
+	const struct pf_cost_move *m;
+	size_t nm;
+};
+
+static int sink_push(struct sink *s, uint64_t start, uint64_t count)
+{
+	return s->nm ? pf_cost_relocate_run(s->m, s->nm, start, count, s->v) : pf_bvec_push(s->v, start, count);
+}
 
 struct passes {
 	struct pf_bvec *v;
 	struct pf_cost_pass *p;
 	size_t n, cap;
 	uint32_t block_size;
+	/* the reads after the runs: the relocating passes' runs pushed where the moves leave them, and the extent
+	 * leaves the runs add (sim) with the trees they join; NULL/0 for the reads now */
+	const struct pf_cost_move *m;
+	size_t nm;
+	const struct pf_reloc_sim *sim;
+	struct sink cur; /* the last pass */
 };
 
-/* A new empty pass; returns its block list or NULL. */
-static struct pf_bvec *new_pass(struct passes *ps, uint64_t gap, int cache, int relocate, int data)
+/* A new empty pass; returns where its runs go, or NULL. */
+static struct sink *new_pass(struct passes *ps, uint64_t gap, int cache, int relocate, int data)
 {
 	if (ps->n == ps->cap) {
 		size_t cap = ps->cap ? 2 * ps->cap : 16;
@@ -36,19 +56,29 @@ static struct pf_bvec *new_pass(struct passes *ps, uint64_t gap, int cache, int 
 	}
 	ps->v[ps->n] = (struct pf_bvec){ 0 };
 	ps->p[ps->n] = (struct pf_cost_pass){ .gap = gap, .cache = cache, .relocate = relocate, .data = data };
-	return &ps->v[ps->n++];
+	ps->cur = (struct sink){ &ps->v[ps->n++], relocate ? ps->m : NULL, relocate ? ps->nm : 0 };
+	return &ps->cur;
 }
 
 /* The prediction's passes take the runs ext_inode.h finds, as the replay's metadata pass does. */
 static int push_cb(void *v, uint64_t start, uint64_t count)
 {
-	return pf_bvec_push(v, start, count);
+	return sink_push(v, start, count);
 }
 
-static int inode_blocks(ext2_filsys fs, ext2_ino_t ino, int data, struct pf_bvec *v)
+/* After the runs: the leaf they add to ino's tree (a block they leave where it is), read with the tree. */
+static int added_leaf(const struct passes *ps, ext2_ino_t ino, struct sink *v)
+{
+	uint64_t leaf = pf_reloc_sim_leaf(ps->sim, ino);
+	return leaf ? pf_bvec_push(v->v, leaf, 1) : 0;
+}
+
+static int inode_blocks(const struct passes *ps, ext2_filsys fs, ext2_ino_t ino, int data, struct sink *v)
 {
 	int rc = pf_ext_inode_blocks(fs, ino, data, push_cb, v);
-	return rc == -EIO ? 0 : rc; /* an unreadable inode: the replay reads nothing for it either */
+	if (rc == -EIO)
+		return 0; /* an unreadable inode: the replay reads nothing for it either */
+	return rc ? rc : added_leaf(ps, ino, v);
 }
 
 /* ---- the images' files on this filesystem ---- */
@@ -215,7 +245,7 @@ static int flash_data(const struct pf_collect *c, const uint32_t *bins, struct p
 	qsort_r(ord, c->nsegs, sizeof(*ord), by_owner, (void *)c);
 	uint64_t gap = PF_PREDICT_FLASH_HOLE_BYTES / ps->block_size;
 	int rc = 0;
-	struct pf_bvec *v = NULL;
+	struct sink *v = NULL;
 	for (size_t k = 0; k < c->nsegs && !rc; k++) {
 		const struct pf_seg *s = &c->segs[ord[k]];
 		const struct pf_file *rec = c->files[s->owner].rec;
@@ -225,7 +255,7 @@ static int flash_data(const struct pf_collect *c, const uint32_t *bins, struct p
 			if (!(v = new_pass(ps, gap, PF_COST_FILES, 1, 1)))
 				rc = -ENOMEM;
 		if (!rc)
-			rc = pf_bvec_push(v, s->pblk, s->len);
+			rc = sink_push(v, s->pblk, s->len);
 	}
 	free(ord);
 	return rc;
@@ -240,23 +270,23 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 	size_t nd = 0;
 	uint32_t *bins = NULL, nbins = 0;
 	int rc = images_here(fs, l, &ims, &nims);
-	struct pf_bvec *v;
+	struct sink *v;
 	uint64_t blk;
 	/* 0: what opening the filesystem reads */
 	if (!rc && !(v = new_pass(ps, 0, PF_COST_DEVICE, 0, 0)))
 		rc = -ENOMEM;
 	if (!rc)
-		rc = pf_bvec_push(v, 0, fs->super->s_first_data_block + 1 + fs->desc_blocks);
+		rc = sink_push(v, 0, fs->super->s_first_data_block + 1 + fs->desc_blocks);
 	/* 1: inode tables */
 	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
 		rc = -ENOMEM;
 	if (!rc && pf_ext_inode_table_block(fs, EXT2_ROOT_INO, &blk) == 0)
-		rc = pf_bvec_push(v, blk, 1);
+		rc = sink_push(v, blk, 1);
 	for (size_t k = 0; k < nims && !rc; k++) {
 		const struct pf_image *img = ims[k].img;
 		for (uint32_t i = 0; i < img->nfiles && !rc; i++)
 			if (img->files[i].fs == ims[k].fsi && pf_ext_inode_table_block(fs, img->files[i].ino, &blk) == 0)
-				rc = pf_bvec_push(v, blk, 1);
+				rc = sink_push(v, blk, 1);
 	}
 	/* 2: the layouts' directories, whole, found from their inodes (relocated), and the tree blocks of the
 	 * regular files, in three passes: the trees' first level as the inodes name it, in one sorted sweep;
@@ -278,10 +308,14 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 				if (step == ROOTS) {
 					if ((rc = pf_ext_inode_tree_roots(fs, (ext2_ino_t)f->ino, push_cb, v)) == -EIO)
 						rc = 0; /* an unreadable inode: the replay reads nothing for it either */
+					else if (!rc) /* a grown tree's first level: its leaf */
+						rc = added_leaf(ps, (ext2_ino_t)f->ino, v);
 				} else if (step == SWEEP && (f->flags & PF_FILE_DIR)) {
 					rc = pf_ext_layout_dir_blocks(fs, f, push_cb, v);
+					if (!rc)
+						rc = added_leaf(ps, (ext2_ino_t)f->ino, v);
 				} else {
-					rc = inode_blocks(fs, (ext2_ino_t)f->ino, 0, v);
+					rc = inode_blocks(ps, fs, (ext2_ino_t)f->ino, 0, v);
 				}
 			}
 		}
@@ -292,7 +326,7 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
 		rc = -ENOMEM;
 	if (!rc)
-		rc = inode_blocks(fs, EXT2_ROOT_INO, 1, v);
+		rc = inode_blocks(ps, fs, EXT2_ROOT_INO, 1, v);
 	for (size_t lo = 0, hi; lo < nd && !rc; lo = hi) {
 		for (hi = lo; hi < nd && d[hi].depth == d[lo].depth;)
 			hi++;
@@ -300,12 +334,12 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 			rc = -ENOMEM;
 		for (size_t i = lo; i < hi && !rc; i++)
 			if (d[i].ino && pf_ext_inode_table_block(fs, d[i].ino, &blk) == 0)
-				rc = pf_bvec_push(v, blk, 1);
+				rc = sink_push(v, blk, 1);
 		if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
 			rc = -ENOMEM;
 		for (size_t i = lo; i < hi && !rc; i++)
 			if (d[i].ino)
-				rc = inode_blocks(fs, d[i].ino, 1, v);
+				rc = inode_blocks(ps, fs, d[i].ino, 1, v);
 	}
 	/* 4: the data, bin by bin (flash: file by file) */
 	if (!rc)
@@ -322,7 +356,7 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 			const struct pf_file *rec = c->files[s->owner].rec;
 			uint32_t ob = bins[s->owner] == UINT32_MAX ? 0 : bins[s->owner];
 			if (ob == b && rec && !(rec->flags & PF_FILE_DIR))
-				rc = pf_bvec_push(v, s->pblk, s->len);
+				rc = sink_push(v, s->pblk, s->len);
 		}
 	}
 	for (size_t i = 0; i < nd; i++)
@@ -363,34 +397,63 @@ int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct p
 {
 	struct pf_cost_move *moves = NULL;
 	size_t nmoves = 0;
+	struct pf_reloc_sim *sim = NULL;
+	ext2_ino_t *inos = NULL;
 	int rc = plan ? pf_replay_plan_moves(plan, &moves, &nmoves) : 0;
+	if (!rc && nmoves) { /* the trees as the run leaves them */
+		inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
+		rc = inos ? pf_reloc_sim_new(fs, &sim) : -ENOMEM;
+		for (size_t i = 0; i < col->nfiles && !rc; i++)
+			inos[i] = col->files[i].ino;
+		if (!rc)
+			rc = pf_reloc_sim_run(sim, plan, inos, col->nfiles, NULL);
+	}
 	if (!rc)
-		rc = pf_replay_predict_moves(fs, l, col, moves, nmoves, medium, out);
+		rc = pf_replay_predict_moves(fs, l, col, moves, nmoves, sim, medium, out);
+	pf_reloc_sim_free(sim);
+	free(inos);
 	free(moves);
 	return rc;
 }
 
-int pf_replay_predict_moves(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
-			    const struct pf_cost_move *moves, size_t nmoves, int medium, struct pf_replay_prediction *out)
+/* The replay's cost: now (m, sim NULL), or after the moves m (sorted by source) and the runs simulated. */
+static int cost(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col, const struct pf_disk_model *d,
+		const struct pf_cost_move *m, size_t nm, const struct pf_reloc_sim *sim, struct pf_cost *out)
 {
-	memset(out, 0, sizeof(*out));
-	struct passes ps = { .block_size = fs->blocksize };
-	struct pf_disk_model d = pf_replay_model(fs, medium);
-	int rc = build(fs, l, col, &ps, d.kind == PF_DISK_FLASH);
+	struct passes ps = { .block_size = fs->blocksize, .m = m, .nm = nm, .sim = sim };
+	int rc = build(fs, l, col, &ps, d->kind == PF_DISK_FLASH);
 	for (size_t i = 0; i < ps.n; i++) {
 		ps.p[i].r = ps.v[i].r;
 		ps.p[i].n = ps.v[i].n;
 	}
-	if (!rc)
-		rc = pf_replay_cost(&d, ps.p, ps.n, NULL, 0, &out->now);
-	if (!rc)
-		rc = nmoves ? pf_replay_cost(&d, ps.p, ps.n, moves, nmoves, &out->after) : 0;
-	if (!rc && !nmoves)
-		out->after = out->now;
-	out->gain_percent = pf_replay_gain_percent(out->now.seconds, out->after.seconds);
+	if (!rc) /* relocated already */
+		rc = pf_replay_cost(d, ps.p, ps.n, NULL, 0, out);
 	for (size_t i = 0; i < ps.n; i++)
 		free(ps.v[i].r);
 	free(ps.v);
 	free(ps.p);
+	return rc;
+}
+
+int pf_replay_predict_moves(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
+			    const struct pf_cost_move *moves, size_t nmoves, const struct pf_reloc_sim *sim, int medium,
+			    struct pf_replay_prediction *out)
+{
+	memset(out, 0, sizeof(*out));
+	struct pf_disk_model d = pf_replay_model(fs, medium);
+	struct pf_cost_move *m = NULL;
+	if (nmoves && !(m = malloc(nmoves * sizeof(*m))))
+		return -ENOMEM;
+	if (nmoves) {
+		memcpy(m, moves, nmoves * sizeof(*m));
+		pf_cost_moves_sort(m, nmoves);
+	}
+	int rc = cost(fs, l, col, &d, NULL, 0, NULL, &out->now);
+	if (!rc && nmoves)
+		rc = cost(fs, l, col, &d, m, nmoves, sim, &out->after);
+	else if (!rc)
+		out->after = out->now;
+	out->gain_percent = pf_replay_gain_percent(out->now.seconds, out->after.seconds);
+	free(m);
 	return rc;
 }

@@ -37,15 +37,19 @@ struct pf_replay_prediction {
 	double gain_percent;       /* pf_replay_gain_percent(now, after) */
 };
 
-/* Predict both (plan NULL: after = now).  Directories the layouts' paths pass through that cannot be looked
- * up are left out (as the replay leaves them).  Returns 0 or -ENOMEM. */
+/* Predict both (plan NULL: after = now).  After: the moved blocks at their destinations, and the extent leaves
+ * the run adds (relocate.h, pf_reloc_sim) read with their trees.  Directories the layouts' paths pass through
+ * that cannot be looked up are left out (as the replay leaves them).  Returns 0 or -ENOMEM. */
 int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
 		      const struct pf_plan *plan, int medium, struct pf_replay_prediction *out);
 
 /* The same for any moves (src -> dst, disjoint sources): e.g. two plans run one after the other, composed
- * (evacuate.h).  Returns 0 or -ENOMEM. */
+ * (evacuate.h), with sim the runs that carry them out simulated (NULL: trees unchanged).  Returns 0 or
+ * -ENOMEM. */
+struct pf_reloc_sim;
 int pf_replay_predict_moves(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
-			    const struct pf_cost_move *moves, size_t nmoves, int medium, struct pf_replay_prediction *out);
+			    const struct pf_cost_move *moves, size_t nmoves, const struct pf_reloc_sim *sim, int medium,
+			    struct pf_replay_prediction *out);
 
 /* The copies plan p carries out (the units of its placed and split chunks): each moved piece's source and
  * destination, in plan order, as the cost model's moves (*out malloc'd).  Returns 0 or -ENOMEM. */

@@ -180,6 +180,13 @@ pf_bg() {
 
 pf_drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
 
+# pf_replay_figs OUTPUT COLUMN: the "replay:" table of a prefetch-reorder --dry-run or --check output, one
+# "NAME VALUE" a line (metadata_pass 0.137s, metadata_blocks 184, ...); COLUMN 1 is the replay now, 2 after the plan.
+pf_replay_figs() {
+	awk -v c="$2" '$1 == "replay:" && $(NF - 1) ~ /^[0-9.]+s?$/ && $NF ~ /^[0-9.]+s?$/ {
+		n = $2; for (i = 3; i < NF - 1; i++) n = n "_" $i; print n, (c == 1 ? $(NF - 1) : $NF) }' <<<"$1"
+}
+
 # pf_fsck_clean IMAGE_OR_DEV: e2fsck -fn must report nothing to fix.
 pf_fsck_clean() {
 	local out; out=$(e2fsck -fn "$1" 2>&1) || { echo "$out" >&2; pf_fail "e2fsck -fn $1 is not clean"; }

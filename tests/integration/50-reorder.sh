@@ -91,7 +91,7 @@ out3=$("$REORDER" --check --chunk-blocks 3000 --layout "$L" "$IMG" 2>&1) || pf_f
 grep -q "^ *3000 .*(configured)" <<<"$out3" || pf_fail "--check: a configured size not in the list is tried too"
 
 # --dry-run writes nothing either.
-"$REORDER" --dry-run --layout "$L" "$IMG" >/dev/null 2>&1 || pf_fail "--dry-run failed"
+dry=$("$REORDER" --dry-run --layout "$L" "$IMG" 2>&1) || pf_fail "--dry-run failed: $dry"
 [ "$(sha256sum <"$IMG")" = "$sum_before" ] || pf_fail "--dry-run wrote to the image"
 
 # Refusals on the unmounted image.
@@ -132,6 +132,12 @@ pf_fsck_clean "$IMG"
 out=$("$REORDER" --check --layout "$L" "$IMG" 2>&1) || pf_fail "--check after: $out"
 disc_after=$(awk '/^discontinuities/ {print $2}' <<<"$out")
 [ "$disc_after" -lt $((disc_now / 4)) ] || pf_fail "discontinuities $disc_now -> $disc_after"
+# The replay the dry run predicted is the one --check predicts now, figure by figure: the moves, and the leaf
+# /etc/four's tree grew into (its in-inode extents overflowed), read by the replay's metadata pass.
+debugfs -R "stat /etc/four" "$IMG" 2>/dev/null | grep -q '(ETB0)' || pf_fail "/etc/four did not grow an extent leaf"
+[ -n "$(pf_replay_figs "$out" 1)" ] && [ "$(pf_replay_figs "$dry" 2)" = "$(pf_replay_figs "$out" 1)" ] ||
+	pf_fail "the replay --check predicts after the run is not the one the dry run predicted (< dry run, > --check): $(
+		diff <(pf_replay_figs "$dry" 2) <(pf_replay_figs "$out" 1) | grep '^[<>]' | tr '\n' ' ')"
 pf_note "discontinuities $disc_now -> $disc_after (planned $disc_planned), moved $moved blocks"
 
 # Second run: nothing to move, nothing written, fast.

@@ -5,8 +5,9 @@
 # layout into it.  Checked: the dry run says so and writes nothing; --no-make-room and REORDER_MAKE_ROOM=0 plan
 # without it, for a slower predicted replay; the real run makes the room, e2fsck -fn is clean and every file
 # (content, inode, links, mode, mtime) is the same; the replay --check predicts afterwards is the one the dry
-# run predicted (the evacuation and the layout's plan were simulated right); the next run moves nothing; a run
-# stopped by the time budget while making room leaves a clean filesystem and the next run finishes the job.
+# run predicted, figure by figure (the evacuation, the layout's plan and the extent leaves the two runs add
+# were simulated right); the next run writes nothing; a run stopped by the time budget while making room leaves
+# a clean filesystem and the next run finishes the job.
 # Power cuts while making room: 60-reorder-crash's room series.
 set -u
 if [ -z "${PF_PRIVATE_MNT_NS:-}" ] && [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null; then
@@ -52,6 +53,7 @@ IMG=$T/run.img
 cp --sparse=always "$T/base.img" "$IMG"
 sum=$(sha256sum <"$IMG")
 out=$(reorder --dry-run "$IMG") || pf_fail "dry run: $out"
+dry=$out
 echo "$out" | grep -E '^(making room|not making room|replay: predicted|plan:)'
 [ "$(sha256sum <"$IMG")" = "$sum" ] || pf_fail "the dry run wrote to the image"
 grep -q '^making room: [1-9][0-9]* blocks of [1-9][0-9]* other files out of blocks' <<<"$out" ||
@@ -79,17 +81,28 @@ pf_fsck_clean "$IMG"
 same_files "after the run" "$IMG"
 out=$(reorder --check "$IMG") || pf_fail "--check after: $out"
 now=$(awk '$1 == "replay:" && $2 == "predicted" { sub("s", "", $3); print $3 }' <<<"$out")
-# Within 5 %, not exactly: the run plans the layout again on the free map the evacuation really left, which
-# can differ from the dry run's simulated one in a few pieces (seen: 0.585 s against 0.575 s, on one of the
-# images this builder makes: its placement is the kernel's and varies from run to run).
-awk -v a="$now" -v b="$with" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.05 * b) }' ||
-	pf_fail "the replay --check predicts now ($now s) is not the one the dry run predicted ($with s)"
-pf_note "--check after the run: replay $now s (the dry run predicted $with s)"
+# Exactly, every figure of the replay (data sweep, metadata blocks, seeks, requests): the run moves what the
+# dry run planned, and the extent leaves it adds (files whose extents outgrow their inode, while out of the
+# window or once in it) are the ones the dry run simulated, where it placed them.  Whether there are such
+# files depends on the image (its placement is the kernel's and varies from build to build): seen on about one
+# build in three, 1 to 4 leaves, up to 5 % of the replay, when the prediction left them out.
+[ -n "$(pf_replay_figs "$out" 1)" ] && [ "$(pf_replay_figs "$dry" 2)" = "$(pf_replay_figs "$out" 1)" ] ||
+	pf_fail "the replay --check predicts now is not the one the dry run predicted (< dry run, > --check): $(
+		diff <(pf_replay_figs "$dry" 2) <(pf_replay_figs "$out" 1) | grep '^[<>]' | tr '\n' ' ')"
+pf_note "--check after the run: replay $now s (the dry run predicted $with s, every figure the same)"
 
-# 4. The next run: nothing to move, nothing written.
+# 4. The next run: nothing written; nothing to move, or a plan that would gain nothing (printed rounded: at
+# most 0 %), which the gate holds back.  The latter on about one build in ten: where the window's fixed blocks
+# cut the free space left for the layout's last chunk into pieces shorter than the planner keeps in place, its
+# plan without making room would take them out of the window again, for a slower replay (seen: -4 to -0 %),
+# or a few blocks would move alone for next to nothing (seen: 20 blocks, +0.2 %).
 sum=$(sha256sum <"$IMG")
 out=$(reorder "$IMG") || pf_fail "second run: $out"
-grep -q 'nothing to move' <<<"$out" || pf_fail "the second run is not a no-op: $out"
+if ! grep -q 'nothing to move' <<<"$out"; then
+	gain=$(sed -n 's/^prefetch-reorder: not moving: .* (gain \(-\{0,1\}[0-9.]*\) %.*/\1/p' <<<"$out")
+	[ -n "$gain" ] && awk -v g="$gain" 'BEGIN { exit !(g <= 0) }' || pf_fail "the second run is not a no-op: $out"
+	pf_note "second run: $(head -1 <<<"$out")"
+fi
 [ "$(sha256sum <"$IMG")" = "$sum" ] || pf_fail "the second run wrote to the image"
 
 # 5. Stopped by the time budget while making room: clean, nothing lost; the next run finishes.
