@@ -254,6 +254,20 @@ static int first_free(ext2_filsys fs, ext2fs_block_bitmap map, blk64_t goal, con
 static int root_of(ext2_filsys fs, const struct pf_reloc_sim *sim, ext2_ino_t ino, struct pf_xent *x, size_t *n,
 		   size_t *max);
 
+/* The moves order[i..] of one owner (order sorted by owner, count entries) as remaps into out (*n of them);
+ * returns the index past them. */
+static size_t owner_remaps(const struct pf_plan *p, const size_t *order, size_t i, size_t count,
+			   struct pf_remap *out, size_t *n)
+{
+	uint32_t owner = p->moves[order[i]].owner;
+	*n = 0;
+	for (; i < count && p->moves[order[i]].owner == owner; i++) {
+		const struct pf_move *m = &p->moves[order[i]];
+		out[(*n)++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
+	}
+	return i;
+}
+
 /* Inodes whose four in-inode extents could overflow get a leaf block now, allocated with the destinations
  * (durable at F1), so that growing their tree later is copy-on-write.  Each at the first free block after
  * the owner's first destination, outside avoid when possible.  With spare == NULL only counted.  sim: the
@@ -274,11 +288,7 @@ static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *ino
 	int rc = 0;
 	for (size_t i = 0; i < p->nmoves && !rc;) {
 		uint32_t owner = p->moves[order[i]].owner;
-		size_t j = i, n = 0;
-		for (; j < p->nmoves && p->moves[order[j]].owner == owner; j++) {
-			const struct pf_move *m = &p->moves[order[j]];
-			all[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
-		}
+		size_t n, j = owner_remaps(p, order, i, p->nmoves, all, &n);
 		struct pf_xent x[PF_EXTENT_ROOT_MAX];
 		size_t nx, mx;
 		if (owner < nowners && root_of(fs, sim, inos[owner], x, &nx, &mx) &&
@@ -444,11 +454,7 @@ static int switch_units(struct pf_reloc *r, const struct pf_plan *p, size_t u, s
 	for (size_t i = 0; i < count;) {
 		uint32_t owner = p->moves[r->order[i]].owner;
 		ext2_ino_t ino = inos[owner];
-		size_t j = i, n = 0;
-		for (; j < count && p->moves[r->order[j]].owner == owner; j++) {
-			const struct pf_move *m = &p->moves[r->order[j]];
-			r->remap[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
-		}
+		size_t n, j = owner_remaps(p, r->order, i, count, r->remap, &n);
 		struct ext2_inode in;
 		int rc = pf_err_from_ext2(ext2fs_read_inode(fs, ino, &in));
 		if (rc)
@@ -879,11 +885,7 @@ int pf_reloc_sim_run(struct pf_reloc_sim *s, const struct pf_plan *p, const ext2
 	/* F3, each inode's moves at once (one group: a plan the staging buffer holds whole) */
 	for (size_t i = 0; i < p->nmoves && !rc;) {
 		uint32_t owner = p->moves[order[i]].owner;
-		size_t j = i, n = 0;
-		for (; j < p->nmoves && p->moves[order[j]].owner == owner; j++) {
-			const struct pf_move *m = &p->moves[order[j]];
-			all[n++] = (struct pf_remap){ .lblk = m->lblk, .src = m->src, .dst = m->dst, .len = m->len };
-		}
+		size_t n, j = owner_remaps(p, order, i, p->nmoves, all, &n);
 		i = j;
 		if (owner >= nowners)
 			continue;
