@@ -108,11 +108,14 @@ pf_mkfs() {
 	mke2fs -q -F -t ext4 -E lazy_itable_init=0,lazy_journal_init=0 "$@" "$img" >/dev/null || pf_fail "mke2fs $img"
 }
 
-# pf_loop IMAGE [losetup args...]: attach a loop device, print it; detached at exit.
+# pf_loop IMAGE [losetup args...]: attach a loop device, print it; detached at exit if it still holds IMAGE.
+# (A test that detached it itself may see its number taken by another suite's test meanwhile: a plain
+# "losetup -d" at exit once pulled a device from under a test beside it.)
+pf_loop_release() { [ "$(losetup -nO BACK-FILE "$1" 2>/dev/null)" = "$2" ] && losetup -d "$1"; }
 pf_loop() {
-	local img=$1; shift
+	local img; img=$(realpath "$1"); shift
 	local dev; dev=$(losetup -f --show "$@" "$img") || pf_fail "losetup $img"
-	pf_cleanup_add "losetup -d '$dev'"
+	pf_cleanup_add "pf_loop_release '$dev' '$img'"
 	echo "$dev"
 }
 

@@ -62,8 +62,7 @@ use_medium() { # slow | fast
 	if [ "$1" = slow ]; then
 		sim_start "$dir/img" count
 	else
-		loopdev=$(losetup -f --show "$dir/img") || pf_fail "losetup"
-		pf_cleanup_add "losetup -d $loopdev 2>/dev/null"
+		loopdev=$(pf_loop "$dir/img")
 	fi
 	pf_cleanup_add "umount '$mnt' 2>/dev/null" # (cleanups run last first: before the disk goes)
 }
