@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd stop: tell the running tracer to finish (it writes its trace) and wait until it has. */
+#include "boot_state.h"
 #include "commands.h"
 #include "config.h"
 #include "error.h"
@@ -62,12 +63,12 @@ int cmd_stop(int argc, char **argv)
 	}
 	if (optind != argc)
 		return pf_usage_error("unexpected argument '%s'", argv[optind]);
-	struct pf_config cfg;
-	char default_pidpath[sizeof(cfg.runtime_dir) + 16];
+	struct pf_boot_paths paths; /* the default pid file: the one 'prefetchd boot' holds */
 	if (!pidpath) {
+		struct pf_config cfg;
 		pf_config_read_or_defaults(&cfg, config);
-		snprintf(default_pidpath, sizeof(default_pidpath), "%s/prefetchd.pid", cfg.runtime_dir);
-		pidpath = default_pidpath;
+		pf_boot_paths_init(&paths, &cfg);
+		pidpath = paths.pidfile;
 	}
 	pid_t pid;
 	char why[PF_PIDFILE_OUTCOME_MAX];

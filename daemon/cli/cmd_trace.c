@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* prefetchd trace: record which files (and page ranges) are used until told to stop, then write the trace. */
+#include "boot_state.h"
 #include "commands.h"
 #include "config.h"
 #include "medium.h"
@@ -130,11 +131,10 @@ int cmd_trace(int argc, char **argv)
 
 	struct pf_config cfg;
 	pf_config_read_or_defaults(&cfg, config);
-	char default_pidpath[sizeof(cfg.runtime_dir) + 16];
-	if (!pidpath) {
-		snprintf(default_pidpath, sizeof(default_pidpath), "%s/prefetchd.pid", cfg.runtime_dir);
-		pidpath = default_pidpath;
-	}
+	struct pf_boot_paths paths; /* the default pid file: the one 'prefetchd boot' holds */
+	pf_boot_paths_init(&paths, &cfg);
+	if (!pidpath)
+		pidpath = paths.pidfile;
 	if (nmounts == 0)
 		for (int i = 0; i < cfg.nmounts && i < MAX_MOUNT_ARGS; i++)
 			mounts[nmounts++] = cfg.mounts[i];
