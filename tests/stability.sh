@@ -9,16 +9,21 @@
 #   5. 55-REPEAT runs of 55-reorder-make-room on its own (default 30).
 # PARTS=1,3 runs only those parts.  Prints one line per run and a closing "N passed, N failed" line (one per
 # run); exits non-zero if any run failed.  Logs of failed runs are kept in $OUT (default a temporary directory).
+# Everything the runs make (clones, TMPDIR, the unit tests' scratch space) is under one new directory in
+# STABILITY_DIR (default /var/tmp), so a clean-up of shared temporary folders elsewhere cannot pull files from under
+# a run.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 ROOT_RUNS=${ROOT_RUNS:-10} USER_RUNS=${USER_RUNS:-3} SEEDS=${SEEDS:-20} REPEAT_55=${REPEAT_55:-30}
 PARTS=${PARTS:-1,2,3,4,5} USER=${STABILITY_USER:-nobody}
 [ "$(id -u)" -eq 0 ] || { echo "stability.sh: run it as root (part 2 drops to $USER itself)" >&2; exit 2; }
-work=$(mktemp -d /var/tmp/prefetch-stability.XXXXXX) || exit 1
+work=$(mktemp -d "${STABILITY_DIR:-/var/tmp}/prefetch-stability.XXXXXX") || exit 1
 OUT=${OUT:-$work/logs}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$work/tmp" "$work/scratch"
 chmod 0755 "$work"
-trap 'rm -rf "$work"/clone* "$work"/*.rc' EXIT
+chmod 1777 "$work/tmp" "$work/scratch"
+export TMPDIR=$work/tmp PF_TEST_SCRATCH=$work/scratch
+trap 'rm -rf "$work"/clone* "$work"/*.rc "$work/tmp" "$work/scratch"' EXIT
 passed=0 failed=0
 
 clone() { # DIR [OWNER]
