@@ -255,7 +255,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	const char *top = argv[optind];
+	/* Paths relative to the filesystem's top, so that they fit the fixed buffers however long the mount
+	 * point's path is (a long TMPDIR once made them spill over onto the filesystem below). */
+	if (chdir(argv[optind]) < 0) {
+		fprintf(stderr, "%s: %s\n", argv[optind], pf_strerror(-errno));
+		return 1;
+	}
+	const char *top = ".";
 	rng_state = seed * 0x9E3779B97F4A7C15ULL + 1;
 
 	struct statvfs sv;
