@@ -10,7 +10,8 @@ Markdown file of the tree (git's tracked files, or every *.md outside build/ and
     folders, e.g. results/simdisk, or in backticks one of the linking file's own folder, e.g. bootlab/NOTES.md):
     it exists.  Placeholders (NN, FOLDER, *, {a,b}, ...) are not paths and are skipped;
   - the source map: every product source file (daemon/, reorder/, lib/ *.c) is named, in backticks, in the
-    README's "Where things are" section or in the README.md of its top-level folder (daemon/README.md, ...).
+    README's "Where things are" section or in the README.md of its top-level folder (daemon/README.md, ...);
+  - every document of results/ is listed in results/README.md, which says what produced it.
 """
 import os
 import re
@@ -19,6 +20,7 @@ import sys
 
 PRODUCT = ('daemon', 'reorder', 'lib')
 MAP_HEADING = 'Where things are'
+RESULTS_INDEX = 'results/README.md'
 
 LINK = re.compile(r'!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)')
 CODE = re.compile(r'`([^`\n]+)`')
@@ -165,6 +167,20 @@ def check_map(top, files, problems):
             problems.append(f'{src}: named neither in README.md "{MAP_HEADING}" nor in {parts[0]}/README.md')
 
 
+def check_results_index(top, files, problems):
+    """Every document of results/ is listed in results/README.md (with what produced it)."""
+    try:
+        text = open(os.path.join(top, RESULTS_INDEX), encoding='utf-8').read()
+    except OSError:
+        return
+    named = {tok.strip('.,;:()') for code in CODE.findall(text) for tok in code.split()}
+    for f in sorted(files):
+        if f.startswith('results/') and f.endswith('.md') and f != RESULTS_INDEX:
+            inner = f[len('results/'):]
+            if not {inner, os.path.basename(inner), f} & named:
+                problems.append(f'{f}: not listed in {RESULTS_INDEX}')
+
+
 def main():
     top = sys.argv[1] if len(sys.argv) > 1 else '.'
     files, has_git = tracked(top)
@@ -173,6 +189,7 @@ def main():
     for f in sorted(x for x in files if x.endswith('.md')):
         check_file(top, f, topdirs, has_git, problems)
     check_map(top, files, problems)
+    check_results_index(top, files, problems)
     for p in problems:
         print(p)
     print(f'{len(problems)} problems' if problems else 'docs: every link, path and source file checked')
