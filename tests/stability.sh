@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# tests/stability.sh: the proof that `make check` passes every time, not by luck (the README's test section
+# tests/stability.sh: the proof that `make check` passes every time, not by luck (results/STABILITY.md
 # records its figures).  As root, from a checkout (each part works on a fresh clone of HEAD, never this tree):
 #   1. the full `make check` ROOT_RUNS times in a row (default 10);
 #   2. `make check` as a normal user (USER, default nobody) USER_RUNS times (default 3);

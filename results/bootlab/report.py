@@ -434,10 +434,10 @@ def render(args):
     L("each boot is under `raw/RUN/`). Runs shown: " + ", ".join(
         f"{LABEL[s]} = `{sorted({r['run'] for r in d['rows']})[0]}`" for s, d in data.items()) + ".")
     L("")
-    findings = os.path.join(LAB, "FINDINGS.md")
-    if os.path.exists(findings) and not args.out:
-        with open(findings) as f:
-            L(f.read().rstrip())
+    if not args.out:
+        # Linked, not copied: each figure lives in one document.
+        L("What these boots show, and against which targets: [FINDINGS.md](FINDINGS.md). The method (guest, disk "
+          "model, setups, what each column measures) and the list of runs: [NOTES.md](NOTES.md).")
         L("")
         L("![every measured boot's time, coloured by setup, and per setup min/max, mean, spread and change against "
           "none (the chart of prefetchd report)](bootlab.svg)")
@@ -641,11 +641,6 @@ def render(args):
                 L(f"| {run} | {LABEL[s]} | {len(ok)} | {b['avg']:.2f} | {b['sd']:.2f} | "
                   + (f"{c['avg']:.2f}" if c else "–") + " | " + (f"{m['avg']:.2f}" if m else "–") + f" | {smp} |")
         L("")
-    notes = os.path.join(LAB, "NOTES.md")
-    if os.path.exists(notes) and not args.out:
-        with open(notes) as f:
-            L(f.read().rstrip())
-        L("")
     out = args.out or os.path.join(LAB, "RESULTS.md")
     svg = args.svg or os.path.join(LAB, "bootlab.svg")
     with open(out, "w") as f:
@@ -671,7 +666,7 @@ def main():
     g = sub.add_parser("render")
     g.add_argument("--run", action="append")
     g.add_argument("--out", help="the report's file (default RESULTS.md; another file gets the tables only, "
-                   "without FINDINGS.md and NOTES.md)")
+                   "without the links to FINDINGS.md and NOTES.md and the chart)")
     g.add_argument("--svg", help="the chart's file (default bootlab.svg)")
     a = ap.parse_args()
     {"record": record, "rerecord": rerecord, "render": render}[a.cmd](a)
