@@ -17,8 +17,7 @@ static int cmp_double(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/* Median of v[0..n), sorted in place; -1 for n == 0. */
-static double median_sorting(double *v, size_t n)
+double pf_median_sort(double *v, size_t n)
 {
 	if (!n)
 		return -1.0;
@@ -40,7 +39,7 @@ static double resampled_median(const double *v, size_t n, double *tmp, uint64_t 
 {
 	for (size_t i = 0; i < n; i++)
 		tmp[i] = v[next_random(s) % n];
-	return median_sorting(tmp, n);
+	return pf_median_sort(tmp, n);
 }
 
 /* Boots more of each kind (beyond the smaller sample n) for the interval's half-width w to shrink to target. */
@@ -88,8 +87,8 @@ int pf_compare(const double *a, size_t na, const double *b, size_t nb, double ma
 	double *sa = buf, *sb = buf + big, *diffs = buf + 2 * big;
 	memcpy(sa, a, na * sizeof(double));
 	memcpy(sb, b, nb * sizeof(double));
-	out->median_a = median_sorting(sa, na);
-	out->median_b = median_sorting(sb, nb);
+	out->median_a = pf_median_sort(sa, na);
+	out->median_b = pf_median_sort(sb, nb);
 	out->diff = na && nb ? out->median_b - out->median_a : 0;
 	out->lo = out->hi = out->diff;
 	if (na < PF_COMPARE_MIN || nb < PF_COMPARE_MIN) {
@@ -141,14 +140,19 @@ static const char *more_text(size_t more, char *buf, size_t len)
 	return buf;
 }
 
-char *pf_comparison_words(const struct pf_comparison *c, const char *lower, const char *higher, const char *unit,
-			  char *buf, size_t len)
+char *pf_comparison_words(const struct pf_comparison *c, const char *name_a, const char *name_b, const char *lower,
+			  const char *higher, const char *unit, char *buf, size_t len)
 {
 	char x[32], y[32];
 	switch (c->verdict) {
 	case PF_VERDICT_TOO_FEW:
-		snprintf(buf, len, "too few boots to tell: %s more of the first kind and %s more of the second needed",
-			 more_text(c->more_a, x, sizeof(x)), more_text(c->more_b, y, sizeof(y)));
+		if (c->more_a && c->more_b)
+			snprintf(buf, len, "too few boots to tell: %s more %s and %s more %s boots needed",
+				 more_text(c->more_a, x, sizeof(x)), name_a, more_text(c->more_b, y, sizeof(y)), name_b);
+		else
+			snprintf(buf, len, "too few boots to tell: %s more %s boot%s needed",
+				 more_text(c->more_a ? c->more_a : c->more_b, x, sizeof(x)), c->more_a ? name_a : name_b,
+				 (c->more_a ? c->more_a : c->more_b) == 1 ? "" : "s");
 		break;
 	case PF_VERDICT_UNCLEAR:
 		if (c->more_a > PF_COMPARE_MORE_MAX)

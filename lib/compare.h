@@ -41,13 +41,17 @@ struct pf_comparison {
  * too few). */
 int pf_compare(const double *a, size_t na, const double *b, size_t nb, double margin, struct pf_comparison *out);
 
+/* The median of v[0..n), which it sorts in place; -1 for n == 0. */
+double pf_median_sort(double *v, size_t n);
+
 /* The verdict's word: "too few", "not clear", "no difference", "lower", "higher". */
 const char *pf_verdict_name(enum pf_verdict v);
 
 /* The verdict in one sentence without a final period, e.g. "clear: 2.10 s faster" or "not clear yet: about 6
- * more boots of each would likely settle it"; lower/higher name what "lower" and "higher" mean ("faster",
- * "slower"), unit the values' unit ("s").  Returns buf. */
-char *pf_comparison_words(const struct pf_comparison *c, const char *lower, const char *higher, const char *unit,
-			  char *buf, size_t len);
+ * more boots of each kind would likely settle it" or "too few boots to tell: 2 more replay boots needed";
+ * name_a/name_b name the kinds of boots, lower/higher what "lower" and "higher" mean ("faster", "slower"), unit
+ * the values' unit ("s").  Returns buf. */
+char *pf_comparison_words(const struct pf_comparison *c, const char *name_a, const char *name_b, const char *lower,
+			  const char *higher, const char *unit, char *buf, size_t len);
 
 #endif

@@ -82,19 +82,10 @@ int pf_cmdline_noreplay(const char *cmdline)
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* Median of v[0..n) (sorted in place); -1 for n == 0. */
 static double median(double *v, size_t n)
 {
-	if (!n)
-		return -1.0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return pf_median_sort(v, n);
 }
 
 /* The replays that count under policy p: what p makes the majority (or, under off, the probes) replay. */

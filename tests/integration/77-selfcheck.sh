@@ -129,14 +129,14 @@ grep -q "self-check: keep replay: replay boots clearly faster" "$tmp/boot$nboot.
 	{ cat "$tmp/boot$nboot.log"; pf_fail "A: the decision line"; }
 pf_note "A ($nboot boots): $(grep -o 'self-check: .*' "$tmp/boot$nboot.log")"
 "$PREFETCHD" report --config "$conf" >"$tmp/report.txt" || pf_fail "prefetchd report"
-grep -q "^prefetch " "$tmp/report.txt" && grep -q "^none " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "A: report"; }
+grep -q "^replay " "$tmp/report.txt" && grep -q "^trace " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "A: report"; }
 sed 's/^/    /' "$tmp/report.txt"
-grep -q "^against control boots: replay median [0-9.]* s of [3-8], control median [0-9.]* s of [3-8]: -[0-9.]* %$" "$tmp/report.txt" ||
+grep -q "^self-check, replay against control boots: median [0-9.]* s of [3-8] against [0-9.]* s of [3-8]: -[0-9.]* %; clear: [0-9.]* s faster$" "$tmp/report.txt" ||
 	pf_fail "A: report's line against control boots"
 "$PREFETCHD" report --config "$conf" --csv >"$tmp/report.csv" || pf_fail "report --csv"
-first_control=0 # the first boot has no layout yet: setup none, a control boot or not as drawn
+first_control=0 # the first boot has no layout yet: setup trace, a control boot or not as drawn
 grep -q ": a control boot" "$tmp/boot1.log" && first_control=1
-[ "$(wc -l <"$tmp/report.csv")" -eq $((nboot + 1)) ] && grep -q "^1,$seed-1,[0-9]*,none,$first_control,replay," "$tmp/report.csv" ||
+[ "$(wc -l <"$tmp/report.csv")" -eq $((nboot + 1)) ] && grep -q "^1,$seed-1,[0-9]*,trace,$first_control,replay," "$tmp/report.csv" ||
 	{ cat "$tmp/report.csv"; pf_fail "A: report --csv"; }
 "$PREFETCHD" report --config "$conf" --json --svg "$tmp/report.svg" >"$tmp/report.json" || pf_fail "report --json"
 if command -v python3 >/dev/null; then

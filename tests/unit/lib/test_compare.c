@@ -27,11 +27,11 @@ static void test_clear(void **state)
 	assert_true(c.lo >= 24.7 - 31.0 && c.hi <= 25.6 - 29.8 && c.hi < 0);
 	assert_int_equal(c.verdict, PF_VERDICT_LOWER);
 	char buf[200];
-	assert_string_equal(pf_comparison_words(&c, "faster", "slower", "s", buf, sizeof(buf)), "clear: 5.30 s faster");
+	assert_string_equal(pf_comparison_words(&c, "off", "on", "faster", "slower", "s", buf, sizeof(buf)), "clear: 5.30 s faster");
 	/* the other way round: higher */
 	assert_int_equal(pf_compare(on, 6, off, 5, 0.03 * 25.1, &c), 0);
 	assert_int_equal(c.verdict, PF_VERDICT_HIGHER);
-	assert_string_equal(pf_comparison_words(&c, "faster", "slower", "s", buf, sizeof(buf)), "clear: 5.30 s slower");
+	assert_string_equal(pf_comparison_words(&c, "off", "on", "faster", "slower", "s", buf, sizeof(buf)), "clear: 5.30 s slower");
 	/* the same samples, the same interval (a fixed seed) */
 	struct pf_comparison again;
 	assert_int_equal(pf_compare(on, 6, off, 5, 0.03 * 25.1, &again), 0);
@@ -48,7 +48,7 @@ static void test_same(void **state)
 	assert_int_equal(c.verdict, PF_VERDICT_SAME);
 	assert_true(c.lo >= -0.6015 && c.hi <= 0.6015);
 	char buf[200];
-	assert_string_equal(pf_comparison_words(&c, "faster", "slower", "s", buf, sizeof(buf)),
+	assert_string_equal(pf_comparison_words(&c, "off", "on", "faster", "slower", "s", buf, sizeof(buf)),
 			    "clear: no difference beyond 0.60 s either way");
 }
 
@@ -63,7 +63,7 @@ static void test_unclear(void **state)
 	assert_true(c.lo < 0 && c.hi > 0);
 	assert_true(c.more_a >= 1 && c.more_a == c.more_b);
 	char buf[200];
-	pf_comparison_words(&c, "faster", "slower", "s", buf, sizeof(buf));
+	pf_comparison_words(&c, "off", "on", "faster", "slower", "s", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "not clear"));
 	/* a 4 s difference in the same spread needs fewer boots than a 1 s one */
 	const double b4[] = { 24, 30, 27, 21, 32, 26 };
@@ -78,7 +78,7 @@ static void test_unclear(void **state)
 	assert_int_equal(pf_compare(x, 6, y, 6, 0.3, &d), 0);
 	assert_int_equal(d.verdict, PF_VERDICT_UNCLEAR);
 	assert_true(d.more_a > PF_COMPARE_MORE_MAX);
-	pf_comparison_words(&d, "faster", "slower", "s", buf, sizeof(buf));
+	pf_comparison_words(&d, "off", "on", "faster", "slower", "s", buf, sizeof(buf));
 	assert_non_null(strstr(buf, "too close to the margin"));
 }
 
@@ -93,8 +93,8 @@ static void test_too_few(void **state)
 	assert_int_equal(c.more_b, 0);
 	assert_true(fabs(c.diff + 5.5) < 1e-9); /* the medians are still given */
 	char buf[200];
-	assert_string_equal(pf_comparison_words(&c, "faster", "slower", "s", buf, sizeof(buf)),
-			    "too few boots to tell: 1 more of the first kind and 0 more of the second needed");
+	assert_string_equal(pf_comparison_words(&c, "off", "on", "faster", "slower", "s", buf, sizeof(buf)),
+			    "too few boots to tell: 1 more off boot needed");
 	assert_int_equal(pf_compare(a, 0, b, 0, 0.9, &c), 0);
 	assert_int_equal(c.verdict, PF_VERDICT_TOO_FEW);
 	assert_true(c.median_a < 0 && c.median_b < 0);
