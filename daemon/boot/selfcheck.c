@@ -71,15 +71,20 @@ enum pf_boot_role pf_selfcheck_role(enum pf_policy policy, int interval, const c
 	return minority ? PF_ROLE_CONTROL : PF_ROLE_REPLAY;
 }
 
-int pf_cmdline_noreplay(const char *cmdline)
+int pf_cmdline_word(const char *cmdline, const char *word)
 {
-	static const char word[] = "prefetch=noreplay";
-	for (const char *p = cmdline; (p = strstr(p, word)); p += sizeof(word) - 1) {
-		char after = p[sizeof(word) - 1];
+	size_t len = strlen(word);
+	for (const char *p = cmdline; (p = strstr(p, word)); p += len) {
+		char after = p[len];
 		if ((p == cmdline || p[-1] == ' ') && (after == '\0' || after == ' ' || after == '\n'))
 			return 1;
 	}
 	return 0;
+}
+
+int pf_cmdline_noreplay(const char *cmdline)
+{
+	return pf_cmdline_word(cmdline, "prefetch=noreplay");
 }
 
 /* Median of v[0..n) (sorted in place); -1 for n == 0. */

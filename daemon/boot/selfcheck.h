@@ -77,6 +77,8 @@ void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_
 
 /* Does the kernel command line text hold the word prefetch=noreplay? */
 int pf_cmdline_noreplay(const char *cmdline);
+/* Does it hold word (e.g. "prefetch=off") as a whole word? */
+int pf_cmdline_word(const char *cmdline, const char *word);
 
 /* The state file: load (missing: the defaults, 0; unreadable or malformed: the defaults, the error returned)
  * and save (atomically).  Returns 0 or a negative pf error. */
