@@ -199,8 +199,10 @@ fi
 PREFETCH_NO_PLAN=1 PREFETCH_DEFAULTS=$conf PREFETCH_REORDER=$REORDER PREFETCH_ROOT=$mnt PREFETCH_KMSG=$tmp/kmsg \
 	"$GEN/systemd/system-shutdown/prefetch-reorder" arm 2>/dev/null || pf_fail "hook arm"
 [ -s "$tmp/state/reorder-armed" ] || pf_fail "hook did not arm (marker missing)"
+grep -q " chunk 2000$" "$tmp/state/reorder-armed" || pf_fail "the marker lacks the chunk size: $(cat "$tmp/state/reorder-armed")"
 boot 4
-[ "$(grep -v '^#' "$tmp/state/boottime.log" | tail -1 | awk '{ print $5 $6 }')" = 11 ] || pf_fail "boot 4 not recorded as replay+reorder"
+[ "$(grep -v '^#' "$tmp/state/boottime.log" | tail -1 | awk '{ print $5 $6, $22, $23 }')" = "11 1 2000" ] ||
+	pf_fail "boot 4 not recorded as replay+reorder, generation 1, chunk 2000: $(tail -1 "$tmp/state/boottime.log")"
 [ ! -e "$tmp/state/reorder-armed" ] || pf_fail "the reorder marker should count for one boot only"
 grep -q "recorded after reorder armed" "$tmp/state/reorder.log" || pf_fail "reorder.log"
 [ "$reordered" = 1 ] && pf_note "layout seeks before reorder: $before; after boot 4: $(seeks "$tmp/state/layout")"
