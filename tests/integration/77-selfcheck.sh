@@ -147,7 +147,7 @@ fi
 [ -n "${PF_KEEP_CHART:-}" ] && cp "$tmp/report.svg" "$PF_KEEP_CHART"
 "$PREFETCHD" report --config "$conf" --boots | grep -q "^ *$nboot  .* replay " || pf_fail "A: report --boots"
 "$PREFETCHD" status --config "$conf" >"$tmp/status.txt" || pf_fail "prefetchd status"
-grep -q "policy replay, reorder armed; one boot in 2 is a control boot" "$tmp/status.txt" &&
+grep -q "policy replay; one boot in 2 is a control boot" "$tmp/status.txt" &&
 	{ # the last boot's own line: its replay, or that it was a control boot (as drawn)
 		if grep -q ": a control boot" "$tmp/boot$nboot.log"; then
 			grep -q "^last boot: .*, a control boot (nothing replayed);" "$tmp/status.txt"

@@ -8,7 +8,8 @@
 #  - the reorder generation: a shutdown reorder that moved blocks starts generation 1 with the marker's chunk
 #    size; the boots after shutdowns that moved nothing (and an off boot) stay under it, so 'prefetchd report'
 #    keeps them in the replay+reorder row and --by chunk-size / generation group them;
-#  - the settings recorded: kernel release, medium, layout age.
+#  - the settings recorded: kernel release, medium, layout age;
+#  - 'prefetchd status' says one thing about the reorder (off on a fresh machine; on, armed, placed by which run).
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 
@@ -128,6 +129,19 @@ if command -v python3 >/dev/null; then
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["groups"]["by"] == "medium"; assert sum(g["boots"] for g in d["groups"]["groups"]) == 8; assert d["boots"][0]["run"] == "off"' \
 		"$tmp/medium.json" || pf_fail "report --json: $(cat "$tmp/medium.json")"
 fi
+# status says one thing about the reorder: on a machine that never booted with prefetch, off and nothing armed;
+# with reordering on, armed at this shutdown, and which run placed the files.
+printf 'PREFETCH_DIR=%s\nPREFETCH_RUNTIME_DIR=%s\nSELF_CHECK_INTERVAL=8\n' "$tmp/fresh" "$tmp/fresh-run" >"$tmp/fresh.conf"
+"$PREFETCHD" status --config "$tmp/fresh.conf" >"$tmp/status0.txt" || pf_fail "status on a fresh machine"
+grep -q "^reorder:        off (ENABLE_FILE_REORDERING=0)" "$tmp/status0.txt" && ! grep -qi "armed" "$tmp/status0.txt" ||
+	{ cat "$tmp/status0.txt"; pf_fail "status on a fresh machine speaks of an armed reorder"; }
+write_conf "ENABLE_FILE_REORDERING=1"
+"$PREFETCHD" status --config "$conf" >"$tmp/status1.txt" || pf_fail "status"
+grep -q "^reorder:        on: armed at this shutdown if its plan finds blocks worth moving" "$tmp/status1.txt" &&
+	grep -q "^  placed:       the layout's files by reorder generation 1 (CHUNK_SIZE_BLOCKS 512)" "$tmp/status1.txt" &&
+	[ "$(grep -ci "reorder" "$tmp/status1.txt")" -ge 2 ] || { cat "$tmp/status1.txt"; pf_fail "status with reordering on"; }
+sed 's/^/    /' "$tmp/status1.txt"
+
 "$PREFETCHD" report --config "$conf" --by nonsense >/dev/null 2>&1
 [ $? -eq 2 ] || pf_fail "--by nonsense: want exit 2"
 exit 0
