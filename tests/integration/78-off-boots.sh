@@ -37,8 +37,8 @@ EOF
 last() { grep -v '^#' "$tmp/state/boottime.log" | tail -1; }
 field() { last | awk -v n="$1" '{ print $n }'; }
 
-boot() { # N: one scripted boot
-	"$PREFETCHD" boot --config "$conf" >"$tmp/boot$1.log" 2>&1 &
+boot() { # N: one scripted boot (under $wrap, if set)
+	${wrap:-} "$PREFETCHD" boot --config "$conf" >"$tmp/boot$1.log" 2>&1 &
 	local pid=$! i
 	pf_kill_later $pid
 	for ((i = 0; i < 100; i++)); do
@@ -80,8 +80,11 @@ grep -q "prefetch=off: recording this boot's time only" "$tmp/boot2.log" || { ca
 [ "$(cat "$tmp/fanotify2")" = 0 ] && [ "$(records)" = 2 ] && [ "$(field 21)" = off ] || pf_fail "prefetch=off boot: $(last)"
 [ ! -e "$tmp/state/layout" ] || pf_fail "a prefetch=off boot made a layout"
 
-# Boots 3, 4: on (trace only, then a replay).
-boot 3
+# Boots 3, 4: on (trace only, then a replay), the first as prefetch.service runs it where systemd's sandbox can
+# be had without systemd: UMask=0077 and a UTS namespace of its own (ProtectHostname=).
+(umask 0077; wrap="unshare --uts" boot 3) || exit 1
+[ "$(stat -c %a "$tmp/state/traces/"trace-*.pf)" = 600 ] && [ "$(stat -c %a "$tmp/state/layout")" = 600 ] ||
+	pf_fail "files of a boot under UMask=0077: $(ls -l "$tmp/state" "$tmp/state/traces")"
 boot 4
 [ "$(cat "$tmp/fanotify3")" -ge 1 ] || pf_fail "an on boot without fanotify"
 [ "$(field 21)" = on ] && [ "$(field 5)" = 1 ] && [ "$(field 22)" = 0 ] || pf_fail "boot 4: $(last)"
