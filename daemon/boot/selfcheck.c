@@ -103,15 +103,17 @@ static int counts_as_replay(const struct pf_boot_record *r, enum pf_policy p)
 	return !strcmp(r->policy, pf_policy_name(p));
 }
 
-/* Disk time per MiB read of the newest replays with (reorder 1) or without a reorder before them; -1 if fewer
- * than SELFCHECK_MIN. */
+/* Disk time per MiB read of the newest replays on a disk the reorder changed (reorder 1: right after it, or under
+ * its generation) or not; -1 if fewer than SELFCHECK_MIN. */
 static double ms_per_mib(const struct pf_boot_record *recs, size_t n, int reorder)
 {
 	double v[SELFCHECK_SAMPLES];
 	size_t k = 0;
 	for (size_t i = n; i-- > 0 && k < SELFCHECK_SAMPLES;) {
 		const struct pf_boot_record *r = &recs[i];
-		if (r->control || !r->prefetch || r->reorder != reorder || r->io_ms < 0 || r->sectors <= 0)
+		/* on a disk the reorder changed: right after it, or later on the files it placed (a generation) */
+		int reordered = r->reorder || r->generation > 0;
+		if (r->control || !r->prefetch || reordered != reorder || r->io_ms < 0 || r->sectors <= 0)
 			continue;
 		v[k++] = (double)r->io_ms / ((double)r->sectors * 512.0 / 1048576.0);
 	}

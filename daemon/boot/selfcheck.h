@@ -26,9 +26,9 @@
  *                                         replay -> narrow, narrow -> off, off -> off
  *   So from a fresh start prefetch backs off at the earliest after SELFCHECK_MIN control boots and SELFCHECK_MIN
  *   replays (about SELFCHECK_MIN x SELF_CHECK_INTERVAL boots), and comes back after SELFCHECK_MIN probes.
- * The reorder: when the replays after a reorder cost more disk time per MiB read (median of io_ms / MiB) than
- * the replays without one, by more than SELFCHECK_MARGIN, the reorder is disarmed (it stays so: the state file
- * says why, and removing it re-arms).
+ * The reorder: when the replays on a disk a reorder changed (right after it, or under its generation) cost more
+ * disk time per MiB read (median of io_ms / MiB) than the replays without one, by more than SELFCHECK_MARGIN, the
+ * reorder is disarmed (it stays so: the state file says why, and removing it re-arms).
  *
  * State: $PREFETCH_DIR/selfcheck, a few "key value" lines written at each boot end and read at the next boot's
  * start.  A missing or unreadable file is the default (replay, reorder armed).  Pure functions but the file's

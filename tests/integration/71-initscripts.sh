@@ -139,7 +139,7 @@ RUNLEVEL=6 "$init/prefetch-stop" stop || pf_fail "prefetch-stop stop"
 [ "$(cat "$tmp/run/reorder/device")" = "$dev" ] || pf_fail "armed device $(cat "$tmp/run/reorder/device") != $dev"
 [ "$(cat "$tmp/run/reorder/budget")" = 75 ] || pf_fail "budget not capped at 75 s"
 [ -s "$tmp/state/reorder-armed" ] || pf_fail "no reorder-armed marker"
-grep -q "armed $dev budget 75s: plan moves 42 blocks, next replay predicted 1.000 s now, 0.500 s after (gain 50.0 %)" \
+grep -q "armed $dev budget 75s chunk 2000: plan moves 42 blocks, next replay predicted 1.000 s now, 0.500 s after (gain 50.0 %)" \
 	"$tmp/state/reorder.log" || pf_fail "reorder.log: no plan with the arming: $(cat "$tmp/state/reorder.log")"
 "$init/prefetch-reorder" status | grep -q "armed for $dev" || pf_fail "prefetch-reorder status"
 

@@ -118,12 +118,14 @@ evidence() { # P
 
 # ---- A: the slow disk, where prefetch helps ----
 use_medium slow
-for ((n = 0; n < 30; n++)); do
+# Until the comparison (lib/compare.h) decides: with 3 boots of a kind one slow boot can leave the 95 % interval
+# across 0, and then the self-check waits for more (up to 8 of each) rather than judge.
+for ((n = 0; n < 40; n++)); do
 	boot
 	read -r c r < <(evidence replay)
-	[ "$c" -ge 3 ] && [ "$r" -ge 3 ] && break
+	[ "$c" -ge 3 ] && [ "$r" -ge 3 ] && ! grep -q "self-check: replay: no clear difference yet" "$tmp/boot$nboot.log" && break
 done
-[ "$c" -ge 3 ] && [ "$r" -ge 3 ] || pf_fail "A: 30 boots without 3 control and 3 replay boots ($c, $r)"
+[ "$c" -ge 3 ] && [ "$r" -ge 3 ] || pf_fail "A: 40 boots without 3 control and 3 replay boots ($c, $r)"
 [ "$(policy)" = replay ] || pf_fail "A: where prefetch helps the policy is $(policy): $(cat "$tmp/state/selfcheck")"
 grep -q "self-check: keep replay: replay boots clearly faster" "$tmp/boot$nboot.log" ||
 	{ cat "$tmp/boot$nboot.log"; pf_fail "A: the decision line"; }
