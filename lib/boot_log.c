@@ -18,19 +18,34 @@
 const char *pf_setup_name(enum pf_setup s)
 {
 	switch (s) {
-	case PF_SETUP_NONE: return "none";
-	case PF_SETUP_PREFETCH: return "prefetch";
-	case PF_SETUP_PREFETCH_REORDER: return "prefetch+reorder";
-	case PF_SETUP_REORDER_ONLY: return "reorder";
+	case PF_SETUP_OFF: return "off";
+	case PF_SETUP_TRACE: return "trace";
+	case PF_SETUP_REPLAY: return "replay";
+	case PF_SETUP_NARROW: return "narrow";
+	case PF_SETUP_REORDER: return "replay+reorder";
 	default: return "?";
 	}
 }
 
+int pf_setup_parse(const char *name, enum pf_setup *s)
+{
+	for (int i = 0; i < PF_SETUP_COUNT; i++)
+		if (!strcmp(name, pf_setup_name((enum pf_setup)i)))
+			return *s = (enum pf_setup)i, 0;
+	return -EINVAL;
+}
+
+/* A line before 0.2.0 knows a reorder only right after the shutdown that moved blocks; a later line knows the
+ * reorder that placed the layout's files (its generation) for as long as they stay placed. */
 enum pf_setup pf_boot_record_setup(const struct pf_boot_record *r)
 {
-	if (r->prefetch)
-		return r->reorder ? PF_SETUP_PREFETCH_REORDER : PF_SETUP_PREFETCH;
-	return r->reorder ? PF_SETUP_REORDER_ONLY : PF_SETUP_NONE;
+	if (r->off)
+		return PF_SETUP_OFF;
+	if (!r->prefetch)
+		return PF_SETUP_TRACE;
+	if (r->reorder || r->generation > 0)
+		return PF_SETUP_REORDER;
+	return !r->control && !strcmp(r->policy, "narrow") ? PF_SETUP_NARROW : PF_SETUP_REPLAY;
 }
 
 /* A field must be one word: spaces would shift every column after it. */
@@ -51,6 +66,9 @@ void pf_boot_record_init(struct pf_boot_record *r)
 	strcpy(r->end_source, "-");
 	strcpy(r->disk, "-");
 	strcpy(r->policy, "-");
+	strcpy(r->medium, "-");
+	strcpy(r->kernel, "-");
+	r->generation = r->chunk = r->layout_age = -1;
 	r->io_ms = r->reads = r->sectors = r->psi_io_ms = r->replay_files = r->used_files = -1;
 	r->replay_mib = r->used_mib = r->uncovered_mib = r->replay_s = r->replay_cpu_s = -1.0;
 }
@@ -79,7 +97,12 @@ int pf_boot_record_format(const struct pf_boot_record *r, char *buf, size_t len)
 			 r->used_files < -1 ? -1 : r->used_files);
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
-	return n;
+	int k = snprintf(buf + n, len - (size_t)n, " %s %" PRId64 " %" PRId64 " %s %s %" PRId64, r->off ? "off" : "on",
+			 r->generation < -1 ? -1 : r->generation, r->chunk < -1 ? -1 : r->chunk, word(r->medium),
+			 word(r->kernel), r->layout_age < -1 ? -1 : r->layout_age);
+	if (k < 0 || (size_t)k >= len - (size_t)n)
+		return -ENOSPC;
+	return n + k;
 }
 
 /* The self-check's columns, after the first ten: each one present must be valid; missing ones stay unknown. */
@@ -101,6 +124,23 @@ static int parse_selfcheck(const char *rest, struct pf_boot_record *t)
 		if (!(*d[i] >= -1.0 && *d[i] <= 1e9))
 			return -EINVAL;
 	if (t->psi_io_ms < -1 || t->replay_files < -1 || t->used_files < -1)
+		return -EINVAL;
+	return 0;
+}
+
+/* The settings' columns (0.2.0), after the self-check's: each one present must be valid. */
+static int parse_settings(const char *rest, struct pf_boot_record *t)
+{
+	char run[8], end;
+	int got = sscanf(rest, "%7s %" SCNd64 " %" SCNd64 " %15s %71s %" SCNd64 " %c", run, &t->generation, &t->chunk,
+			 t->medium, t->kernel, &t->layout_age, &end);
+	if (got <= 0)
+		return 0;
+	if (!strcmp(run, "off"))
+		t->off = 1;
+	else if (strcmp(run, "on") && strcmp(run, "-"))
+		return -EINVAL;
+	if (t->generation < -1 || t->chunk < -1 || t->layout_age < -1)
 		return -EINVAL;
 	return 0;
 }
@@ -134,6 +174,8 @@ int pf_boot_record_parse(const char *line, struct pf_boot_record *r)
 	    (t.reorder != 0 && t.reorder != 1) || t.io_ms < -1 || t.reads < -1 || t.sectors < -1)
 		return -EINVAL;
 	if (got == 11 && parse_selfcheck(field(line, 10), &t))
+		return -EINVAL;
+	if (got == 11 && parse_settings(field(line, 20), &t))
 		return -EINVAL;
 	*r = t;
 	return 0;

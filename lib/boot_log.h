@@ -30,6 +30,15 @@
  *   replay_cpu_s  the replay thread's CPU time, s (-1 none)
  *   replay_files  files the replay read (-1 unknown)
  *   used_files    of the layout's files, those this boot then opened (-1 unknown)
+ * Appended in 0.2.0 for 'prefetchd report --by' (the settings that can change a boot's time; missing: unknown):
+ *   run         "off": prefetch off by configuration (ENABLE_PREFETCH=0, prefetch=off), nothing traced or
+ *               replayed, only the counters read at boot end; "on": traced ("-": a line before 0.2.0, traced)
+ *   generation  the reorder run that placed the layout's files: 0 never, 1, 2, ... counting the shutdown runs
+ *               that moved blocks; kept until the layout's files move again (-1 unknown)
+ *   chunk       CHUNK_SIZE_BLOCKS of that run (-1 unknown or no reorder)
+ *   medium      the traced disk's class: rotational, slow-flash, fast-flash, unknown ("-")
+ *   kernel      the kernel release (uname -r; "-" unknown)
+ *   layout_age  boots recorded since the layout replayed (or on the disk) was last written (-1 unknown)
  * Unknown trailing fields are ignored, so later versions may append columns. */
 #ifndef PREFETCH_BOOT_LOG_H
 #define PREFETCH_BOOT_LOG_H
@@ -41,8 +50,13 @@
 #define PF_BOOTTIME_HEADER "# prefetch boottime log, format 1"
 #define PF_BOOTTIME_LINE_MAX 512
 
-/* The setups 'prefetchd report' compares. */
-enum pf_setup { PF_SETUP_NONE = 0, PF_SETUP_PREFETCH, PF_SETUP_PREFETCH_REORDER, PF_SETUP_REORDER_ONLY, PF_SETUP_COUNT };
+/* The setups 'prefetchd report' compares: what actually ran at a boot.
+ *   off             prefetch off by configuration: nothing traced, nothing replayed
+ *   trace           traced, nothing replayed (ENABLE_REPLAY=0, a control boot, prefetch=noreplay, no layout yet)
+ *   replay          the layout replayed in full (a probe boot of the self-check too)
+ *   narrow          the layout's head replayed (the self-check's policy narrow)
+ *   replay+reorder  replayed (full or narrowed) on a disk whose layout files a reorder placed */
+enum pf_setup { PF_SETUP_OFF = 0, PF_SETUP_TRACE, PF_SETUP_REPLAY, PF_SETUP_NARROW, PF_SETUP_REORDER, PF_SETUP_COUNT };
 
 struct pf_boot_record {
 	char boot_id[40];
@@ -58,12 +72,17 @@ struct pf_boot_record {
 	int64_t psi_io_ms;
 	double replay_s, replay_cpu_s;
 	int64_t replay_files, used_files;
+	int off;              /* run "off" */
+	int64_t generation, chunk, layout_age;
+	char medium[16];
+	char kernel[72];
 };
 
 /* A record with every measurement unknown (-1, "-"), as a line of an older version reads. */
 void pf_boot_record_init(struct pf_boot_record *r);
 
-/* Display name of a setup: "none", "prefetch", "prefetch+reorder", "reorder". */
+/* Display name of a setup: "off", "trace", "replay", "narrow", "replay+reorder"; -> 0 and *s, else -EINVAL. */
+int pf_setup_parse(const char *name, enum pf_setup *s);
 const char *pf_setup_name(enum pf_setup s);
 enum pf_setup pf_boot_record_setup(const struct pf_boot_record *r);
 

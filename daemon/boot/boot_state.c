@@ -33,6 +33,7 @@ void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg)
 	join(p->reorder_armed, p->state, "reorder-armed");
 	join(p->reorder_log, p->state, "reorder.log");
 	join(p->reorder_outcome, p->state, "reorder-outcome");
+	join(p->reorder_placed, p->state, "reorder-placed");
 	join(p->pidfile, p->runtime, "prefetchd.pid");
 	join(p->boot_end, p->runtime, "boot-end");
 	join(p->pending, p->runtime, "pending");

@@ -6,6 +6,8 @@
  *   $PREFETCH_DIR/boottime.log                             one line per boot (lib/boot_log.h)
  *   $PREFETCH_DIR/reorder-armed, reorder.log               the shutdown reorder's marker and history
  *   $PREFETCH_DIR/reorder-outcome                          the shutdown run's outcome (reorder/outcome_note.h)
+ *   $PREFETCH_DIR/reorder-placed                           the reorder that placed the layout's files
+ *                                                          (boot_settings.h)
  *   $PREFETCH_RUNTIME_DIR/prefetchd.pid                    held while tracing ('prefetchd stop')
  *   $PREFETCH_RUNTIME_DIR/boot-end                         uptime at boot end, written by the stop init script
  *   $PREFETCH_RUNTIME_DIR/pending/                         early-boot buffer: traces/ and boottime.log
@@ -25,6 +27,7 @@
 struct pf_boot_paths {
 	char state[PF_BOOT_PATH], traces[PF_BOOT_PATH], layout[PF_BOOT_PATH], boottime[PF_BOOT_PATH];
 	char reorder_armed[PF_BOOT_PATH], reorder_log[PF_BOOT_PATH], reorder_outcome[PF_BOOT_PATH];
+	char reorder_placed[PF_BOOT_PATH];
 	char runtime[PF_BOOT_PATH], pidfile[PF_BOOT_PATH], boot_end[PF_BOOT_PATH];
 	char pending[PF_BOOT_PATH], pending_traces[PF_BOOT_PATH], pending_boottime[PF_BOOT_PATH];
 };

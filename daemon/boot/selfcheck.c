@@ -2,6 +2,7 @@
 /* The self-check's roles and decision (selfcheck.h states the rule). */
 #include "selfcheck.h"
 
+#include "compare.h"
 #include "error.h"
 #include "safe_file.h"
 
@@ -70,39 +71,26 @@ enum pf_boot_role pf_selfcheck_role(enum pf_policy policy, int interval, const c
 	return minority ? PF_ROLE_CONTROL : PF_ROLE_REPLAY;
 }
 
-int pf_cmdline_noreplay(const char *cmdline)
+int pf_cmdline_word(const char *cmdline, const char *word)
 {
-	static const char word[] = "prefetch=noreplay";
-	for (const char *p = cmdline; (p = strstr(p, word)); p += sizeof(word) - 1) {
-		char after = p[sizeof(word) - 1];
+	size_t len = strlen(word);
+	for (const char *p = cmdline; (p = strstr(p, word)); p += len) {
+		char after = p[len];
 		if ((p == cmdline || p[-1] == ' ') && (after == '\0' || after == ' ' || after == '\n'))
 			return 1;
 	}
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
+int pf_cmdline_noreplay(const char *cmdline)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
+	return pf_cmdline_word(cmdline, "prefetch=noreplay");
 }
 
 /* Median of v[0..n) (sorted in place); -1 for n == 0. */
 static double median(double *v, size_t n)
 {
-	if (!n)
-		return -1.0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Median absolute deviation around m (v is reordered). */
-static double mad(double *v, size_t n, double m)
-{
-	double d[SELFCHECK_SAMPLES];
-	for (size_t i = 0; i < n; i++)
-		d[i] = fabs(v[i] - m);
-	return median(d, n);
+	return pf_median_sort(v, n);
 }
 
 /* The replays that count under policy p: what p makes the majority (or, under off, the probes) replay. */
@@ -115,15 +103,17 @@ static int counts_as_replay(const struct pf_boot_record *r, enum pf_policy p)
 	return !strcmp(r->policy, pf_policy_name(p));
 }
 
-/* Disk time per MiB read of the newest replays with (reorder 1) or without a reorder before them; -1 if fewer
- * than SELFCHECK_MIN. */
+/* Disk time per MiB read of the newest replays on a disk the reorder changed (reorder 1: right after it, or under
+ * its generation) or not; -1 if fewer than SELFCHECK_MIN. */
 static double ms_per_mib(const struct pf_boot_record *recs, size_t n, int reorder)
 {
 	double v[SELFCHECK_SAMPLES];
 	size_t k = 0;
 	for (size_t i = n; i-- > 0 && k < SELFCHECK_SAMPLES;) {
 		const struct pf_boot_record *r = &recs[i];
-		if (r->control || !r->prefetch || r->reorder != reorder || r->io_ms < 0 || r->sectors <= 0)
+		/* on a disk the reorder changed: right after it, or later on the files it placed (a generation) */
+		int reordered = r->reorder || r->generation > 0;
+		if (r->control || !r->prefetch || reordered != reorder || r->io_ms < 0 || r->sectors <= 0)
 			continue;
 		v[k++] = (double)r->io_ms / ((double)r->sectors * 512.0 / 1048576.0);
 	}
@@ -152,24 +142,6 @@ static double stall_s(const struct pf_boot_record *r)
 	return r->psi_io_ms / 1000.0;
 }
 
-/* One comparison: medians of the controls (c, median mc) and of the replays (r, mr), and the allowance within
- * which a difference is none: SELFCHECK_MARGIN of floor_s, or twice the larger median absolute deviation scaled
- * to a standard deviation over sqrt(n).  noise_limited: the spread, not the margin, set the allowance.  The
- * medians come in computed (the samples sorted once). */
-struct comparison {
-	double control, replay, allowance;
-	int noise_limited;
-};
-
-static struct comparison compare(double *c, size_t nc, double mc, double *r, size_t nr, double mr, double floor_s)
-{
-	struct comparison k = { mc, mr, 0, 0 };
-	double noise = fmax(mad(c, nc, k.control), mad(r, nr, k.replay)) * 1.4826 / sqrt((double)(nc < nr ? nc : nr));
-	k.allowance = fmax(SELFCHECK_MARGIN * floor_s, 2 * noise);
-	k.noise_limited = 2 * noise > SELFCHECK_MARGIN * floor_s;
-	return k;
-}
-
 void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_selfcheck *sc)
 {
 	enum pf_policy was = sc->policy;
@@ -194,6 +166,10 @@ void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_
 	sc->replay_s = median(r, nr);
 	sc->change = nc && nr && sc->control_s > 0 ? sc->replay_s / sc->control_s - 1 : 0;
 	sc->allowance_s = 0;
+	double margin = SELFCHECK_MARGIN * (sc->control_s > 0 ? sc->control_s : 0);
+	struct pf_comparison boot;
+	int rc = pf_compare(c, nc, r, nr, margin, &boot);
+	sc->boot_cmp = boot;
 	char reorder_note[160];
 	judge_reorder(recs, n, sc, reorder_note, sizeof(reorder_note));
 	const char *kind = was == PF_POLICY_OFF ? "probe" : pf_policy_name(was);
@@ -202,36 +178,37 @@ void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_
 			 pf_policy_name(was), nc, nr, was == PF_POLICY_OFF ? "probe" : "replay", SELFCHECK_MIN, reorder_note);
 		return;
 	}
-	struct comparison boot = compare(c, nc, sc->control_s, r, nr, sc->replay_s, sc->control_s);
-	sc->allowance_s = boot.allowance;
-	double diff = boot.control - boot.replay;
-	char stall[96] = "";
+	if (rc) {
+		snprintf(sc->why, sizeof(sc->why), "%s: out of memory comparing the boots", pf_policy_name(was));
+		return;
+	}
+	sc->allowance_s = fmax(margin, (boot.hi - boot.lo) / 2);
+	char stall[128] = "";
 	const char *verdict;
-	if (diff > boot.allowance) {
+	if (boot.verdict == PF_VERDICT_LOWER) {
 		verdict = "clearly faster";
 		sc->policy = was == PF_POLICY_OFF ? PF_POLICY_REPLAY : was;
-	} else if (-diff > boot.allowance) {
+	} else if (boot.verdict == PF_VERDICT_HIGHER) {
 		verdict = "clearly slower";
 		sc->policy = PF_POLICY_OFF;
 	} else {
 		/* The boot time is within its noise.  The I/O stall, which the CPU's noise hardly moves, may still
-		 * show what the replay does; failing that, a noisy comparison waits for all its boots. */
-		struct comparison io = { 0 };
+		 * show what the replay does; failing that, an unclear comparison waits for all its boots. */
+		struct pf_comparison io;
 		int stall_lower = 0;
-		if (ncs >= SELFCHECK_MIN && nrs >= SELFCHECK_MIN) {
-			io = compare(cs, ncs, median(cs, ncs), rs, nrs, median(rs, nrs), sc->control_s);
-			stall_lower = io.control - io.replay > io.allowance;
-			snprintf(stall, sizeof(stall), "; I/O stall %.2f s against %.2f s, allowance %.2f s", io.replay,
-				 io.control, io.allowance);
+		if (ncs >= SELFCHECK_MIN && nrs >= SELFCHECK_MIN && pf_compare(cs, ncs, rs, nrs, margin, &io) == 0) {
+			stall_lower = io.verdict == PF_VERDICT_LOWER;
+			snprintf(stall, sizeof(stall), "; I/O stall %.2f s against %.2f s, 95 %% interval %+.2f..%+.2f s",
+				 io.median_b, io.median_a, io.lo, io.hi);
 		}
 		if (stall_lower) {
 			verdict = "no clear difference in boot time but a clearly lower I/O stall";
 			sc->policy = was == PF_POLICY_OFF ? PF_POLICY_REPLAY : was;
-		} else if (boot.noise_limited && (nc < SELFCHECK_SAMPLES || nr < SELFCHECK_SAMPLES)) {
+		} else if (boot.verdict == PF_VERDICT_UNCLEAR && (nc < SELFCHECK_SAMPLES || nr < SELFCHECK_SAMPLES)) {
 			snprintf(sc->why, sizeof(sc->why),
 				 "%s: no clear difference yet within a wide spread (median %.2f s of %zu %s boots against %.2f s "
-				 "of %zu control boots, allowance %.2f s%s): waiting for %d of each%s",
-				 pf_policy_name(was), boot.replay, nr, kind, boot.control, nc, boot.allowance, stall,
+				 "of %zu control boots, 95 %% interval %+.2f..%+.2f s%s): waiting for %d of each%s",
+				 pf_policy_name(was), boot.median_b, nr, kind, boot.median_a, nc, boot.lo, boot.hi, stall,
 				 SELFCHECK_SAMPLES, reorder_note);
 			return;
 		} else {
@@ -241,10 +218,10 @@ void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_
 	}
 	const char *action = sc->policy == was ? "keep" : sc->policy == PF_POLICY_REPLAY ? "resume" : "switch to";
 	snprintf(sc->why, sizeof(sc->why),
-		 "%s %s: %s boots %s (median %.2f s of %zu, against %.2f s of %zu control boots: %+.1f %%, allowance "
-		 "%.2f s%s)%s",
+		 "%s %s: %s boots %s (median %.2f s of %zu, against %.2f s of %zu control boots: %+.1f %%, 95 %% "
+		 "interval %+.2f..%+.2f s%s)%s",
 		 action, pf_policy_name(sc->policy), kind, verdict, sc->replay_s, nr, sc->control_s, nc, 100 * sc->change,
-		 sc->allowance_s, stall, reorder_note);
+		 boot.lo, boot.hi, stall, reorder_note);
 }
 
 int pf_selfcheck_load(const char *path, struct pf_selfcheck *sc)
@@ -282,7 +259,7 @@ int pf_selfcheck_load(const char *path, struct pf_selfcheck *sc)
 
 int pf_selfcheck_save(const char *path, const struct pf_selfcheck *sc)
 {
-	char buf[512];
+	char buf[1024];
 	int len = snprintf(buf, sizeof(buf), "policy %s\nreorder %s\nboots %lu\nwhy %s\n", pf_policy_name(sc->policy),
 			   sc->reorder_disarmed ? "disarmed" : "armed", sc->boots, sc->why);
 	if (len < 0 || (size_t)len >= sizeof(buf))

@@ -13,22 +13,22 @@
  *   replays   the newest SELFCHECK_SAMPLES boots that replayed under the policy in force (narrowed boots under
  *             "narrow", probes under "off", full replays under "replay")
  *   with fewer than SELFCHECK_MIN of either: no decision, the policy stays.
- *   Otherwise, by the medians of the boot time: diff = median(controls) - median(replays), and the noise
- *   allowance = max(SELFCHECK_MARGIN of the controls' median, 2 x the larger median absolute deviation x 1.4826
- *   / sqrt(min(n))) — a difference within it is no clear difference.
- *     clearly better (diff > allowance):  replay -> replay, narrow -> narrow, off -> replay
- *     clearly worse (-diff > allowance):  -> off
- *     no clear difference in boot time: the I/O stall (PSI some, where each boot's is known) compared the same
- *     way (allowance floor: SELFCHECK_MARGIN of the controls' boot time) —
- *       clearly lower with the replay:    as clearly better (CPU noise hides the boot-time gain, not the stall's)
- *       else, when the spread and not the margin set the allowance and fewer than SELFCHECK_SAMPLES of either
- *       kind were compared:               no decision yet, wait for more boots
- *       else:                             replay -> narrow, narrow -> off, off -> off
+ *   Otherwise the boot times are compared by lib/compare.h's pf_compare (the one comparison 'prefetchd report'
+ *   prints too): the difference of the medians, replays less controls, with its 95 % bootstrap interval, margin
+ *   SELFCHECK_MARGIN of the controls' median —
+ *     clearly lower (faster):             replay -> replay, narrow -> narrow, off -> replay
+ *     clearly higher (slower):            -> off
+ *     otherwise: the I/O stall (PSI some, where each boot's is known) compared the same way (same margin) —
+ *       clearly lower with the replay:    as clearly faster (CPU noise hides the boot-time gain, not the stall's)
+ *       else, when the boot times' verdict is "not clear" and fewer than SELFCHECK_SAMPLES of either kind were
+ *       compared:                         no decision yet, wait for more boots
+ *       else ("no difference" beyond the margin, or still not clear with all the samples):
+ *                                         replay -> narrow, narrow -> off, off -> off
  *   So from a fresh start prefetch backs off at the earliest after SELFCHECK_MIN control boots and SELFCHECK_MIN
  *   replays (about SELFCHECK_MIN x SELF_CHECK_INTERVAL boots), and comes back after SELFCHECK_MIN probes.
- * The reorder: when the replays after a reorder cost more disk time per MiB read (median of io_ms / MiB) than
- * the replays without one, by more than SELFCHECK_MARGIN, the reorder is disarmed (it stays so: the state file
- * says why, and removing it re-arms).
+ * The reorder: when the replays on a disk a reorder changed (right after it, or under its generation) cost more
+ * disk time per MiB read (median of io_ms / MiB) than the replays without one, by more than SELFCHECK_MARGIN, the
+ * reorder is disarmed (it stays so: the state file says why, and removing it re-arms).
  *
  * State: $PREFETCH_DIR/selfcheck, a few "key value" lines written at each boot end and read at the next boot's
  * start.  A missing or unreadable file is the default (replay, reorder armed).  Pure functions but the file's
@@ -37,12 +37,13 @@
 #define PREFETCH_SELFCHECK_H
 
 #include "boot_log.h"
+#include "compare.h"
 
 #include <stddef.h>
 
 #define SELFCHECK_SAMPLES 8    /* the newest boots of each kind compared */
-#define SELFCHECK_MIN 3        /* fewer of either kind: no decision yet */
-#define SELFCHECK_MARGIN 0.03  /* a change under 3 % of the boot time is no clear change */
+#define SELFCHECK_MIN PF_COMPARE_MIN /* fewer of either kind: no decision yet */
+#define SELFCHECK_MARGIN PF_COMPARE_MARGIN /* a change under 3 % of the boot time does not matter */
 #define SELFCHECK_NARROW_DIV 4 /* narrow: the replay reads the layout's head, a quarter of its bytes */
 
 enum pf_policy { PF_POLICY_REPLAY = 0, PF_POLICY_NARROW, PF_POLICY_OFF };
@@ -55,8 +56,9 @@ struct pf_selfcheck {
 	size_t n_control, n_replay;
 	double control_s, replay_s; /* medians of the boot time, s (-1 without samples) */
 	double change;              /* median(replays) / median(controls) - 1 (0 without both) */
-	double allowance_s;         /* the noise allowance of the last comparison, s */
-	char why[256];              /* one line: the decision and its figures */
+	double allowance_s;         /* the larger of the margin and the interval's half-width, s */
+	struct pf_comparison boot_cmp; /* the boot times' comparison (verdict too few without one) */
+	char why[512];              /* one line: the decision and its figures */
 };
 
 const char *pf_policy_name(enum pf_policy p);
@@ -75,6 +77,8 @@ void pf_selfcheck_decide(const struct pf_boot_record *recs, size_t n, struct pf_
 
 /* Does the kernel command line text hold the word prefetch=noreplay? */
 int pf_cmdline_noreplay(const char *cmdline);
+/* Does it hold word (e.g. "prefetch=off") as a whole word? */
+int pf_cmdline_word(const char *cmdline, const char *word);
 
 /* The state file: load (missing: the defaults, 0; unreadable or malformed: the defaults, the error returned)
  * and save (atomically).  Returns 0 or a negative pf error. */

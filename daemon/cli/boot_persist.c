@@ -2,6 +2,7 @@
 #include "boot_persist.h"
 
 #include "aggregate.h"
+#include "boot_settings.h"
 #include "boot_store.h"
 #include "error.h"
 #include "incomplete.h"
@@ -97,6 +98,19 @@ static void self_check(const struct pf_boot_paths *p, const struct pf_config *cf
 		pf_warn("cannot write %s: %s", path, pf_strerror(rc));
 }
 
+/* The reorder armed at the last shutdown counts for this boot only; a new generation it made stays. */
+static void consume_reorder(const struct pf_boot_paths *p, const struct pf_boot_record *rec)
+{
+	int rc;
+	if (!pf_boot_reorder_armed(p))
+		return;
+	if ((rc = pf_boot_settings_keep(p, rec)))
+		pf_warn("cannot write %s: %s (the next boots are not counted under reorder generation %lld)",
+			p->reorder_placed, pf_strerror(rc), (long long)rec->generation);
+	if ((rc = pf_boot_reorder_consume(p, rec)))
+		pf_warn("cannot remove %s: %s", p->reorder_armed, pf_strerror(rc));
+}
+
 int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
 		    const char *trace_name, const struct pf_boot_record *rec, int append_rec)
 {
@@ -126,7 +140,18 @@ int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, 
 	if (append_rec && (rc = pf_boottime_append(p->boottime, rec)))
 		pf_warn("cannot append to %s: %s", p->boottime, pf_strerror(rc));
 	self_check(p, cfg);
-	if (pf_boot_reorder_armed(p) && (rc = pf_boot_reorder_consume(p, rec)))
-		pf_warn("cannot remove %s: %s", p->reorder_armed, pf_strerror(rc));
+	consume_reorder(p, rec);
 	return stored;
+}
+
+void pf_boot_persist_record(const struct pf_boot_paths *p, const struct pf_boot_record *rec, int append_rec)
+{
+	int rc = pf_boot_flush_pending(p);
+	if (rc > 0)
+		pf_notice("moved %d buffered item(s) from %s to %s", rc, p->pending, p->state);
+	else if (rc < 0)
+		pf_warn("could not move the buffer %s: %s", p->pending, pf_strerror(rc));
+	if (append_rec && (rc = pf_boottime_append(p->boottime, rec)))
+		pf_warn("cannot append to %s: %s", p->boottime, pf_strerror(rc));
+	consume_reorder(p, rec);
 }

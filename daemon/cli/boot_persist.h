@@ -17,4 +17,8 @@
 int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
 		     const char *trace_name, const struct pf_boot_record *rec, int append_rec);
 
+/* A boot with prefetch off: the buffer moved over, rec appended (if append_rec), the reorder marker consumed;
+ * no trace, no layout, no self-check. */
+void pf_boot_persist_record(const struct pf_boot_paths *p, const struct pf_boot_record *rec, int append_rec);
+
 #endif

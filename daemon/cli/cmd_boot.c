@@ -14,6 +14,7 @@
 #include "boot_measure.h"
 #include "boot_options.h"
 #include "boot_persist.h"
+#include "boot_settings.h"
 #include "boot_state.h"
 #include "boot_store.h"
 #include "clock.h"
@@ -37,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 /* --from-initramfs: how long to wait for initramfs-tools to complete the new root (it takes milliseconds). */
@@ -174,6 +176,7 @@ struct boot {
 	int ready_owed;  /* READY=1 still to send: a Type=notify start exiting without it counts as failed */
 	int pending;     /* the trace and record wait in the runtime dir for PREFETCH_DIR */
 	int recorded;    /* record_boot() ran: the pid file gets its outcome for 'prefetchd stop' */
+	int off;         /* prefetch off by configuration (ENABLE_PREFETCH=0, prefetch=off): only recorded */
 	struct pf_selfcheck sc;     /* the self-check's state as this boot found it */
 	enum pf_boot_role role;     /* what the self-check made of this boot */
 	char lost[3 * PF_BOOT_PATH]; /* why this boot's trace was not stored ("" when it was) */
@@ -242,11 +245,20 @@ static int read_config(struct boot *b)
 	return 0;
 }
 
-/* ENABLE_PREFETCH, and START_FROM_INITRAMFS for a start from there.  Either way READY=1 is owed from now on. */
+/* ENABLE_PREFETCH and prefetch=off, and START_FROM_INITRAMFS for a start from there.  Either way READY=1 is owed
+ * from now on.  Off, the service still records the boot (record_off_boot()); a start from the initramfs leaves
+ * that to the service. */
 static int wanted(struct boot *b)
 {
 	b->ready_owed = 1;
-	return b->cfg.enable_prefetch && (b->opt.start == PF_BOOT_FROM_SERVICE || b->cfg.start_from_initramfs);
+	char *cmdline = NULL;
+	int off_here = pf_kernel_cmdline(&cmdline) == 0 && pf_cmdline_word(cmdline, "prefetch=off");
+	free(cmdline);
+	b->off = !b->cfg.enable_prefetch || off_here;
+	if (b->off && b->opt.start == PF_BOOT_FROM_SERVICE)
+		pf_notice("%s: recording this boot's time only (no tracing, no replay)",
+			  off_here ? "prefetch=off" : "ENABLE_PREFETCH=0");
+	return !b->off && (b->opt.start == PF_BOOT_FROM_SERVICE || b->cfg.start_from_initramfs);
 }
 
 /* The self-check's role for this boot, from its state file, the boot id and the kernel command line (read
@@ -259,7 +271,7 @@ static void choose_role(struct boot *b)
 	if (rc)
 		pf_warn("self-check state %s unreadable (%s): replaying as by default", path, pf_strerror(rc));
 	char *cmdline = NULL;
-	int noreplay = pf_kernel_cmdline(&cmdline) == 0 && pf_cmdline_noreplay(cmdline);
+	int noreplay = pf_kernel_cmdline(&cmdline) == 0 && pf_cmdline_word(cmdline, "prefetch=noreplay");
 	free(cmdline);
 	pf_boot_id(id, sizeof(id));
 	enum pf_policy policy = b->cfg.self_check_interval ? b->sc.policy : PF_POLICY_REPLAY;
@@ -470,6 +482,7 @@ static void record_boot(struct boot *b)
 {
 	/* a run that moved nothing leaves the disk as it was: the boot is judged as one without a reorder */
 	b->rec.reorder = b->cfg.enable_reordering && pf_boot_reorder_armed(&b->p) && pf_boot_reorder_moved(&b->p);
+	pf_boot_settings(&b->p, &b->cfg, b->cfg.nmounts ? b->cfg.mounts[0] : "/", b->rec.reorder, &b->rec);
 	struct pf_trace_stats st = { 0 };
 	struct pf_image *trace = finish_tracing(b, &st);
 	b->rec.when = (int64_t)time(NULL);
@@ -497,6 +510,51 @@ static void record_boot(struct boot *b)
 	b->recorded = 1;
 }
 
+/* Off: until 'prefetchd stop' (or a signal) says the boot has ended, or TRACE_TIMEOUT; asleep meanwhile. */
+static void wait_for_boot_end(const struct boot *b)
+{
+	struct timespec left = { .tv_sec = b->cfg.trace_timeout > 0 ? b->cfg.trace_timeout : 1 };
+	while (!stop_requested && nanosleep(&left, &left) != 0 && errno == EINTR)
+		;
+}
+
+/* A boot with prefetch off by configuration: the same record as any boot's (boot time, disk busy time, I/O
+ * stall, the settings), read from a few counters at boot end; nothing traced, replayed or aggregated.  The pid
+ * file is held as by a tracer, so that 'prefetchd stop' (prefetch-stop.service, the stop script) ends it. */
+static void record_off_boot(struct boot *b)
+{
+	if (claim_the_boot(b))
+		return;
+	clear_previous_run(b);
+	catch_stop_signals();
+	int rc = pf_pidfile_publish(&b->pid);
+	if (rc)
+		pf_warn("cannot write our pid to %s: %s ('prefetchd stop' cannot reach us)", b->p.pidfile, pf_strerror(rc));
+	static const cap_value_t done[] = PF_TRACER_CAPS_DONE;
+	(void)pf_privileges_drop(done, (int)(sizeof(done) / sizeof(done[0])));
+	pf_notify_ready();
+	pf_notify_status("prefetch off: waiting for the boot's end to record its time");
+	b->ready_owed = 0;
+	wait_for_boot_end(b);
+	measure_boot_end(b);
+	b->rec.off = 1;
+	b->rec.reorder = b->cfg.enable_reordering && pf_boot_reorder_armed(&b->p) && pf_boot_reorder_moved(&b->p);
+	pf_boot_settings(&b->p, &b->cfg, b->cfg.nmounts ? b->cfg.mounts[0] : "/", b->rec.reorder, &b->rec);
+	b->rec.when = (int64_t)time(NULL);
+	b->rec.replay_mib = 0;
+	b->rec.replay_files = 0;
+	pf_notice("boot finished at %.2f s (%s); disk %s busy %.2f s; prefetch off (recorded only)", b->rec.boot_s,
+		  b->rec.end_source, b->rec.disk, b->rec.io_ms >= 0 ? (double)b->rec.io_ms / 1000.0 : -1.0);
+	if (pf_boot_dir_writable(b->p.state) == 0)
+		pf_boot_persist_record(&b->p, &b->rec, 1);
+	else if ((rc = pf_boot_buffer_pending(&b->p, NULL, NULL, &b->rec)))
+		pf_warn("%s is not writable and buffering in %s failed (%s): this boot's record is lost", b->p.state,
+			b->p.pending, pf_strerror(rc));
+	else
+		b->pending = 1;
+	b->recorded = 1;
+}
+
 /* The buffered trace's next chance: as soon as PREFETCH_DIR is writable (the runtime dir is gone after a
  * reboot). */
 static void wait_for_state_dir(struct boot *b)
@@ -505,7 +563,10 @@ static void wait_for_state_dir(struct boot *b)
 	for (int waited = 0; waited < PF_BOOT_PENDING_WAIT_S && !stop_requested; waited += 2) {
 		sleep(2);
 		if (pf_boot_dir_writable(b->p.state) == 0) {
-			pf_boot_persist(&b->p, &b->cfg, NULL, NULL, &b->rec, 0); /* the record went with the buffer */
+			if (b->off) /* the record went with the buffer */
+				pf_boot_persist_record(&b->p, &b->rec, 0);
+			else
+				pf_boot_persist(&b->p, &b->cfg, NULL, NULL, &b->rec, 0);
 			return;
 		}
 	}
@@ -525,8 +586,11 @@ int cmd_boot(int argc, char **argv)
 		goto out;
 	if (read_config(&b))
 		goto out;
-	if (!wanted(&b))
+	if (!wanted(&b)) {
+		if (b.off && b.opt.start == PF_BOOT_FROM_SERVICE)
+			record_off_boot(&b);
 		goto out;
+	}
 	choose_role(&b);
 	leave_initramfs_session(&b);
 	replay_if_due(&b, REPLAY_AT_ROOT_MOUNT);

@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"  --config FILE   configuration (default " PF_DEFAULT_CONFIG "; a missing default file = defaults)\n"
 		"  --get KEY       print only the value of KEY, unquoted, on one line\n"
 		"  --check [FILE]  check FILE (default the --config file, else " PF_DEFAULT_CONFIG "): print each\n"
-		"                  bad line as FILE:LINE: reason, then a summary line\n"
+		"                  bad line as FILE:LINE: reason, and a warning for each reorder-only key changed\n"
+		"                  while ENABLE_FILE_REORDERING=0 (it has no effect), then a summary line\n"
 		"\n"
 		"Exit status: 0; with --check 0 when the file is clean, 1 when a line is bad; 1 when the file cannot be\n"
 		"read (a missing default file is not an error, except for --check); 2 on usage errors or an unknown\n"
@@ -57,6 +58,31 @@ static void print_shell_word(const char *v)
 	putchar('\'');
 }
 
+/* The keys only prefetch-reorder reads: without ENABLE_FILE_REORDERING=1 nothing reads them. */
+static const char *const reorder_only[] = { "CHUNK_SIZE_BLOCKS", "REORDER_TIME_BUDGET", "REORDER_FREE_RESERVE_PERCENT",
+					    "REORDER_MIN_GAIN_PERCENT", "REORDER_ERASE_BLOCK_KB", "REORDER_WRITE_BUDGET_MB",
+					    "REORDER_MAKE_ROOM" };
+
+/* One warning per reorder-only key changed from its default while reordering is off; returns how many. */
+static int warn_reorder_only(const char *path, const struct pf_config *cfg)
+{
+	if (cfg->enable_reordering)
+		return 0;
+	struct pf_config def;
+	pf_config_defaults(&def);
+	int n = 0;
+	for (size_t i = 0; i < sizeof(reorder_only) / sizeof(reorder_only[0]); i++) {
+		char v[64], d[64];
+		if (pf_config_get(cfg, reorder_only[i], v, sizeof(v)) || pf_config_get(&def, reorder_only[i], d, sizeof(d)) ||
+		    !strcmp(v, d))
+			continue;
+		printf("%s: warning: %s=%s has no effect: it acts only with ENABLE_FILE_REORDERING=1 (now 0)\n", path,
+		       reorder_only[i], v);
+		n++;
+	}
+	return n;
+}
+
 static int check(const char *path)
 {
 	struct pf_config cfg;
@@ -71,10 +97,11 @@ static int check(const char *path)
 		printf("%s\n", diag.warnings[i]);
 	if (diag.total > diag.nwarnings)
 		printf("%s: %d more problems not shown\n", path, diag.total - diag.nwarnings);
+	int warned = warn_reorder_only(path, &cfg);
 	if (diag.total)
 		printf("%s: %d bad line%s\n", path, diag.total, diag.total == 1 ? "" : "s");
 	else
-		printf("%s: OK\n", path);
+		printf("%s: OK%s\n", path, warned ? " (but for the warnings above)" : "");
 	return diag.total ? PF_EXIT_FAILURE : PF_EXIT_OK;
 }
 

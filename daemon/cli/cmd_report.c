@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* prefetchd report: the boot-time table of the recorded boots, per setup (none / prefetch / prefetch+reorder),
- * and optionally an SVG bar chart of it. */
+/* prefetchd report: the boot-time table of the recorded boots, per setup or per another setting (--by), each
+ * group against a baseline with a verdict, and optionally an SVG chart. */
 #include "boot_log.h"
 #include "commands.h"
 #include "config.h"
@@ -8,6 +8,7 @@
 #include "format.h"
 #include "log.h"
 #include "report_boots.h"
+#include "report_groups.h"
 #include "report_stats.h"
 #include "report_svg.h"
 #include "selfcheck.h"
@@ -23,147 +24,199 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: prefetchd report [--config FILE] [--log FILE] [--boots | --csv | --json] [--svg FILE]\n"
-		"                        [--title TEXT]\n"
+		"Usage: prefetchd report [--config FILE] [--log FILE] [--by KEY] [--setup SETUP]\n"
+		"                        [--boots | --csv | --json] [--svg FILE] [--title TEXT]\n"
 		"\n"
-		"Print the boot time and the disk busy time of the recorded boots per setup: none (no layout\n"
-		"replayed), prefetch, prefetch+reorder: boots, average, standard deviation, min and max; and how the\n"
-		"replay boots compare with the self-check's control boots (medians, with the noise allowance).\n"
+		"Print the boot times of the recorded boots per group (by default per setup: off, trace, replay,\n"
+		"narrow, replay+reorder): boots, median, mean, standard deviation, min, max, disk busy time and I/O\n"
+		"stall; and each group against a baseline: the difference of the medians with its 95 %% bootstrap\n"
+		"interval, and whether it is clear or how many more boots would likely settle it.\n"
 		"\n"
 		"  --config FILE   configuration (default " PF_DEFAULT_CONFIG "), for PREFETCH_DIR\n"
 		"  --log FILE      boot-time log (default $PREFETCH_DIR/boottime.log)\n"
+		"  --by KEY        group by setup (default), chunk-size, generation, kernel or medium\n"
+		"  --setup SETUP   only the boots of this setup (e.g. replay+reorder with --by chunk-size)\n"
 		"  --boots         also every boot, one line each (what it replayed, used, read itself, stalled)\n"
-		"  --csv           only the boots, as CSV with a header row\n"
-		"  --json          only one JSON object: the boots, the setups' statistics, the comparison\n"
+		"  --csv           only CSV with a header row: the groups and comparisons with --by, else the boots\n"
+		"  --json          only one JSON object: the boots, the setups' statistics, the groups, the comparisons\n"
 		"  --svg FILE      also write a chart: every boot as a point over time, coloured by setup, and\n"
-		"                  per setup min/max, mean and standard deviation, change against none\n"
+		"                  per setup min/max, mean and standard deviation, change against the baseline\n"
 		"  --title TEXT    title of the chart\n"
 		"\n"
 		"Exit: 0, 1 when the log cannot be read, 2 on usage errors.\n");
 }
 
-int cmd_report(int argc, char **argv)
+enum form { TEXT, BOOTS, CSV, JSON };
+
+struct report_opts {
+	const char *config, *log, *svg, *title;
+	enum form form;
+	enum pf_report_key by;
+	int by_given, only_given;
+	enum pf_setup only;
+};
+
+/* Returns -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
 					       { "log", required_argument, NULL, 'l' },
 					       { "svg", required_argument, NULL, 's' },
 					       { "title", required_argument, NULL, 't' },
+					       { "by", required_argument, NULL, 'y' },
+					       { "setup", required_argument, NULL, 'S' },
 					       { "boots", no_argument, NULL, 'b' },
 					       { "csv", no_argument, NULL, 'C' },
 					       { "json", no_argument, NULL, 'J' },
 					       { "help", no_argument, NULL, 'h' },
 					       { NULL, 0, NULL, 0 } };
-	const char *config = NULL, *log = NULL, *svg = NULL, *title = NULL;
-	enum { TEXT, BOOTS, CSV, JSON } form = TEXT;
 	int c;
 	optind = 1;
 	opterr = 0; /* one message of our own */
 	while ((c = getopt_long(argc, argv, ":c:l:s:t:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': config = optarg; break;
-		case 'l': log = optarg; break;
-		case 's': svg = optarg; break;
-		case 't': title = optarg; break;
-		case 'b': form = BOOTS; break;
-		case 'C': form = CSV; break;
-		case 'J': form = JSON; break;
+		case 'c': o->config = optarg; break;
+		case 'l': o->log = optarg; break;
+		case 's': o->svg = optarg; break;
+		case 't': o->title = optarg; break;
+		case 'y':
+			if (pf_report_key_parse(optarg, &o->by))
+				return pf_usage_error("--by: '%s' is none of setup, chunk-size, generation, kernel, medium",
+						      optarg);
+			o->by_given = 1;
+			break;
+		case 'S':
+			if (pf_setup_parse(optarg, &o->only))
+				return pf_usage_error("--setup: '%s' is none of off, trace, replay, narrow, replay+reorder",
+						      optarg);
+			o->only_given = 1;
+			break;
+		case 'b': o->form = BOOTS; break;
+		case 'C': o->form = CSV; break;
+		case 'J': o->form = JSON; break;
 		case 'h': usage(stdout); return PF_EXIT_OK;
 		default: return pf_usage_bad_option(c, argv);
 		}
 	}
 	if (optind != argc)
 		return pf_usage_error("unexpected argument '%s'", argv[optind]);
+	return -1;
+}
 
+/* The log's boots (only those of --setup), or the exit status. */
+static int load(const struct report_opts *o, char *logpath, size_t len, struct pf_boot_record **recs, size_t *n)
+{
 	struct pf_config cfg;
-	pf_config_read_or_defaults(&cfg, config);
-
-	char logpath[512];
-	if (log)
-		snprintf(logpath, sizeof(logpath), "%s", log);
-	else
-		snprintf(logpath, sizeof(logpath), "%s/boottime.log", cfg.state_dir);
-
-	struct pf_boot_record *recs;
-	size_t n, bad;
-	int rc = pf_boottime_load(logpath, &recs, &n, &bad);
-	if (rc == -ENOENT) {
-		pf_err("%s does not exist: no traced boot has finished yet", logpath);
-		return PF_EXIT_FAILURE;
-	}
-	if (rc == -EPROTO) {
+	pf_config_read_or_defaults(&cfg, o->config);
+	snprintf(logpath, len, "%s%s", o->log ? o->log : cfg.state_dir, o->log ? "" : "/boottime.log");
+	size_t bad;
+	int rc = pf_boottime_load(logpath, recs, n, &bad);
+	if (rc == -ENOENT)
+		pf_err("%s does not exist: no boot has been recorded yet", logpath);
+	else if (rc == -EPROTO)
 		pf_err("%s: written in an unknown format version", logpath);
-		return PF_EXIT_FAILURE;
-	}
-	if (rc) {
+	else if (rc)
 		pf_err("cannot read %s: %s", logpath, pf_strerror(rc));
+	if (rc)
 		return PF_EXIT_FAILURE;
-	}
 	if (bad)
 		pf_warn("%s: %zu unreadable line%s skipped", logpath, bad, bad == 1 ? "" : "s");
+	if (o->only_given) {
+		size_t k = 0;
+		for (size_t i = 0; i < *n; i++)
+			if (pf_boot_record_setup(&(*recs)[i]) == o->only)
+				(*recs)[k++] = (*recs)[i];
+		*n = k;
+	}
+	return -1;
+}
+
+static void text_report(const struct report_opts *o, const char *logpath, const struct pf_boot_record *recs, size_t n,
+			const struct pf_grouping *groups, const struct pf_control_change *cc)
+{
+	int systemd_end = 0, other_end = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(recs[i].end_source, "systemd"))
+			systemd_end++;
+		else
+			other_end++;
+	}
+	printf("%zu boot%s recorded in %s%s%s\n\n", n, n == 1 ? "" : "s", logpath, o->only_given ? ", setup " : "",
+	       o->only_given ? pf_setup_name(o->only) : "");
+	pf_report_groups_table(stdout, groups);
+	printf("\nboot time: uptime when the boot finished (%d from systemd's FinishTimestamp, %d from the stop\n"
+	       "script or trace stop); disk s: /proc/diskstats I/O ticks of the traced disk at boot end (mean);\n"
+	       "stall s: /proc/pressure/io \"some\" at boot end (mean).\n",
+	       systemd_end, other_end);
+	char words[256];
+	if (cc->n_control && cc->n_replay)
+		printf("self-check, replay against control boots: median %.2f s of %zu against %.2f s of %zu: %+.1f %%; %s\n",
+		       cc->replay_s, cc->n_replay, cc->control_s, cc->n_control, 100 * cc->change,
+		       pf_comparison_words(&cc->cmp, "control", "replay", "faster", "slower", "s", words, sizeof(words)));
+	else
+		printf("self-check, replay against control boots: no %s yet (SELF_CHECK_INTERVAL; or ENABLE_REPLAY=0\n"
+		       "for a few boots, or prefetch=noreplay on the kernel command line)\n",
+		       cc->n_control ? "replay boots" : "control boots");
+	if (o->form == BOOTS) {
+		putchar('\n');
+		pf_report_boots_table(stdout, recs, n);
+	}
+}
+
+static int write_svg(const struct report_opts *o, const struct pf_report_row rows[PF_SETUP_COUNT],
+		     const struct pf_boot_record *recs, size_t n)
+{
+	char *doc = pf_report_svg(rows, recs, n, o->title);
+	if (!doc) {
+		pf_err("out of memory");
+		return PF_EXIT_FAILURE;
+	}
+	int rc = pf_write_atomic(o->svg, doc, strlen(doc), 0644);
+	free(doc);
+	if (rc) {
+		pf_err("cannot write %s: %s", o->svg, pf_strerror(rc));
+		return PF_EXIT_FAILURE;
+	}
+	if (o->form != CSV && o->form != JSON)
+		printf("chart: %s\n", o->svg);
+	return PF_EXIT_OK;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct report_opts o = { .form = TEXT, .by = PF_BY_SETUP };
+	int rc = parse(argc, argv, &o);
+	if (rc >= 0)
+		return rc;
+	char logpath[512];
+	struct pf_boot_record *recs = NULL;
+	size_t n = 0;
+	if ((rc = load(&o, logpath, sizeof(logpath), &recs, &n)) >= 0)
+		return rc;
 
 	struct pf_report_row rows[PF_SETUP_COUNT];
-	rc = pf_report_rows(recs, n, rows);
-	if (rc) {
+	struct pf_grouping groups;
+	if (pf_report_rows(recs, n, rows) || pf_report_group(recs, n, o.by, &groups)) {
 		free(recs);
-		pf_err("%s", pf_strerror(rc));
+		pf_err("out of memory");
 		return PF_EXIT_FAILURE;
 	}
 	/* The replay boots against the control boots, as the self-check compares them (selfcheck.h). */
 	struct pf_selfcheck sc = { .policy = PF_POLICY_REPLAY };
 	pf_selfcheck_decide(recs, n, &sc);
 	struct pf_control_change cc = { .n_control = sc.n_control, .n_replay = sc.n_replay, .control_s = sc.control_s,
-					.replay_s = sc.replay_s, .change = sc.change, .allowance_s = sc.allowance_s };
-	if (form == CSV) {
+					.replay_s = sc.replay_s, .change = sc.change, .allowance_s = sc.allowance_s,
+					.cmp = sc.boot_cmp };
+	if (o.form == CSV && o.by_given)
+		pf_report_groups_csv(stdout, &groups);
+	else if (o.form == CSV)
 		pf_report_boots_csv(stdout, recs, n);
-	} else if (form == JSON) {
-		pf_report_json(stdout, logpath, recs, n, rows, &cc);
-	} else {
-		int systemd_end = 0, other_end = 0;
-		for (size_t i = 0; i < n; i++) {
-			if (!strcmp(recs[i].end_source, "systemd"))
-				systemd_end++;
-			else
-				other_end++;
-		}
-		printf("%zu boot%s recorded in %s\n\n", n, n == 1 ? "" : "s", logpath);
-		pf_report_table(stdout, rows);
-		printf("\nboot time: uptime when the boot finished (%d from systemd's FinishTimestamp, %d from the stop\n"
-		       "script or trace stop); disk busy time: /proc/diskstats I/O ticks of the traced disk at trace stop.\n",
-		       systemd_end, other_end);
-		if (cc.n_control && cc.n_replay)
-			printf("against control boots: replay median %.2f s of %zu, control median %.2f s of %zu: %+.1f %%%s\n",
-			       cc.replay_s, cc.n_replay, cc.control_s, cc.n_control, 100 * cc.change,
-			       cc.allowance_s > 0 ? "" : " (fewer than 3 of either: no verdict yet)");
-		else
-			printf("against control boots: no %s yet (the self-check's control boots, SELF_CHECK_INTERVAL; or\n"
-			       "ENABLE_REPLAY=0 for a few boots, or prefetch=noreplay on the kernel command line)\n",
-			       cc.n_control ? "replay boots" : "control boots");
-		if (cc.allowance_s > 0)
-			printf("  a difference within %.2f s (3 %% of the boot time or twice the spread) is no clear difference\n",
-			       cc.allowance_s);
-		if (form == BOOTS) {
-			putchar('\n');
-			pf_report_boots_table(stdout, recs, n);
-		}
-	}
-
-	if (svg) {
-		char *doc = pf_report_svg(rows, recs, n, title);
-		if (!doc) {
-			free(recs);
-			pf_err("out of memory");
-			return PF_EXIT_FAILURE;
-		}
-		rc = pf_write_atomic(svg, doc, strlen(doc), 0644);
-		free(doc);
-		if (rc) {
-			free(recs);
-			pf_err("cannot write %s: %s", svg, pf_strerror(rc));
-			return PF_EXIT_FAILURE;
-		}
-		if (form != CSV && form != JSON)
-			printf("chart: %s\n", svg);
-	}
+	else if (o.form == JSON)
+		pf_report_json(stdout, logpath, recs, n, rows, &groups, &cc);
+	else
+		text_report(&o, logpath, recs, n, &groups, &cc);
+	rc = o.svg ? write_svg(&o, rows, recs, n) : PF_EXIT_OK;
+	pf_grouping_free(&groups);
 	free(recs);
-	return PF_EXIT_OK;
+	return rc;
 }

@@ -2,6 +2,7 @@
 /* prefetchd status: is prefetch on, what the last boot got from it, the self-check's decision and why, the last
  * reorder's outcome, and where the files are.  Reads only; every missing piece is said, never an error. */
 #include "boot_log.h"
+#include "boot_settings.h"
 #include "boot_state.h"
 #include "commands.h"
 #include "config.h"
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -28,7 +30,8 @@ static void usage(FILE *out)
 		"\n"
 		"Show whether prefetch is on and tracing now, what the last recorded boot got from it (MiB replayed\n"
 		"and used, what the boot read itself, I/O stall, boot time), the self-check's decision and why, the\n"
-		"last reorder's outcome and where the files are.\n"
+		"reorder (on or off, whether this shutdown arms it, what its last run did, which run placed the\n"
+		"layout's files) and where the files are.\n"
 		"\n"
 		"  --config FILE   configuration (default " PF_DEFAULT_CONFIG ")\n"
 		"\n"
@@ -97,14 +100,45 @@ static void last_reorder(const struct pf_boot_paths *p)
 	char *text;
 	size_t len;
 	if (pf_read_text(p->reorder_log, 1 << 20, 0, &text, &len)) {
-		printf("last reorder:   none recorded (%s)\n", p->reorder_log);
+		printf("  last run:     none recorded (%s)\n", p->reorder_log);
 		return;
 	}
 	char *last = NULL;
 	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
 		last = line;
-	printf("last reorder:   %s\n", last ? last : "none recorded");
+	printf("  last run:     %s\n", last ? last : "none recorded");
 	free(text);
+}
+
+/* The reorder in one place: whether it is on, whether this shutdown arms it (the same conditions as the arm
+ * step of the shutdown hook), what the last run did, and which run placed the layout's files. */
+static void reorder_state(const struct pf_config *cfg, const struct pf_boot_paths *p, const struct pf_selfcheck *sc,
+			  int sc_ok)
+{
+	struct stat st;
+	int layout = stat(p->layout, &st) == 0 && st.st_size > 0;
+	if (!cfg->enable_reordering)
+		printf("reorder:        off (ENABLE_FILE_REORDERING=0): nothing is moved at shutdown\n");
+	else if (cfg->self_check_interval && sc_ok && sc->reorder_disarmed)
+		printf("reorder:        on, but disarmed by the self-check: not armed at shutdown (remove %s/selfcheck "
+		       "to re-arm)\n", p->state);
+	else if (cfg->self_check_interval && sc_ok && sc->policy == PF_POLICY_OFF)
+		printf("reorder:        on, but not armed at shutdown while the self-check's policy is off\n");
+	else if (!layout)
+		printf("reorder:        on, but nothing to arm at this shutdown: no layout yet (no traced boot)\n");
+	else
+		printf("reorder:        on: armed at this shutdown if its plan finds blocks worth moving\n");
+	if (access(p->reorder_armed, F_OK) == 0)
+		printf("  pending:      armed at the last shutdown; this boot's record will count it\n");
+	last_reorder(p);
+	int64_t gen, chunk;
+	if (pf_reorder_placed_load(p->reorder_placed, &gen, &chunk))
+		printf("  placed:       %s unreadable\n", p->reorder_placed);
+	else if (gen == 0)
+		printf("  placed:       the layout's files were never moved by a reorder\n");
+	else
+		printf("  placed:       the layout's files by reorder generation %lld (CHUNK_SIZE_BLOCKS %lld)\n", (long long)gen,
+		       (long long)chunk);
 }
 
 int cmd_status(int argc, char **argv)
@@ -130,9 +164,11 @@ int cmd_status(int argc, char **argv)
 	struct pf_boot_paths p;
 	pf_boot_paths_init(&p, &cfg);
 
-	printf("prefetch:       %s (replay %s, reorder at shutdown %s, start from the initramfs %s)\n",
-	       on_off(cfg.enable_prefetch), on_off(cfg.enable_replay), on_off(cfg.enable_reordering),
-	       on_off(cfg.start_from_initramfs));
+	if (cfg.enable_prefetch)
+		printf("prefetch:       on (replay %s, start from the initramfs %s)\n", on_off(cfg.enable_replay),
+		       on_off(cfg.start_from_initramfs));
+	else
+		printf("prefetch:       off (ENABLE_PREFETCH=0): each boot's time is recorded, nothing traced or replayed\n");
 	printf("tracing now:    %s\n", tracing_now(p.pidfile) ? "yes" : "no");
 	last_boot(&p);
 
@@ -145,11 +181,10 @@ int cmd_status(int argc, char **argv)
 	else if (rc)
 		printf("self-check:     %s unreadable (%s): the next boot replays as by default\n", path, pf_strerror(rc));
 	else
-		printf("self-check:     policy %s, reorder %s; one boot in %d is a %s boot\n  why:          %s\n",
-		       pf_policy_name(sc.policy), sc.reorder_disarmed ? "disarmed (remove the state file to re-arm)" : "armed",
-		       cfg.self_check_interval, sc.policy == PF_POLICY_OFF ? "probe" : "control",
+		printf("self-check:     policy %s; one boot in %d is a %s boot\n  why:          %s\n",
+		       pf_policy_name(sc.policy), cfg.self_check_interval, sc.policy == PF_POLICY_OFF ? "probe" : "control",
 		       sc.why[0] ? sc.why : "no boot judged yet");
-	last_reorder(&p);
+	reorder_state(&cfg, &p, &sc, rc == 0);
 	printf("files:          config %s, state %s (layout, traces/, boottime.log, selfcheck, reorder.log), "
 	       "runtime %s\n",
 	       config ? config : pf_config_default_path(), p.state, p.runtime);

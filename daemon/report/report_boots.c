@@ -49,20 +49,22 @@ void pf_report_boots_table(FILE *out, const struct pf_boot_record *recs, size_t 
 void pf_report_boots_csv(FILE *out, const struct pf_boot_record *recs, size_t n)
 {
 	fputs("boot,boot_id,unix_time,setup,control,policy,boot_s,end_source,disk,io_ms,reads,sectors,replay_mib,"
-	      "used_mib,uncovered_mib,psi_io_ms,replay_s,replay_cpu_s,replay_files,used_files\n",
+	      "used_mib,uncovered_mib,psi_io_ms,replay_s,replay_cpu_s,replay_files,used_files,run,generation,"
+	      "chunk_size_blocks,medium,kernel,layout_age\n",
 	      out);
 	for (size_t i = 0; i < n; i++) {
 		const struct pf_boot_record *r = &recs[i];
 		/* every text field is one word without commas or quotes (boot_log.c writes "-" otherwise) */
 		fprintf(out, "%zu,%s,%" PRId64 ",%s,%d,%s,%.2f,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.2f,%.2f,%.2f,%" PRId64
-			     ",%.2f,%.2f,%" PRId64 ",%" PRId64 "\n",
+			     ",%.2f,%.2f,%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%s,%s,%" PRId64 "\n",
 			i + 1, r->boot_id, r->when, pf_setup_name(pf_boot_record_setup(r)), r->control, r->policy, r->boot_s,
 			r->end_source, r->disk, r->io_ms, r->reads, r->sectors, r->replay_mib, r->used_mib, r->uncovered_mib,
-			r->psi_io_ms, r->replay_s, r->replay_cpu_s, r->replay_files, r->used_files);
+			r->psi_io_ms, r->replay_s, r->replay_cpu_s, r->replay_files, r->used_files, r->off ? "off" : "on",
+			r->generation, r->chunk, r->medium, r->kernel, r->layout_age);
 	}
 }
 
-static void json_string(FILE *out, const char *s)
+void pf_report_json_string(FILE *out, const char *s)
 {
 	fputc('"', out);
 	for (; *s; s++) {
@@ -86,6 +88,15 @@ static void json_num(FILE *out, double v)
 		fprintf(out, "%.3f", v);
 }
 
+/* A count: null when unknown. */
+static void json_int(FILE *out, int64_t v)
+{
+	if (v < 0)
+		fputs("null", out);
+	else
+		fprintf(out, "%" PRId64, v);
+}
+
 static void json_stat(FILE *out, const struct pf_stat *st)
 {
 	if (!st->n) {
@@ -97,23 +108,24 @@ static void json_stat(FILE *out, const struct pf_stat *st)
 }
 
 void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *recs, size_t n,
-		    const struct pf_report_row rows[PF_SETUP_COUNT], const struct pf_control_change *cc)
+		    const struct pf_report_row rows[PF_SETUP_COUNT], const struct pf_grouping *groups,
+		    const struct pf_control_change *cc)
 {
 	fputs("{\n  \"log\": ", out);
-	json_string(out, log);
+	pf_report_json_string(out, log);
 	fputs(",\n  \"boots\": [", out);
 	for (size_t i = 0; i < n; i++) {
 		const struct pf_boot_record *r = &recs[i];
 		fprintf(out, "%s\n    {\"boot\": %zu, \"boot_id\": ", i ? "," : "", i + 1);
-		json_string(out, r->boot_id);
+		pf_report_json_string(out, r->boot_id);
 		fprintf(out, ", \"unix_time\": %" PRId64 ", \"setup\": ", r->when);
-		json_string(out, pf_setup_name(pf_boot_record_setup(r)));
+		pf_report_json_string(out, pf_setup_name(pf_boot_record_setup(r)));
 		fprintf(out, ", \"control\": %s, \"policy\": ", r->control ? "true" : "false");
-		json_string(out, r->policy);
+		pf_report_json_string(out, r->policy);
 		fprintf(out, ", \"boot_s\": %.2f, \"end_source\": ", r->boot_s);
-		json_string(out, r->end_source);
+		pf_report_json_string(out, r->end_source);
 		fputs(", \"disk\": ", out);
-		json_string(out, r->disk);
+		pf_report_json_string(out, r->disk);
 		fputs(", \"io_s\": ", out);
 		json_num(out, r->io_ms >= 0 ? r->io_ms / 1000.0 : -1);
 		fputs(", \"read_mib\": ", out);
@@ -134,12 +146,22 @@ void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *rec
 		json_num(out, r->replay_files >= 0 ? (double)r->replay_files : -1);
 		fputs(", \"used_files\": ", out);
 		json_num(out, r->used_files >= 0 ? (double)r->used_files : -1);
+		fprintf(out, ", \"run\": \"%s\", \"generation\": ", r->off ? "off" : "on");
+		json_int(out, r->generation);
+		fputs(", \"chunk_size_blocks\": ", out);
+		json_int(out, r->chunk);
+		fputs(", \"medium\": ", out);
+		pf_report_json_string(out, r->medium);
+		fputs(", \"kernel\": ", out);
+		pf_report_json_string(out, r->kernel);
+		fputs(", \"layout_age\": ", out);
+		json_int(out, r->layout_age);
 		fputc('}', out);
 	}
 	fputs("\n  ],\n  \"setups\": {", out);
 	for (int s = 0; s < PF_SETUP_COUNT; s++) {
 		fprintf(out, "%s\n    ", s ? "," : "");
-		json_string(out, pf_setup_name((enum pf_setup)s));
+		pf_report_json_string(out, pf_setup_name((enum pf_setup)s));
 		fputs(": {\"boot_s\": ", out);
 		json_stat(out, &rows[s].boot_s);
 		fputs(", \"io_s\": ", out);
@@ -148,12 +170,24 @@ void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *rec
 		json_stat(out, &rows[s].read_mb);
 		fputc('}', out);
 	}
-	fputs("\n  },\n  \"against_control_boots\": ", out);
-	if (cc && cc->n_control && cc->n_replay)
-		fprintf(out, "{\"control_boots\": %zu, \"replay_boots\": %zu, \"control_median_s\": %.3f, "
-			     "\"replay_median_s\": %.3f, \"change\": %.4f, \"allowance_s\": %.3f}",
-			cc->n_control, cc->n_replay, cc->control_s, cc->replay_s, cc->change, cc->allowance_s);
+	fputs("\n  },\n  \"groups\": ", out);
+	if (groups)
+		pf_report_groups_json(out, groups);
 	else
+		fputs("null", out);
+	fputs(",\n  \"against_control_boots\": ", out);
+	if (cc && cc->n_control && cc->n_replay) {
+		char words[256];
+		fprintf(out, "{\"control_boots\": %zu, \"replay_boots\": %zu, \"control_median_s\": %.3f, "
+			     "\"replay_median_s\": %.3f, \"change\": %.4f, \"allowance_s\": %.3f, \"diff_s\": %.3f, "
+			     "\"lo_s\": %.3f, \"hi_s\": %.3f, \"verdict\": ",
+			cc->n_control, cc->n_replay, cc->control_s, cc->replay_s, cc->change, cc->allowance_s, cc->cmp.diff,
+			cc->cmp.lo, cc->cmp.hi);
+		pf_report_json_string(out, pf_verdict_name(cc->cmp.verdict));
+		fputs(", \"words\": ", out);
+		pf_report_json_string(out, pf_comparison_words(&cc->cmp, "control", "replay", "faster", "slower", "s", words, sizeof(words)));
+		fputc('}', out);
+	} else
 		fputs("null", out);
 	fputs("\n}\n", out);
 }

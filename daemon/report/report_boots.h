@@ -5,6 +5,8 @@
 #define PREFETCH_REPORT_BOOTS_H
 
 #include "boot_log.h"
+#include "compare.h"
+#include "report_groups.h"
 #include "report_stats.h"
 
 #include <stddef.h>
@@ -15,7 +17,8 @@ struct pf_control_change {
 	size_t n_control, n_replay;
 	double control_s, replay_s; /* medians */
 	double change;              /* replay / control - 1 */
-	double allowance_s;         /* the noise allowance: a difference within it is no clear difference */
+	double allowance_s;         /* the larger of the margin and the interval's half-width */
+	struct pf_comparison cmp;   /* the self-check's comparison (lib/compare.h), replays less controls */
 };
 
 /* One line per boot: number, date (UTC), setup, control, policy, boot time, MiB replayed / used / read by the
@@ -25,9 +28,13 @@ void pf_report_boots_table(FILE *out, const struct pf_boot_record *recs, size_t 
 /* The same as CSV, with a header row. */
 void pf_report_boots_csv(FILE *out, const struct pf_boot_record *recs, size_t n);
 
-/* One JSON object: the log's path, every boot, the per-setup statistics and the comparison with control boots
- * (null when there is none). */
+/* One JSON object: the log's path, every boot, the per-setup statistics, the groups of --by with their
+ * comparisons, and the comparison with control boots (null when there is none). */
 void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *recs, size_t n,
-		    const struct pf_report_row rows[PF_SETUP_COUNT], const struct pf_control_change *cc);
+		    const struct pf_report_row rows[PF_SETUP_COUNT], const struct pf_grouping *groups,
+		    const struct pf_control_change *cc);
+
+/* s as a JSON string, quoted and escaped. */
+void pf_report_json_string(FILE *out, const char *s);
 
 #endif

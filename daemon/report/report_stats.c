@@ -63,37 +63,3 @@ int pf_report_rows(const struct pf_boot_record *recs, size_t n, struct pf_report
 	free(mb);
 	return 0;
 }
-
-static void cells(FILE *out, const struct pf_stat *st, int width)
-{
-	if (st->n == 0)
-		fprintf(out, "  %*s %7s %7s %7s", width, "-", "-", "-", "-");
-	else
-		fprintf(out, "  %*.2f %7.2f %7.2f %7.2f", width, st->mean, st->stddev, st->min, st->max);
-}
-
-void pf_report_table(FILE *out, const struct pf_report_row rows[PF_SETUP_COUNT])
-{
-	fprintf(out, "%-17s %5s  %-31s  %-31s  %9s  %8s\n", "", "", "boot time (s)", "disk busy time (s)", "read (MiB)",
-		"boot time");
-	fprintf(out, "%-17s %5s  %7s %7s %7s %7s  %7s %7s %7s %7s  %9s  %8s\n", "setup", "boots", "average", "stddev", "min",
-		"max", "average", "stddev", "min", "max", "average", "vs none");
-	const struct pf_stat *base = &rows[PF_SETUP_NONE].boot_s;
-	for (int s = 0; s < PF_SETUP_COUNT; s++) {
-		const struct pf_report_row *r = &rows[s];
-		if (s == PF_SETUP_REORDER_ONLY && r->boot_s.n == 0)
-			continue; /* reorder without a replayed layout is rare: only shown when it happened */
-		fprintf(out, "%-17s %5zu", pf_setup_name(r->setup), r->boot_s.n);
-		cells(out, &r->boot_s, 7);
-		cells(out, &r->io_s, 7);
-		if (r->read_mb.n)
-			fprintf(out, "  %9.1f", r->read_mb.mean);
-		else
-			fprintf(out, "  %9s", "-");
-		if (s != PF_SETUP_NONE && r->boot_s.n && base->n && base->mean > 0)
-			fprintf(out, "  %+7.1f%%", 100.0 * (r->boot_s.mean - base->mean) / base->mean);
-		else
-			fprintf(out, "  %8s", "-");
-		fputc('\n', out);
-	}
-}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* 'prefetchd report': statistics of the boot-time log per setup, and the table integrators compare.
+/* 'prefetchd report': statistics of the boot-time log per setup (the chart's and --json's; the table is
+ * report_groups.h's).
  * Pure functions (no I/O but the FILE given), so that the figures can be unit-tested. */
 #ifndef PREFETCH_REPORT_STATS_H
 #define PREFETCH_REPORT_STATS_H
@@ -26,9 +27,5 @@ void pf_stat_compute(const double *v, size_t n, struct pf_stat *out);
 
 /* One row per setup (rows[setup]), from n records.  Returns 0 or -ENOMEM. */
 int pf_report_rows(const struct pf_boot_record *recs, size_t n, struct pf_report_row rows[PF_SETUP_COUNT]);
-
-/* The table: one line per setup that has boots (the three main setups always), and the change of the mean
- * boot time against "none" when both have boots. */
-void pf_report_table(FILE *out, const struct pf_report_row rows[PF_SETUP_COUNT]);
 
 #endif

@@ -12,7 +12,13 @@
 #define MARGIN_L 60
 #define MARGIN_T 50
 
-static const char *const colours[PF_SETUP_COUNT] = { "#9e9e9e", "#3b7dd8", "#2e9b4f", "#d8903b" };
+static const char *const colours[PF_SETUP_COUNT] = { "#9e9e9e", "#7a5195", "#3b7dd8", "#5fb0c8", "#2e9b4f" };
+
+/* The setups always shown (with or without boots): off, trace and replay; the others when they have boots. */
+static int always_shown(int s)
+{
+	return s == PF_SETUP_OFF || s == PF_SETUP_TRACE || s == PF_SETUP_REPLAY;
+}
 
 /* A round axis maximum at or above v (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 or 10 times a power of ten), and a tick
  * step that divides it into 3 to 6 intervals. */
@@ -80,31 +86,31 @@ static void boots_panel(FILE *f, const struct pf_boot_record *recs, size_t n, do
 	}
 	/* the legend: what the colours and the hollow points mean */
 	for (int s = 0, x = 0; s < PF_SETUP_COUNT; s++) {
-		if (s == PF_SETUP_REORDER_ONLY)
-			continue;
 		fprintf(f, "<circle cx=\"%d\" cy=\"%d\" r=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
 			   "dominant-baseline=\"middle\" font-size=\"11\">%s</text>\n",
 			x + 6, plot_h + 48, colours[s], x + 14, plot_h + 48, pf_setup_name((enum pf_setup)s));
-		x += 130;
+		x += 92;
 	}
-	fprintf(f, "<circle cx=\"396\" cy=\"%d\" r=\"4\" fill=\"white\" stroke=\"%s\" stroke-width=\"1.5\"/>"
-		   "<text x=\"404\" y=\"%d\" dominant-baseline=\"middle\" font-size=\"11\">control boot</text>\n",
-		plot_h + 48, colours[PF_SETUP_NONE], plot_h + 48);
+	fprintf(f, "<circle cx=\"466\" cy=\"%d\" r=\"4\" fill=\"white\" stroke=\"%s\" stroke-width=\"1.5\"/>"
+		   "<text x=\"474\" y=\"%d\" dominant-baseline=\"middle\" font-size=\"11\">control boot</text>\n",
+		plot_h + 48, colours[PF_SETUP_TRACE], plot_h + 48);
 	fputs("</g>\n", f);
 }
 
-/* Per setup: min-max whisker, mean +- one standard deviation as a bar, the mean, and the change against none. */
+/* Per setup: min-max whisker, mean +- one standard deviation as a bar, the mean, and the change against the
+ * baseline (off, or trace when there are no off boots). */
 static void summary_panel(FILE *f, int x0, const struct pf_report_row rows[PF_SETUP_COUNT], double ymax, double step)
 {
 	int plot_w = SUMMARY_W - MARGIN_L - 10, plot_h = PANEL_H - 40;
 	int shown[PF_SETUP_COUNT], nshown = 0;
 	for (int s = 0; s < PF_SETUP_COUNT; s++)
-		if (s != PF_SETUP_REORDER_ONLY || rows[s].boot_s.n)
+		if (always_shown(s) || rows[s].boot_s.n)
 			shown[nshown++] = s;
 	fprintf(f, "<g transform=\"translate(%d,%d)\">\n", x0 + MARGIN_L, MARGIN_T);
 	fprintf(f, "<text x=\"%d\" y=\"-12\" text-anchor=\"middle\" font-weight=\"bold\">per setup</text>\n", plot_w / 2);
 	y_axis(f, ymax, step, plot_w, plot_h);
-	const struct pf_stat *base = &rows[PF_SETUP_NONE].boot_s;
+	int b = rows[PF_SETUP_OFF].boot_s.n ? PF_SETUP_OFF : PF_SETUP_TRACE; /* the report's baseline */
+	const struct pf_stat *base = &rows[b].boot_s;
 	int slot = plot_w / (nshown ? nshown : 1);
 	for (int i = 0; i < nshown; i++) {
 		int s = shown[i];
@@ -134,7 +140,7 @@ static void summary_panel(FILE *f, int x0, const struct pf_report_row rows[PF_SE
 			cx - 6, Y[0], cx + 6, Y[0], cx - 6, Y[3], cx + 6, Y[3], cx - 8, Y[2], Y[1] - Y[2] < 1 ? 1 : Y[1] - Y[2],
 			colours[s], cx, plot_h - st->mean / ymax * plot_h);
 		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\">%.2f", cx, Y[3] - 18, st->mean);
-		if (s != PF_SETUP_NONE && base->n && base->mean > 0)
+		if (s != b && base->n && base->mean > 0)
 			fprintf(f, "</text><text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-size=\"11\" font-weight=\"bold\">"
 				   "%+.1f %%", cx, Y[3] - 5, 100.0 * (st->mean - base->mean) / base->mean);
 		fputs("</text>\n", f);
@@ -172,7 +178,7 @@ char *pf_report_svg(const struct pf_report_row rows[PF_SETUP_COUNT], const struc
 	summary_panel(f, BOOTS_W + 20, rows, ymax, step);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555555\">left: one point "
 		   "per boot (hollow: a control boot, nothing replayed on purpose); right: min-max whisker, mean (dot) "
-		   "+- one standard deviation (bar), change of the mean against none</text>\n",
+		   "+- one standard deviation (bar), change of the mean against off (or trace without off boots)</text>\n",
 		w / 2, h - 22);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" font-size=\"10\" fill=\"#555555\">%zu boots, %zu of them "
 		   "control boots of the self-check behind the comparison</text>\n</svg>\n",

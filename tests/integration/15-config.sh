@@ -90,4 +90,12 @@ out=$("$PREFETCHD" config --frobnicate 2>&1); rc=$?
 [ $rc -eq 2 ] && [ "$out" = "prefetchd: config: unknown option '--frobnicate'
 Try 'prefetchd config --help'." ] || pf_fail "usage error: exit $rc: $out"
 "$PREFETCHD" config --help | grep -q "^Usage: prefetchd config" || pf_fail "--help"
+# A reorder-only key changed while reordering is off: a warning (it has no effect), the file still OK (exit 0);
+# the same key with reordering on, or left at its default, no warning.
+printf 'CHUNK_SIZE_BLOCKS=512\nREORDER_TIME_BUDGET=20\n' >"$tmp/reorder-off"
+out=$("$PREFETCHD" config --check "$tmp/reorder-off") || pf_fail "--check reorder-only keys: exit $?"
+[ "$out" = "$tmp/reorder-off: warning: CHUNK_SIZE_BLOCKS=512 has no effect: it acts only with ENABLE_FILE_REORDERING=1 (now 0)
+$tmp/reorder-off: OK (but for the warnings above)" ] || pf_fail "--check reorder-only keys: $out"
+printf 'CHUNK_SIZE_BLOCKS=512\nENABLE_FILE_REORDERING=1\n' >"$tmp/reorder-on"
+[ "$("$PREFETCHD" config --check "$tmp/reorder-on")" = "$tmp/reorder-on: OK" ] || pf_fail "--check with reordering on"
 pf_note "config: $(wc -l <"$tmp/settings") settings, eval = --get; --check names each bad line"

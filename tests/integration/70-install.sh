@@ -82,6 +82,13 @@ if command -v systemd-analyze >/dev/null; then
 	out=$(cd "$U" && systemd-analyze verify --man=no ./prefetch.service ./prefetch-stop.service ./prefetch-stop.timer \
 		./prefetch-reorder.service 2>&1) || pf_fail "systemd-analyze verify: $out"
 	[ -z "$out" ] || pf_fail "systemd-analyze verify: $out"
+	# prefetch.service sandboxed as far as its work allows (issue 26: 5.7 MEDIUM before UMask=, IPAddressDeny=,
+	# ProtectHostname= and the system call deny-list); 'systemd-analyze security --offline' is systemd >= 252.
+	if sec=$(systemd-analyze security --offline=yes "$U/prefetch.service" 2>/dev/null); then
+		level=$(echo "$sec" | sed -n 's/.*Overall exposure level for prefetch.service: \([0-9.]*\).*/\1/p')
+		awk -v l="$level" 'BEGIN { exit !(l != "" && l <= 4.5) }' || pf_fail "prefetch.service exposure $level (want <= 4.5)"
+		pf_note "prefetch.service: systemd-analyze security exposure $level"
+	fi
 	# Enabled as [Install] says, the boot transaction has no ordering cycle.
 	ln -s ../prefetch.service "$U/sysinit.target.wants/"
 	ln -s ../prefetch-stop.timer ../prefetch-reorder.service "$U/multi-user.target.wants/"

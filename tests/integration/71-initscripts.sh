@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # sysvinit scripts and the shutdown reorder hook against a test root (paths from env overrides):
-#  - binaries missing, or ENABLE_PREFETCH=0: every action is harmless and exits 0 (status 4 / 3), bad action 3;
+#  - binaries missing: every action is harmless and exits 0 (status 4 / 3), bad action 3; ENABLE_PREFETCH=0:
+#    the boot is recorded as an off boot, nothing traced;
 #  - prefetch start: 'prefetchd boot' traces in the background, start returns once tracing is set up;
 #    prefetch-stop start: notes the boot end, ends tracing LOGIN_TRACING_DELAY later -> trace, layout and a
 #    boot-time record whose boot time is the noted boot end;
@@ -43,7 +44,8 @@ PREFETCH_REORDER=$tmp/none PREFETCH_DEFAULTS=$tmp/none "$hook" reboot || pf_fail
 grep -q '^### BEGIN INIT INFO' "$init/prefetch" && grep -q '^# X-Stop-After: *umountroot' "$init/prefetch-reorder" &&
 	grep -q '^# Default-Start: *S$' "$init/prefetch" || pf_fail "LSB headers"
 
-# 2. Disabled: nothing runs.
+# 2. Disabled: prefetchd only waits for the boot's end to record its time (no fanotify group), and the stop
+# script ends it with a record of run "off".
 conf=$tmp/prefetch.conf
 cat >"$conf" <<EOF
 ENABLE_PREFETCH=0
@@ -53,8 +55,13 @@ PREFETCH_RUNTIME_DIR=$tmp/run
 EOF
 export PREFETCHD PREFETCH_DEFAULTS=$conf
 "$init/prefetch" start >/dev/null || pf_fail "disabled start"
-sleep 0.3
-[ ! -e "$tmp/run/prefetchd.pid" ] || pf_fail "disabled: a tracer started"
+pid=$(cat "$tmp/run/prefetchd.pid" 2>/dev/null) || pf_fail "disabled: nothing waits to record the boot"
+pf_kill_later $pid
+ls -l "/proc/$pid/fd" | grep -q "fanotify" && pf_fail "disabled: a tracer started"
+"$PREFETCHD" stop --pid-file "$tmp/run/prefetchd.pid" --timeout 30 >/dev/null || pf_fail "disabled: stop"
+[ "$(grep -v '^#' "$tmp/state/boottime.log" | awk '{ print $21 }')" = off ] || pf_fail "disabled: boot not recorded as off"
+[ ! -e "$tmp/state/traces" ] || pf_fail "disabled: a trace was stored"
+rm -rf "$tmp/state"
 
 # Where fanotify is unavailable (here: no CAP_SYS_ADMIN, as in a container), prefetchd boot says so in one line
 # and exits 0.
@@ -132,7 +139,7 @@ RUNLEVEL=6 "$init/prefetch-stop" stop || pf_fail "prefetch-stop stop"
 [ "$(cat "$tmp/run/reorder/device")" = "$dev" ] || pf_fail "armed device $(cat "$tmp/run/reorder/device") != $dev"
 [ "$(cat "$tmp/run/reorder/budget")" = 75 ] || pf_fail "budget not capped at 75 s"
 [ -s "$tmp/state/reorder-armed" ] || pf_fail "no reorder-armed marker"
-grep -q "armed $dev budget 75s: plan moves 42 blocks, next replay predicted 1.000 s now, 0.500 s after (gain 50.0 %)" \
+grep -q "armed $dev budget 75s chunk 2000: plan moves 42 blocks, next replay predicted 1.000 s now, 0.500 s after (gain 50.0 %)" \
 	"$tmp/state/reorder.log" || pf_fail "reorder.log: no plan with the arming: $(cat "$tmp/state/reorder.log")"
 "$init/prefetch-reorder" status | grep -q "armed for $dev" || pf_fail "prefetch-reorder status"
 

@@ -8,7 +8,7 @@
 #  - cold read vs replay: after the replay the boot's files are resident (mincore, asserted) and the read
 #    time before/after is reported;
 #  - prefetch-reorder on the unmounted image (fsck clean, data unchanged, layout seeks before/after), then a
-#    fourth boot with the reorder armed by the shutdown hook: recorded as prefetch+reorder;
+#    fourth boot with the reorder armed by the shutdown hook: recorded as replay+reorder;
 #  - early-boot buffer: a boot whose PREFETCH_DIR is not writable buffers in the runtime dir, and the next
 #    boot moves it over;
 #  - what a boot writes (issue #17, flash wears and an SD card charges a whole erase block per write): the state
@@ -138,7 +138,7 @@ recs=$(grep -v '^#' "$tmp/state/boottime.log")
 head -1 "$tmp/state/boottime.log" | grep -qx "# prefetch boottime log, format 1" || pf_fail "boottime.log header"
 
 "$PREFETCHD" report --config "$conf" --svg "$tmp/report.svg" >"$tmp/report.txt" || pf_fail "prefetchd report"
-grep -q "^none  *1 " "$tmp/report.txt" && grep -q "^prefetch  *2 " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "report table"; }
+grep -q "^trace  *1 " "$tmp/report.txt" && grep -q "^replay  *2 " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "report table"; }
 grep -q "</svg>" "$tmp/report.svg" && [ "$(grep -c 'class="point"' "$tmp/report.svg")" -eq 3 ] || pf_fail "report SVG"
 pf_note "report after 3 boots:"
 sed 's/^/    /' "$tmp/report.txt"
@@ -185,7 +185,7 @@ else
 	reordered=0
 fi
 
-# Boot 4: the shutdown hook armed a reorder (ENABLE_FILE_REORDERING=1) -> recorded as prefetch+reorder.  The
+# Boot 4: the shutdown hook armed a reorder (ENABLE_FILE_REORDERING=1) -> recorded as replay+reorder.  The
 # image was just reordered: asked for its plan, prefetch-reorder finds nothing worth a move and the hook does not
 # arm, saying why in reorder.log; without the plan (PREFETCH_NO_PLAN, as before plans were asked) it arms.
 write_conf "ENABLE_FILE_REORDERING=1"
@@ -199,13 +199,15 @@ fi
 PREFETCH_NO_PLAN=1 PREFETCH_DEFAULTS=$conf PREFETCH_REORDER=$REORDER PREFETCH_ROOT=$mnt PREFETCH_KMSG=$tmp/kmsg \
 	"$GEN/systemd/system-shutdown/prefetch-reorder" arm 2>/dev/null || pf_fail "hook arm"
 [ -s "$tmp/state/reorder-armed" ] || pf_fail "hook did not arm (marker missing)"
+grep -q " chunk 2000$" "$tmp/state/reorder-armed" || pf_fail "the marker lacks the chunk size: $(cat "$tmp/state/reorder-armed")"
 boot 4
-[ "$(grep -v '^#' "$tmp/state/boottime.log" | tail -1 | awk '{ print $5 $6 }')" = 11 ] || pf_fail "boot 4 not recorded as prefetch+reorder"
+[ "$(grep -v '^#' "$tmp/state/boottime.log" | tail -1 | awk '{ print $5 $6, $22, $23 }')" = "11 1 2000" ] ||
+	pf_fail "boot 4 not recorded as replay+reorder, generation 1, chunk 2000: $(tail -1 "$tmp/state/boottime.log")"
 [ ! -e "$tmp/state/reorder-armed" ] || pf_fail "the reorder marker should count for one boot only"
 grep -q "recorded after reorder armed" "$tmp/state/reorder.log" || pf_fail "reorder.log"
 [ "$reordered" = 1 ] && pf_note "layout seeks before reorder: $before; after boot 4: $(seeks "$tmp/state/layout")"
 "$PREFETCHD" report --config "$conf" >"$tmp/report.txt" || pf_fail "report after boot 4"
-grep -q "^prefetch+reorder  *1 " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "report lacks the prefetch+reorder boot"; }
+grep -q "^replay+reorder  *1 " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "report lacks the replay+reorder boot"; }
 [ "$(ls "$tmp/state/traces" | grep -c '^trace-')" -eq 4 ] || pf_fail "traces: want 4 kept (count + 2 = 5 at most)"
 
 # Early-boot buffer: PREFETCH_DIR not writable (a read-only bind mount) -> pending in the runtime dir; the

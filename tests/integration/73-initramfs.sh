@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Early start from the initramfs:
+#  - initramfs/hooks/prefetch: copies prefetchd into the initramfs only where a unit enables prefetch, and only
+#    with ENABLE_PREFETCH=1 and START_FROM_INITRAMFS=1 (nothing otherwise: the initramfs stays as it was);
 #  - initramfs/local-bottom/prefetch (run by dash, with a stub chroot on PATH): starts
 #    'prefetchd boot --from-initramfs' chrooted into $rootmnt only where prefetch is enabled for boot (systemd
 #    wants link, even an absolute one that does not resolve from the initramfs, or a sysvinit rcS link), never
@@ -19,6 +21,23 @@ command -v dash >/dev/null || pf_skip "dash (the initramfs shell) not installed"
 
 tmp=$(pf_tmpdir)
 script=$GEN/initramfs/local-bottom/prefetch
+
+# --- the hook (update-initramfs): the copy of prefetchd only where prefetch starts from the initramfs ---
+hook=$GEN/initramfs/hooks/prefetch
+mkdir -p "$tmp/hook-etc/systemd/system/sysinit.target.wants"
+printf 'copy_exec() { echo "$*" >>"%s/copied"; }\n' "$tmp" >"$tmp/hook-functions"
+run_hook() { # CONFIG LINES: what the hook copies, one line per copy_exec ("" for none)
+	printf '%s\n' "$1" >"$tmp/hook.conf"
+	rm -f "$tmp/copied"
+	PREFETCHD=$PREFETCHD PREFETCH_DEFAULTS=$tmp/hook.conf PREFETCH_HOOK_ETC=$tmp/hook-etc \
+		PREFETCH_HOOK_FUNCTIONS=$tmp/hook-functions dash "$hook" || pf_fail "hook exit $?"
+	cat "$tmp/copied" 2>/dev/null || :
+}
+[ -z "$(run_hook "START_FROM_INITRAMFS=1")" ] || pf_fail "hook: copied prefetchd where no unit enables it"
+ln -s /lib/systemd/system/prefetch.service "$tmp/hook-etc/systemd/system/sysinit.target.wants/prefetch.service"
+[ "$(run_hook "START_FROM_INITRAMFS=1" | cut -d' ' -f1)" = "$PREFETCHD" ] || pf_fail "hook: no copy with START_FROM_INITRAMFS=1"
+[ -z "$(run_hook "START_FROM_INITRAMFS=0")" ] || pf_fail "hook: copied prefetchd with START_FROM_INITRAMFS=0"
+[ -z "$(run_hook "ENABLE_PREFETCH=0")" ] || pf_fail "hook: copied prefetchd with ENABLE_PREFETCH=0"
 
 # --- the local-bottom script ---
 [ -z "$(dash "$script" prereqs)" ] || pf_fail "prereqs: want none"

@@ -4,8 +4,8 @@
 # DEB_BUILD_OPTIONS=nocheck: the unprivileged make check runs in CI's own package build, .ci/run), lintian
 # without an error or a warning, the .deb's files exactly the expected list with their modes, its version
 # NEWS's with a Debian revision, and its maintainer scripts: units and init scripts enabled but never started,
-# the initramfs refreshed through the update-initramfs trigger only, /var/lib/prefetch made 0700, purge
-# removing the state.  Nothing is installed on this machine (that would enable the units on the host).
+# the initramfs refreshed through the update-initramfs trigger only, /var/lib/prefetch made 0700, a running
+# tracer ended on remove, purge removing the state; README.md installed as documentation.  Nothing is installed on this machine (that would enable the units on the host).
 # Runs as any user: as root the build drops to nobody, otherwise it runs as the user itself; either way with
 # HOME and TMPDIR in the test's directory (lintian leaves its caches in TMPDIR).
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
@@ -61,6 +61,7 @@ sort >"$tmp/want" <<'LIST'
 -rwxr-xr-x ./usr/sbin/prefetch-reorder
 -rwxr-xr-x ./usr/sbin/prefetchd
 -rw-r--r-- ./usr/share/doc/prefetch/README.Debian
+-rw-r--r-- ./usr/share/doc/prefetch/README.md.gz
 -rw-r--r-- ./usr/share/doc/prefetch/changelog.Debian.gz
 -rw-r--r-- ./usr/share/doc/prefetch/copyright
 -rwxr-xr-x ./usr/share/initramfs-tools/hooks/prefetch
@@ -96,6 +97,13 @@ done
 grep -q 'chmod 0700 /var/lib/prefetch' "$ctl/postinst" || pf_fail "postinst does not make /var/lib/prefetch 0700"
 sed -n '/^purge)/,/;;/p' "$ctl/postrm" | grep -q 'rm -rf /var/lib/prefetch /run/prefetch' || pf_fail "postrm purge keeps the state"
 grep -qx '/etc/default/prefetch' "$ctl/conffiles" || pf_fail "/etc/default/prefetch is not a conffile"
-for s in postinst postrm preinst; do sh -n "$ctl/$s" || pf_fail "$s: syntax"; done
+for s in postinst postrm preinst prerm; do sh -n "$ctl/$s" || pf_fail "$s: syntax"; done
+# prerm ends a running tracer on remove (before the units are stopped and the binary goes), so that nothing
+# writes into /var/lib/prefetch after a purge; never on upgrade (tracing a boot is cut short by no upgrade)
+sed -n '/^remove | deconfigure)/,/;;/p' "$ctl/prerm" | grep -q 'prefetchd stop --pid-file' ||
+	pf_fail "prerm does not stop a running tracer on remove: $(cat "$ctl/prerm")"
+first_stop=$(grep -n 'deb-systemd-invoke\|invoke-rc.d' "$ctl/prerm" | head -1 | cut -d: -f1)
+[ -z "$first_stop" ] || [ "$(grep -n 'prefetchd stop' "$ctl/prerm" | head -1 | cut -d: -f1)" -lt "$first_stop" ] ||
+	pf_fail "prerm stops the units before the tracer: $(cat "$ctl/prerm")"
 pf_note "$(basename "$deb"): $(wc -l <"$tmp/files") files, $(f Installed-Size) KiB installed"
 exit 0

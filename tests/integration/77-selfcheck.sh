@@ -118,25 +118,27 @@ evidence() { # P
 
 # ---- A: the slow disk, where prefetch helps ----
 use_medium slow
-for ((n = 0; n < 30; n++)); do
+# Until the comparison (lib/compare.h) decides: with 3 boots of a kind one slow boot can leave the 95 % interval
+# across 0, and then the self-check waits for more (up to 8 of each) rather than judge.
+for ((n = 0; n < 40; n++)); do
 	boot
 	read -r c r < <(evidence replay)
-	[ "$c" -ge 3 ] && [ "$r" -ge 3 ] && break
+	[ "$c" -ge 3 ] && [ "$r" -ge 3 ] && ! grep -q "self-check: replay: no clear difference yet" "$tmp/boot$nboot.log" && break
 done
-[ "$c" -ge 3 ] && [ "$r" -ge 3 ] || pf_fail "A: 30 boots without 3 control and 3 replay boots ($c, $r)"
+[ "$c" -ge 3 ] && [ "$r" -ge 3 ] || pf_fail "A: 40 boots without 3 control and 3 replay boots ($c, $r)"
 [ "$(policy)" = replay ] || pf_fail "A: where prefetch helps the policy is $(policy): $(cat "$tmp/state/selfcheck")"
 grep -q "self-check: keep replay: replay boots clearly faster" "$tmp/boot$nboot.log" ||
 	{ cat "$tmp/boot$nboot.log"; pf_fail "A: the decision line"; }
 pf_note "A ($nboot boots): $(grep -o 'self-check: .*' "$tmp/boot$nboot.log")"
 "$PREFETCHD" report --config "$conf" >"$tmp/report.txt" || pf_fail "prefetchd report"
-grep -q "^prefetch " "$tmp/report.txt" && grep -q "^none " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "A: report"; }
+grep -q "^replay " "$tmp/report.txt" && grep -q "^trace " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "A: report"; }
 sed 's/^/    /' "$tmp/report.txt"
-grep -q "^against control boots: replay median [0-9.]* s of [3-8], control median [0-9.]* s of [3-8]: -[0-9.]* %$" "$tmp/report.txt" ||
+grep -q "^self-check, replay against control boots: median [0-9.]* s of [3-8] against [0-9.]* s of [3-8]: -[0-9.]* %; clear: [0-9.]* s faster$" "$tmp/report.txt" ||
 	pf_fail "A: report's line against control boots"
 "$PREFETCHD" report --config "$conf" --csv >"$tmp/report.csv" || pf_fail "report --csv"
-first_control=0 # the first boot has no layout yet: setup none, a control boot or not as drawn
+first_control=0 # the first boot has no layout yet: setup trace, a control boot or not as drawn
 grep -q ": a control boot" "$tmp/boot1.log" && first_control=1
-[ "$(wc -l <"$tmp/report.csv")" -eq $((nboot + 1)) ] && grep -q "^1,$seed-1,[0-9]*,none,$first_control,replay," "$tmp/report.csv" ||
+[ "$(wc -l <"$tmp/report.csv")" -eq $((nboot + 1)) ] && grep -q "^1,$seed-1,[0-9]*,trace,$first_control,replay," "$tmp/report.csv" ||
 	{ cat "$tmp/report.csv"; pf_fail "A: report --csv"; }
 "$PREFETCHD" report --config "$conf" --json --svg "$tmp/report.svg" >"$tmp/report.json" || pf_fail "report --json"
 if command -v python3 >/dev/null; then
@@ -147,7 +149,7 @@ fi
 [ -n "${PF_KEEP_CHART:-}" ] && cp "$tmp/report.svg" "$PF_KEEP_CHART"
 "$PREFETCHD" report --config "$conf" --boots | grep -q "^ *$nboot  .* replay " || pf_fail "A: report --boots"
 "$PREFETCHD" status --config "$conf" >"$tmp/status.txt" || pf_fail "prefetchd status"
-grep -q "policy replay, reorder armed; one boot in 2 is a control boot" "$tmp/status.txt" &&
+grep -q "policy replay; one boot in 2 is a control boot" "$tmp/status.txt" &&
 	{ # the last boot's own line: its replay, or that it was a control boot (as drawn)
 		if grep -q ": a control boot" "$tmp/boot$nboot.log"; then
 			grep -q "^last boot: .*, a control boot (nothing replayed);" "$tmp/status.txt"

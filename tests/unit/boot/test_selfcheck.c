@@ -213,6 +213,14 @@ static void test_reorder_judged(void **state)
 	pf_selfcheck_decide(recs, 12, &sc);
 	assert_true(sc.reorder_disarmed);
 	assert_non_null(strstr(sc.why, "reorder disarmed: the replay after it took 14.0 ms of disk per MiB against 10.0"));
+	/* the same with the boots on the settled disk known by their generation, not by the boot after the reorder */
+	for (int i = 6; i < 12; i++) {
+		recs[i].reorder = i == 6;
+		recs[i].generation = 1;
+	}
+	sc.reorder_disarmed = 0;
+	pf_selfcheck_decide(recs, 12, &sc);
+	assert_true(sc.reorder_disarmed);
 	/* cheaper after the reorder: it stays armed */
 	for (int i = 6; i < 12; i++)
 		recs[i].io_ms = 700;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Boot-time log records, /proc/diskstats parsing, the report's statistics, table and SVG chart. */
+/* Boot-time log records (old logs too), /proc/diskstats parsing, the report's statistics, --by groups with their
+ * comparisons (table, CSV, JSON) and SVG chart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include "boot_log.h"
 #include "report_stats.h"
 #include "report_boots.h"
+#include "report_groups.h"
 #include "report_svg.h"
 #include "support_tmpdir.h"
 
@@ -17,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+static int count(const char *hay, const char *needle);
 
 static struct pf_boot_record rec(double boot, int prefetch, int reorder, long long io_ms)
 {
@@ -43,7 +47,7 @@ static void test_record_round_trip(void **state)
 	int n = pf_boot_record_format(&a, line, sizeof(line));
 	assert_true(n > 0);
 	assert_string_equal(line, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 1795288058 53.40 systemd 1 0 sda 12345 1000 20480 "
-				 "0 - -1 -1 -1 -1 -1 -1 -1 -1");
+				 "0 - -1 -1 -1 -1 -1 -1 -1 -1 on -1 -1 - - -1");
 	assert_int_equal(pf_boot_record_parse(line, &b), 0);
 	assert_string_equal(b.boot_id, a.boot_id);
 	assert_true(fabs(b.boot_s - 53.4) < 1e-9);
@@ -51,7 +55,7 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(b.reorder, 0);
 	assert_int_equal(b.io_ms, 12345);
 	assert_int_equal(b.sectors, 20480);
-	assert_int_equal(pf_boot_record_setup(&b), PF_SETUP_PREFETCH);
+	assert_int_equal(pf_boot_record_setup(&b), PF_SETUP_REPLAY);
 	/* a field with a space would shift the columns: written as "-" */
 	strcpy(a.disk, "bad name");
 	assert_true(pf_boot_record_format(&a, line, sizeof(line)) > 0);
@@ -59,8 +63,9 @@ static void test_record_round_trip(void **state)
 	/* too small a buffer */
 	assert_int_equal(pf_boot_record_format(&a, line, 10), -ENOSPC);
 	/* a newer version may append fields */
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 1 - -1 -1 -1 0 - -1 -1 -1 -1 -1 -1 -1 -1 on 1 2 x y 3 extra", &b), 0);
+	assert_int_equal(pf_boot_record_setup(&b), PF_SETUP_TRACE); /* nothing replayed */
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 1 - -1 -1 -1 extra", &b), 0);
-	assert_int_equal(pf_boot_record_setup(&b), PF_SETUP_REORDER_ONLY);
 	assert_int_equal(b.io_ms, -1);
 	assert_true(b.replay_mib < 0 && b.psi_io_ms == -1 && !b.control); /* an older line: unknown */
 
@@ -91,6 +96,58 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off -7", &b), -EINVAL); /* -1 only */
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off nan", &b), -EINVAL);
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 1 1 1 1 1 1 -5", &b), -EINVAL);
+
+	/* the settings' columns (0.2.0) round-trip */
+	a = rec(31.5, 1, 0, 900);
+	strcpy(a.policy, "replay");
+	a.generation = 3;
+	a.chunk = 512;
+	strcpy(a.medium, "rotational");
+	strcpy(a.kernel, "6.1.0-18-amd64");
+	a.layout_age = 4;
+	assert_true(pf_boot_record_format(&a, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, " on 3 512 rotational 6.1.0-18-amd64 4"));
+	assert_int_equal(pf_boot_record_parse(line, &b), 0);
+	assert_true(b.generation == 3 && b.chunk == 512 && b.layout_age == 4 && !b.off);
+	assert_string_equal(b.medium, "rotational");
+	assert_string_equal(b.kernel, "6.1.0-18-amd64");
+	assert_int_equal(pf_boot_record_setup(&b), PF_SETUP_REORDER); /* replayed on a reordered disk */
+	a.off = 1;
+	a.prefetch = 0;
+	assert_true(pf_boot_record_format(&a, line, sizeof(line)) > 0);
+	assert_int_equal(pf_boot_record_parse(line, &b), 0);
+	assert_int_equal(pf_boot_record_setup(&b), PF_SETUP_OFF);
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 1 1 1 1 1 1 1 1 maybe", &b), -EINVAL);
+	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 1 1 1 1 1 1 1 1 on -3", &b), -EINVAL);
+}
+
+/* A log as 0.1.0 wrote it (the self-check's columns, none of the settings'), and one from before the self-check:
+ * both still read, each boot in the setup it had. */
+static void test_old_logs(void **state)
+{
+	(void)state;
+	const char *text = PF_BOOTTIME_HEADER "\n"
+			   "# boot_id unix_time boot_s end_source prefetch reorder disk io_ms reads sectors\n"
+			   "a1 1700000000 30.10 systemd 0 0 sda 12000 3000 400000 1 replay -1 -1 80.00 6200 -1 -1 -1 -1\n"
+			   "a2 1700000100 25.20 systemd 1 0 sda 9000 2000 300000 0 replay 120.00 100.00 20.00 2000 3.10 0.50 900 800\n"
+			   "a3 1700000200 24.00 systemd 1 0 sda 9000 2000 300000 0 narrow 30.00 25.00 20.00 2000 1.10 0.20 90 80\n"
+			   "a4 1700000300 22.00 systemd 1 1 sda 7000 2000 300000 0 replay 120.00 100.00 20.00 2000 3.10 0.50 900 800\n"
+			   "b1 1600000000 55.00 file 1 0 sda 9000 2000 300000\n"
+			   "b2 1600000001 60.00 file 0 0 sda 9000 2000 300000\n";
+	struct pf_boot_record *recs;
+	size_t n, bad;
+	assert_int_equal(pf_boottime_parse(text, &recs, &n, &bad), 0);
+	assert_int_equal(n, 6);
+	assert_int_equal(bad, 0);
+	const enum pf_setup want[] = { PF_SETUP_TRACE, PF_SETUP_REPLAY, PF_SETUP_NARROW, PF_SETUP_REORDER, PF_SETUP_REPLAY,
+				       PF_SETUP_TRACE };
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(pf_boot_record_setup(&recs[i]), want[i]);
+		assert_true(recs[i].generation == -1 && recs[i].chunk == -1 && recs[i].layout_age == -1 && !recs[i].off);
+		assert_string_equal(recs[i].kernel, "-");
+	}
+	assert_int_equal(recs[0].psi_io_ms, 6200);
+	free(recs);
 }
 
 static void test_record_bad(void **state)
@@ -214,44 +271,107 @@ static void make_rows(struct pf_report_row rows[PF_SETUP_COUNT])
 	assert_int_equal(pf_report_rows(r, 6, rows), 0);
 }
 
-static void test_rows_and_table(void **state)
+static void test_rows(void **state)
 {
 	(void)state;
 	struct pf_report_row rows[PF_SETUP_COUNT];
 	make_rows(rows);
-	assert_int_equal(rows[PF_SETUP_NONE].boot_s.n, 2);
-	assert_true(fabs(rows[PF_SETUP_NONE].boot_s.mean - 51) < 1e-12);
-	assert_int_equal(rows[PF_SETUP_PREFETCH].boot_s.n, 3);
-	assert_true(fabs(rows[PF_SETUP_PREFETCH].boot_s.stddev - 2) < 1e-12);
-	assert_int_equal(rows[PF_SETUP_PREFETCH].io_s.n, 2); /* the unknown I/O value is left out */
-	assert_true(fabs(rows[PF_SETUP_PREFETCH].io_s.mean - 13) < 1e-12);
-	assert_int_equal(rows[PF_SETUP_PREFETCH_REORDER].boot_s.n, 1);
-	assert_int_equal(rows[PF_SETUP_REORDER_ONLY].boot_s.n, 0);
-	assert_true(fabs(rows[PF_SETUP_NONE].read_mb.mean - 10) < 1e-12);
+	assert_int_equal(rows[PF_SETUP_TRACE].boot_s.n, 2);
+	assert_true(fabs(rows[PF_SETUP_TRACE].boot_s.mean - 51) < 1e-12);
+	assert_int_equal(rows[PF_SETUP_REPLAY].boot_s.n, 3);
+	assert_true(fabs(rows[PF_SETUP_REPLAY].boot_s.stddev - 2) < 1e-12);
+	assert_int_equal(rows[PF_SETUP_REPLAY].io_s.n, 2); /* the unknown I/O value is left out */
+	assert_true(fabs(rows[PF_SETUP_REPLAY].io_s.mean - 13) < 1e-12);
+	assert_int_equal(rows[PF_SETUP_REORDER].boot_s.n, 1);
+	assert_int_equal(rows[PF_SETUP_OFF].boot_s.n, 0);
+	assert_true(fabs(rows[PF_SETUP_TRACE].read_mb.mean - 10) < 1e-12);
+}
 
+static char *groups_text(const struct pf_boot_record *r, size_t n, enum pf_report_key key, int form)
+{
+	struct pf_grouping g;
+	assert_int_equal(pf_report_group(r, n, key, &g), 0);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	assert_non_null(f);
-	pf_report_table(f, rows);
+	if (form == 0)
+		pf_report_groups_table(f, &g);
+	else if (form == 1)
+		pf_report_groups_csv(f, &g);
+	else
+		pf_report_groups_json(f, &g);
 	fclose(f);
-	assert_non_null(strstr(buf, "average"));
-	assert_non_null(strstr(buf, "stddev"));
-	/* none: 2 boots, 51.00 mean, 1.41 stddev, 50..52 */
-	assert_non_null(strstr(buf, "none                  2    51.00    1.41   50.00   52.00"));
-	assert_non_null(strstr(buf, "prefetch              3    42.00    2.00   40.00   44.00"));
-	assert_non_null(strstr(buf, "-17.6%")); /* 42 vs 51 */
-	assert_non_null(strstr(buf, "prefetch+reorder      1    35.00    0.00"));
-	assert_null(strstr(buf, "\nreorder ")); /* empty rare row hidden */
-	free(buf);
+	pf_grouping_free(&g);
+	return buf;
+}
 
-	/* no boots at all: the three rows with dashes */
-	assert_int_equal(pf_report_rows(NULL, 0, rows), 0);
-	f = open_memstream(&buf, &len);
-	pf_report_table(f, rows);
-	fclose(f);
-	assert_non_null(strstr(buf, "prefetch+reorder      0        -"));
-	free(buf);
+/* --by: off boots against replays (clear), the reorder's chunk sizes against each other (not clear), a kernel
+ * with too few boots; the table, CSV and JSON say the same. */
+static void test_by(void **state)
+{
+	(void)state;
+	struct pf_boot_record r[32];
+	size_t n = 0;
+	const double off[] = { 30.1, 29.8, 31.0, 30.4, 30.7 }, on[] = { 25.2, 24.9, 25.6, 25.0, 24.7, 25.3 };
+	const double c256[] = { 24.0, 22.0, 25.5, 23.1 }, c2000[] = { 23.5, 24.5, 22.5, 25.0 };
+	for (size_t i = 0; i < 5; i++) {
+		r[n] = rec(off[i], 0, 0, 9000);
+		r[n].off = 1;
+		r[n].generation = 0;
+		strcpy(r[n++].kernel, "6.1.0");
+	}
+	for (size_t i = 0; i < 6; i++) {
+		r[n] = rec(on[i], 1, 0, 6000);
+		r[n].generation = 0;
+		strcpy(r[n++].kernel, "6.1.0");
+	}
+	for (size_t i = 0; i < 4; i++) {
+		r[n] = rec(c256[i], 1, 0, 5000);
+		r[n].generation = 1;
+		r[n].chunk = 256;
+		strcpy(r[n++].kernel, i ? "6.1.0" : "6.12.0");
+		r[n] = rec(c2000[i], 1, 0, 5000);
+		r[n].generation = 2;
+		r[n].chunk = 2000;
+		strcpy(r[n++].kernel, "6.1.0");
+	}
+	char *t = groups_text(r, n, PF_BY_SETUP, 0);
+	assert_non_null(strstr(t, "off                  5   30.40   30.40"));
+	assert_non_null(strstr(t, "replay               6   25.10"));
+	assert_non_null(strstr(t, "replay+reorder       8   23.75"));
+	assert_non_null(strstr(t, "  replay against off: -5.30 s ("));
+	assert_non_null(strstr(t, "5 boots): clear: 5.30 s faster\n"));
+	assert_null(strstr(t, "trace against off")); /* a setup never used is no question */
+	assert_non_null(strstr(t, "  replay+reorder against replay: -1.35 s"));
+	free(t);
+	t = groups_text(r, n, PF_BY_CHUNK, 0);
+	/* none first (the baseline), then by number */
+	char *none = strstr(t, "\nnone "), *small = strstr(t, "\n256 "), *big = strstr(t, "\n2000 ");
+	assert_true(none && small && big && none < small && small < big);
+	assert_non_null(strstr(t, "  256 against none: "));
+	assert_non_null(strstr(t, "  2000 against none: "));
+	free(t);
+	t = groups_text(r, n, PF_BY_KERNEL, 0);
+	assert_non_null(strstr(t, "  6.12.0 against 6.1.0: 1 and 18 boots: too few boots to tell: 2 more 6.12.0 boots needed"));
+	free(t);
+	t = groups_text(r, n, PF_BY_SETUP, 1);
+	assert_non_null(strstr(t, "setup,boots,median_s,mean_s,stddev_s,min_s,max_s,io_mean_s,stall_mean_s,against,diff_s,"));
+	assert_non_null(strstr(t, "\nreplay,6,25.100,"));
+	assert_non_null(strstr(t, ",off,-5.300,"));
+	assert_non_null(strstr(t, ",lower,0,0,\"clear: 5.30 s faster\"\n"));
+	free(t);
+	t = groups_text(r, n, PF_BY_SETUP, 2);
+	assert_non_null(strstr(t, "{\"by\": \"setup\", \"groups\": ["));
+	assert_non_null(strstr(t, "\"key\": \"replay\", \"boots\": 6, \"median_s\": 25.100"));
+	assert_non_null(strstr(t, "\"against\": \"off\", \"comparison\": {\"diff_s\": -5.300"));
+	assert_non_null(strstr(t, "\"verdict\": \"lower\", \"more_against\": 0, \"more_this\": 0, \"words\": \"clear: 5.30 s faster\"}"));
+	assert_int_equal(count(t, "{"), count(t, "}"));
+	free(t);
+	enum pf_report_key k;
+	assert_int_equal(pf_report_key_parse("chunk-size", &k), 0);
+	assert_int_equal(k, PF_BY_CHUNK);
+	assert_int_equal(pf_report_key_parse("chunk", &k), -EINVAL);
 }
 
 static int count(const char *hay, const char *needle)
@@ -277,13 +397,14 @@ static void test_svg(void **state)
 	assert_true(!strncmp(svg, "<?xml", 5));
 	assert_non_null(strstr(svg, "</svg>\n"));
 	assert_non_null(strstr(svg, "Debian &lt;12&gt; &amp; co"));
-	/* every boot a point, the control boot hollow; 3 setups with boots summarised, with the change vs none */
+	/* every boot a point, the control boot hollow; off, trace, replay and replay+reorder summarised (off
+	 * without boots), with the change against trace (no off boots) */
 	assert_int_equal(count(svg, "class=\"point\""), 6);
-	assert_non_null(strstr(svg, "<title>boot 2: 52.00 s, none (control boot)</title>"));
+	assert_non_null(strstr(svg, "<title>boot 2: 52.00 s, trace (control boot)</title>"));
 	assert_int_equal(count(svg, "fill=\"white\" stroke="), 2); /* the control boot, and the legend's */
 	assert_int_equal(count(svg, "class=\"summary\""), 3);
-	assert_non_null(strstr(svg, "prefetch: mean 42.00 s, stddev 2.00 s, min 40.00 s, max 44.00 s, 3 boots"));
-	assert_non_null(strstr(svg, "-17.6 %")); /* prefetch 42 against none 51 */
+	assert_non_null(strstr(svg, "replay: mean 42.00 s, stddev 2.00 s, min 40.00 s, max 44.00 s, 3 boots"));
+	assert_non_null(strstr(svg, "-17.6 %")); /* replay 42 against trace 51 */
 	assert_non_null(strstr(svg, "6 boots, 1 of them control boots"));
 	/* balanced tags: every <g opened is closed */
 	assert_int_equal(count(svg, "<g"), count(svg, "</g>"));
@@ -322,17 +443,22 @@ static void test_boots_outputs(void **state)
 	fclose(f);
 	assert_int_equal(count(buf, "\n"), 3);
 	assert_non_null(strstr(buf, "boot,boot_id,unix_time,setup,control,policy,boot_s,"));
-	assert_non_null(strstr(buf, ",prefetch,0,-,40.50,"));
+	assert_non_null(strstr(buf, ",replay,0,-,40.50,"));
+	assert_non_null(strstr(buf, ",on,-1,-1,-,-,-1\n"));
 	free(buf);
-	struct pf_control_change cc = { 1, 1, 50, 40.5, -0.19, 0 };
+	struct pf_control_change cc = { 1, 1, 50, 40.5, -0.19, 0, { 0 } };
+	cc.cmp.verdict = PF_VERDICT_TOO_FEW;
+	cc.cmp.more_a = cc.cmp.more_b = 2;
 	f = open_memstream(&buf, &len);
-	pf_report_json(f, "/x/\"log\"", r, 2, rows, &cc);
+	pf_report_json(f, "/x/\"log\"", r, 2, rows, NULL, &cc);
 	fclose(f);
 	assert_non_null(strstr(buf, "\"log\": \"/x/\\\"log\\\"\""));
 	assert_non_null(strstr(buf, "\"control\": true"));
 	assert_non_null(strstr(buf, "\"io_s\": null"));
 	assert_non_null(strstr(buf, "\"replay_mib\": 61.250"));
-	assert_non_null(strstr(buf, "\"prefetch+reorder\": {\"boot_s\": null"));
+	assert_non_null(strstr(buf, "\"replay+reorder\": {\"boot_s\": null"));
+	assert_non_null(strstr(buf, "\"verdict\": \"too few\", \"words\": \"too few boots to tell: 2 more control and 2 more replay boots needed\""));
+	assert_non_null(strstr(buf, "\"run\": \"on\", \"generation\": null"));
 	assert_non_null(strstr(buf, "\"change\": -0.1900"));
 	assert_int_equal(count(buf, "{"), count(buf, "}"));
 	assert_int_equal(count(buf, "["), count(buf, "]"));
@@ -345,7 +471,8 @@ int main(void)
 		cmocka_unit_test(test_record_round_trip), cmocka_unit_test(test_record_bad),
 		cmocka_unit_test(test_log_parse),         cmocka_unit_test(test_append_and_load),
 		cmocka_unit_test(test_diskstats),         cmocka_unit_test(test_stats),
-		cmocka_unit_test(test_rows_and_table),    cmocka_unit_test(test_svg), cmocka_unit_test(test_boots_outputs),
+		cmocka_unit_test(test_old_logs),          cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_by),                cmocka_unit_test(test_svg), cmocka_unit_test(test_boots_outputs),
 	};
 	return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
