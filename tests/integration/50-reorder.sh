@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # prefetch-reorder on a real, aged ext4 image: --check figures, reorder, e2fsck -fn clean, every file's
-# content unchanged, fewer discontinuities afterwards, a second run moves nothing quickly, the time budget
+# content unchanged, fewer discontinuities afterwards, a second run moves nothing, the time budget
 # stops and the next run continues, files changed since the layout are skipped, and the refusals
 # (mounted rw/ro, unclean, another filesystem, writable layout, unsupported feature, usage).  And a disk that
 # stores wrong bytes for a data write (below the page cache) is caught by the read-back: the unit is abandoned,
@@ -140,15 +140,15 @@ debugfs -R "stat /etc/four" "$IMG" 2>/dev/null | grep -q '(ETB0)' || pf_fail "/e
 		diff <(pf_replay_figs "$dry" 2) <(pf_replay_figs "$out" 1) | grep '^[<>]' | tr '\n' ' ')"
 pf_note "discontinuities $disc_now -> $disc_after (planned $disc_planned), moved $moved blocks"
 
-# Second run: nothing to move, nothing written, fast.
+# Second run: nothing to move, nothing written.  How fast it is belongs to results/REORDER-BENCH.md (the no-op
+# case), not to a timed assertion that a loaded machine can break.
 sum_after=$(sha256sum <"$IMG")
 start=$(date +%s%N)
 out=$("$REORDER" --layout "$L" "$IMG" 2>&1) || pf_fail "second run failed: $out"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 [[ $out == *"moved 0 blocks"* ]] || pf_fail "second run moved blocks: $out"
 secs=$(sed -n 's/.*; \([0-9.]*\) s$/\1/p' <<<"$out")
-awk -v s="$secs" 'BEGIN { exit !(s != "" && s < 1.0) }' || pf_fail "second run took $secs s (own measure): $out"
-[ "$ms" -lt 10000 ] || pf_fail "second run took $ms ms"
+[ -n "$secs" ] || pf_fail "second run does not say how long it took: $out"
 [ "$(sha256sum <"$IMG")" = "$sum_after" ] || pf_fail "second run wrote to the image"
 pf_note "second run: $secs s ($ms ms with process start)"
 
