@@ -58,6 +58,10 @@ enum pf_medium {
  *   PF_FS_PAGES_LOST    the tracepoints were on but events were lost (ring buffer overrun): mincore instead. */
 #define PF_FS_PAGES_TRACED 0x2u
 #define PF_FS_PAGES_LOST   0x4u
+/* One mounted subvolume of a btrfs filesystem (trace and layout): several records may share its UUID, told apart
+ * by mount point; its files are checked against the subvolume's st_dev.  Readers that do not know it see one
+ * record per UUID as before (the first). */
+#define PF_FS_SUBVOL       0x8u
 
 /* File flags. */
 #define PF_FILE_DIR        0x1u  /* a directory the boot looked up (replay reads it, reorder may move it) */

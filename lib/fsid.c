@@ -3,12 +3,17 @@
 
 #include <blkid.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -64,6 +69,7 @@ static int probe_ext(int fd, struct pf_fsid *out)
 int pf_fsid_from_name(const char *name, struct pf_fsid *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->ndevices = 1;
 	snprintf(out->devname, sizeof(out->devname), "%s", name);
 	int fd = open(name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -121,5 +127,71 @@ int pf_fsid_from_devno(dev_t devno, struct pf_fsid *out)
 	int rc = pf_fsid_from_name(name, out);
 	out->devno = devno;
 	free(name);
+	return rc;
+}
+
+/* The first device of btrfs filesystem uuid, from sysfs (no device node needed: an initramfs may have none
+ * under its name).  0 when sysfs does not say. */
+static dev_t btrfs_first_device(const uint8_t uuid[16])
+{
+	char u[37], path[128], line[32];
+	pf_uuid_format(uuid, u);
+	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/devices", u);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	dev_t devno = 0;
+	struct dirent *e;
+	while (!devno && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char dev[128 + 300];
+		snprintf(dev, sizeof(dev), "%s/%s/dev", path, e->d_name);
+		FILE *f = fopen(dev, "re");
+		unsigned maj, min;
+		if (f && fgets(line, sizeof(line), f) && sscanf(line, "%u:%u", &maj, &min) == 2)
+			devno = makedev(maj, min);
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return devno;
+}
+
+int pf_fsid_of_fd(int fd, struct pf_fsid *out)
+{
+	struct statfs sfs;
+	struct stat st;
+	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if ((unsigned long)sfs.f_type != BTRFS_SUPER_MAGIC)
+		return pf_fsid_from_devno(st.st_dev, out);
+	memset(out, 0, sizeof(*out));
+	struct btrfs_ioctl_fs_info_args fi;
+	memset(&fi, 0, sizeof(fi));
+	if (ioctl(fd, BTRFS_IOC_FS_INFO, &fi) < 0)
+		return -errno;
+	memcpy(out->uuid, fi.fsid, 16);
+	snprintf(out->type, sizeof(out->type), "btrfs");
+	out->ndevices = fi.num_devices ? (unsigned)fi.num_devices : 1;
+	out->devno = btrfs_first_device(out->uuid);
+	if (out->devno) {
+		char *name = blkid_devno_to_devname(out->devno);
+		if (name)
+			snprintf(out->devname, sizeof(out->devname), "%s", name);
+		free(name);
+	}
+	return 0;
+}
+
+int pf_fsid_of_dir(const char *dir, struct pf_fsid *out)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0) {
+		memset(out, 0, sizeof(*out));
+		return -errno;
+	}
+	int rc = pf_fsid_of_fd(fd, out);
+	close(fd);
 	return rc;
 }

@@ -114,8 +114,9 @@ void pf_dump_summary(FILE *out, const struct pf_image *img)
 				    : ff & PF_FS_PAGES_TRACED ? ", ranges: pages read (tracepoints)"
 				    : ff & PF_FS_PAGES_LOST   ? ", ranges: resident pages (mincore; page events lost)"
 							      : ", ranges: resident pages (mincore)";
-		fprintf(out, ", medium %s, block size %" PRIu32 "%s%s\n", pf_medium_name((int)img->fs[i].medium),
-			img->fs[i].block_size, ff & PF_FS_GONE ? ", gone (unmounted during tracing)" : "", pages);
+		fprintf(out, ", medium %s, block size %" PRIu32 "%s%s%s\n", pf_medium_name((int)img->fs[i].medium),
+			img->fs[i].block_size, ff & PF_FS_SUBVOL ? ", btrfs subvolume" : "",
+			ff & PF_FS_GONE ? ", gone (unmounted during tracing)" : "", pages);
 	}
 	uint32_t files = 0, dirs = 0, meta = 0, exec = 0, known = 0;
 	for (uint32_t i = 0; i < img->nfiles; i++) {

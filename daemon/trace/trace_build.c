@@ -165,8 +165,10 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		struct pf_fs fs = { .dev = (uint64_t)t->fs[i].dev, .block_size = t->fs[i].block_size,
 				    .medium = (uint32_t)t->fs[i].medium, .mountpoint = t->fs[i].mountpoint };
 		memcpy(fs.uuid, t->fs[i].uuid, 16);
+		if (t->fs[i].subvol)
+			fs.flags |= PF_FS_SUBVOL;
 		if (t->fs[i].gone) {
-			fs.flags = PF_FS_GONE;
+			fs.flags |= PF_FS_GONE;
 			img->flags |= PF_IMG_INCOMPLETE | PF_IMG_FS_GONE;
 		}
 		if (pf_trace_pages_cover(t, i))

@@ -87,6 +87,7 @@ struct pf_trace_fs {
 	uint8_t uuid[16];
 	uint32_t block_size;
 	int medium;                /* enum pf_medium */
+	int subvol;                /* a btrfs subvolume: one of possibly several entries with this UUID */
 	char *mountpoint;
 	int gone;                  /* unmounted during tracing (trace_unmount.c) or not found at the end */
 	int wd;                    /* inotify watch on its root (IN_UNMOUNT), -1 = none */

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Which filesystems to trace: the --mount directories given, or every local block-device filesystem mounted
- * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark.  At the end
+ * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark.  btrfs
+ * gives each subvolume an st_dev of its own (anonymous, major 0, not the one mountinfo shows): each mounted
+ * subvolume is an entry with that st_dev (files are checked against it) and the filesystem's UUID, flagged
+ * PF_FS_SUBVOL; their fanotify marks are one filesystem mark, on the superblock they share.  At the end
  * of tracing: where each one is mounted now, if anywhere (the residency pass opens files by handle through it). */
 #include "array.h"
 #include "config.h"
@@ -21,7 +24,8 @@
 #include <unistd.h>
 
 struct mnt {
-	dev_t dev;
+	dev_t dev;                 /* btrfs: the subvolume's st_dev (stat of the mount point), not mountinfo's */
+	int btrfs;
 	int root_is_fs_root;       /* the mount shows the whole filesystem, not a bind of a subdirectory */
 	char *dir;
 };
@@ -61,14 +65,21 @@ static int read_mountinfo(struct mnt **out, size_t *n)
 	int rc = 0;
 	while (getline(&line, &linecap, f) > 0) {
 		unsigned maj, min;
-		char root[PATH_MAX], dir[PATH_MAX];
-		/* id parent major:minor root mountpoint ... */
+		char root[PATH_MAX], dir[PATH_MAX], type[32] = "";
+		/* id parent major:minor root mountpoint options [optional...] - type source ... */
 		if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min, root, dir) != 4)
 			continue;
+		const char *sep = strstr(line, " - ");
+		if (sep)
+			(void)sscanf(sep + 3, "%31s", type);
 		if ((rc = PF_ARRAY_RESERVE(m, cap, cnt + 1, 64)))
 			break;
 		unescape(dir);
 		m[cnt].dev = makedev(maj, min);
+		m[cnt].btrfs = strcmp(type, "btrfs") == 0;
+		struct stat st;
+		if (m[cnt].btrfs)
+			m[cnt].dev = stat(dir, &st) == 0 ? st.st_dev : 0;
 		m[cnt].root_is_fs_root = strcmp(root, "/") == 0;
 		if (!(m[cnt].dir = strdup(dir))) {
 			rc = -ENOMEM;
@@ -124,7 +135,9 @@ static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir,
 		if ((*fs)[i].dev == dev)
 			return 0; /* same filesystem: one mark covers it */
 	struct pf_fsid id;
-	int rc = major(dev) == 0 ? -ENODEV : pf_fsid_from_devno(dev, &id);
+	int rc = pf_fsid_of_dir(dir, &id);
+	if (rc == 0 && !id.devno && major(dev) != 0)
+		id.devno = dev;
 	if (rc) {
 		if (!explicit)
 			return 0;
@@ -148,7 +161,8 @@ static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir,
 	e->dev = dev;
 	memcpy(e->uuid, id.uuid, 16);
 	e->block_size = (uint32_t)sv.f_bsize;
-	e->medium = pf_medium_of_devno(dev, medium_override);
+	e->medium = pf_medium_of_devno(id.devno ? id.devno : dev, medium_override);
+	e->subvol = strcmp(id.type, "btrfs") == 0;
 	if (!(e->mountpoint = strdup(dir)))
 		return -ENOMEM;
 	(*nfs)++;
@@ -195,7 +209,7 @@ int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out
 		}
 	} else {
 		for (size_t i = 0; i < nm && rc == 0; i++) {
-			if (major(m[i].dev) == 0)
+			if (major(m[i].dev) == 0 && !m[i].btrfs)
 				continue;
 			const char *mp = mountpoint_of(m, nm, m[i].dev, NULL);
 			rc = add_fs(&fs, &nfs, m[i].dev, mp, o->medium_override, err, errlen, 0);
@@ -244,7 +258,7 @@ void pf_trace_open_mounts(struct pf_tracer *t)
 		fs->mount_fd = open_mount(fs, m, nm);
 		struct pf_fsid id;
 		if (fs->mount_fd >= 0 && fs->gone &&
-		    (pf_fsid_from_devno(fs->dev, &id) || memcmp(id.uuid, fs->uuid, 16))) {
+		    (pf_fsid_of_fd(fs->mount_fd, &id) || memcmp(id.uuid, fs->uuid, 16))) {
 			close(fs->mount_fd); /* unmounted, and another filesystem has its device number now */
 			fs->mount_fd = -1;
 		}
