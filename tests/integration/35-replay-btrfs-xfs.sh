@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The pipeline on btrfs and XFS roots, with real fanotify: prefetchd trace while a "boot" reads files, aggregate,
+# drop caches, replay; every page of the read files is resident afterwards (mincore).
+#   btrfs: the root in subvolume @ and /home in @home, mounted apart as Fedora and Ubuntu do: both subvolumes
+#          are traced (one record each, the filesystem's UUID, flagged a subvolume), the layout replays both.
+#   XFS:   the same, and the replay's XFS metadata pass reads the inode clusters of the layout's files (its
+#          summary counts them).
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
+pf_require_root
+[ -x "$TOOLS/pf_mincore" ] || pf_fail "test tools not built (make tools)"
+grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null
+grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null
+
+tmp=$(pf_tmpdir)
+
+wait_pidfile() { # FILE: the tracer writes its pid once its marks are in place
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	pf_fail "tracer did not start (no pid in $1)"
+}
+
+# populate DIR TAG: a few directories of files of 8-200 KiB, written in an order unlike the reading order
+populate() {
+	local i
+	mkdir -p "$1/usr/lib/$2" "$1/etc/$2"
+	for i in $(seq 1 30); do
+		head -c $(((i * 7919) % 200000 + 8192)) /dev/urandom >"$1/usr/lib/$2/lib$i.so"
+		head -c $(((i * 104729) % 9000 + 100)) /dev/urandom >"$1/etc/$2/conf$i"
+	done
+}
+
+# boot_reads ROOT...: the files the "boot" reads (whole), one per line
+boot_reads() {
+	local r i
+	for r in "$@"; do
+		for i in 29 3 17 8 22 1 12 26; do echo "$r/usr/lib/$(basename "$r")/lib$i.so"; echo "$r/etc/$(basename "$r")/conf$i"; done
+	done
+}
+
+# run_pipeline NAME ROOT...: trace the reads of boot_reads, aggregate, replay cold; checks residency after
+run_pipeline() {
+	local name=$1 f r t; shift
+	local w=$tmp/$name marks=()
+	mkdir -p "$w"
+	for r in "$@"; do marks+=(--mount "$r"); done
+	boot_reads "$@" >"$w/reads"
+	pf_drop_caches
+	pf_bg "$PREFETCHD" trace "${marks[@]}" --output "$w/trace" --pid-file "$w/pid" >"$w/trace.out" 2>&1
+	wait_pidfile "$w/pid"
+	while read -r f; do cat "$f" >/dev/null; done <"$w/reads"
+	"$PREFETCHD" stop --pid-file "$w/pid" >"$w/stop.out" 2>&1 || pf_fail "$name: stop: $(cat "$w/stop.out" "$w/trace.out")"
+	wait "$PF_BG_PID"
+	"$PREFETCHD" dump "$w/trace" >"$w/dump" || pf_fail "$name: dump of the trace"
+	while read -r f; do
+		grep -q "^$f	" "$w/dump" || pf_fail "$name: $f not traced ($(cat "$w/trace.out"))"
+	done <"$w/reads"
+	"$PREFETCHD" aggregate --output "$w/layout" "$w/trace" >"$w/agg.out" 2>&1 || pf_fail "$name: aggregate: $(cat "$w/agg.out")"
+	pf_drop_caches
+	while read -r f; do
+		read -r t _ < <("$TOOLS/pf_mincore" "$f")
+		[ "$t" = 0 ] || pf_fail "$name: precondition: $f has $t pages resident after drop_caches"
+	done <"$w/reads"
+	"$PREFETCHD" replay --medium rotational "$w/layout" >"$w/replay.out" 2>&1 || pf_fail "$name: replay: $(cat "$w/replay.out")"
+	grep -q ' 0 skipped' "$w/replay.out" || pf_fail "$name: replay skipped files: $(cat "$w/replay.out")"
+	# the layout's ranges of the read files (the trace took them from mincore where no page events cover the
+	# filesystem, as on btrfs: a drop_caches by someone else between the reads and the end of tracing shrinks them)
+	"$PREFETCHD" dump "$w/layout" | awk -F'\t' 'NR == FNR { want[$1] = 1; next } !/^#/ && ($1 in want) && $3 > 0 { print $1, $2, $3 }' \
+		"$w/reads" - >"$w/ranges"
+	[ "$(awk '{ s += $3 } END { print s + 0 }' "$w/ranges")" -gt $((200 * 1024)) ] ||
+		pf_fail "$name: the layout holds almost nothing of the files read: $(cat "$w/ranges")"
+	local i miss o l
+	for i in $(seq 50); do # readahead returns before its reads land
+		miss=''
+		while read -r f o l; do
+			read -r r t < <("$TOOLS/pf_mincore" "$f" "$o" "$l")
+			[ "$r" = "$t" ] || { miss="$f [$o +$l]: $r of $t pages"; break; }
+		done <"$w/ranges"
+		[ -z "$miss" ] && break
+		sleep 0.1
+	done
+	[ -z "$miss" ] || pf_fail "$name: not resident after the replay: $miss"
+	pf_note "$name: $(grep -c . "$w/reads") files traced and resident after the replay; $(tail -1 "$w/replay.out")"
+}
+
+# ---- btrfs, two subvolumes mounted apart ----
+if ! command -v mkfs.btrfs >/dev/null; then
+	pf_note "btrfs part skipped: mkfs.btrfs not installed (btrfs-progs)"
+	skipped_btrfs=1
+elif ! grep -qw btrfs /proc/filesystems; then
+	pf_note "btrfs part skipped: the kernel has no btrfs"
+	skipped_btrfs=1
+else
+	truncate -s 300M "$tmp/btrfs.img"
+	mkfs.btrfs -q -f "$tmp/btrfs.img" >/dev/null 2>&1 || pf_fail "mkfs.btrfs"
+	bdev=$(pf_loop "$tmp/btrfs.img")
+	pf_mount "$bdev" "$tmp/top"
+	btrfs subvolume create "$tmp/top/@" >/dev/null && btrfs subvolume create "$tmp/top/@home" >/dev/null ||
+		pf_fail "btrfs subvolume create"
+	populate "$tmp/top/@" root
+	populate "$tmp/top/@home" home
+	umount "$tmp/top" || pf_fail "umount $tmp/top"
+	# root: subvol=@ at .../root, home: subvol=@home at .../home (boot_reads names directories after them)
+	pf_mount "$bdev" "$tmp/b/root" -o subvol=@
+	pf_mount "$bdev" "$tmp/b/home" -o subvol=@home
+	uuid=$(blkid -p -o value -s UUID "$bdev")
+	[ "$(stat -c %d "$tmp/b/root")" != "$(stat -c %d "$tmp/b/home")" ] || pf_fail "precondition: subvolumes share st_dev"
+	run_pipeline btrfs "$tmp/b/root" "$tmp/b/home"
+	n=$(grep -c "^# filesystem [0-9]*: uuid $uuid, mountpoint $tmp/b/\(root\|home\), .*btrfs subvolume" "$tmp/btrfs/dump")
+	[ "$n" = 2 ] || pf_fail "btrfs: the trace does not hold both subvolumes as subvolumes of $uuid: $(grep '^# filesystem' "$tmp/btrfs/dump")"
+	"$PREFETCHD" dump "$tmp/btrfs/layout" | grep -c "^# filesystem [0-9]*: uuid $uuid" | grep -qx 2 ||
+		pf_fail "btrfs: the layout merged or lost a subvolume: $("$PREFETCHD" dump "$tmp/btrfs/layout" | grep '^# filesystem')"
+fi
+
+# ---- XFS ----
+if ! command -v mkfs.xfs >/dev/null; then
+	pf_note "XFS part skipped: mkfs.xfs not installed (xfsprogs)"
+	skipped_xfs=1
+elif ! grep -qw xfs /proc/filesystems; then
+	pf_note "XFS part skipped: the kernel has no xfs"
+	skipped_xfs=1
+else
+	truncate -s 300M "$tmp/xfs.img"
+	mkfs.xfs -q -f "$tmp/xfs.img" >/dev/null 2>&1 || pf_fail "mkfs.xfs"
+	xdev=$(pf_loop "$tmp/xfs.img")
+	pf_mount "$xdev" "$tmp/x/xroot"
+	populate "$tmp/x/xroot" xroot
+	umount "$tmp/x/xroot" || pf_fail "umount $tmp/x/xroot"
+	# read-only: nothing written while the caches are measured (the device can stay busy a moment after umount)
+	for i in 1 2 3 4 5; do mount -o ro "$xdev" "$tmp/x/xroot" 2>/dev/null && break; sleep 0.5; done
+	mountpoint -q "$tmp/x/xroot" || pf_fail "mount -o ro $xdev"
+	run_pipeline xfs "$tmp/x/xroot"
+	m=$(sed -n 's/.* \([0-9]*\) metadata blocks.*/\1/p' "$tmp/xfs/replay.out")
+	[ "${m:-0}" -gt 0 ] || pf_fail "xfs: no metadata pass: $(cat "$tmp/xfs/replay.out")"
+fi
+[ -z "${skipped_btrfs:-}" ] || [ -z "${skipped_xfs:-}" ] || pf_skip "neither btrfs nor XFS available"
