@@ -66,6 +66,27 @@ static int probe_ext(int fd, struct pf_fsid *out)
 	return 0;
 }
 
+/* A shorter volume id (vfat's "ABCD-1234" serial, ntfs's 16 hex digits), left-aligned and padded with zeros: what
+ * such a filesystem has to be recognised by across boots.  0, or -EINVAL (no 4 to 15 bytes of hex). */
+static int short_id(const char *s, uint8_t out[16])
+{
+	uint8_t u[16] = { 0 };
+	int n = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p == '-')
+			continue;
+		int hi = hexval(p[0]), lo = p[1] ? hexval(p[1]) : -1;
+		if (hi < 0 || lo < 0 || n >= 16)
+			return -EINVAL;
+		u[n++] = (uint8_t)(hi << 4 | lo);
+		p++;
+	}
+	if (n < 4 || n >= 16)
+		return -EINVAL;
+	memcpy(out, u, 16);
+	return 0;
+}
+
 int pf_fsid_from_name(const char *name, struct pf_fsid *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -108,7 +129,8 @@ int pf_fsid_from_name(const char *name, struct pf_fsid *out)
 	if (blkid_do_safeprobe(pr) == 0) {
 		if (blkid_probe_lookup_value(pr, "TYPE", &val, NULL) == 0)
 			snprintf(out->type, sizeof(out->type), "%s", val);
-		if (blkid_probe_lookup_value(pr, "UUID", &val, NULL) == 0 && pf_uuid_parse(val, out->uuid) == 0)
+		if (blkid_probe_lookup_value(pr, "UUID", &val, NULL) == 0 &&
+		    (pf_uuid_parse(val, out->uuid) == 0 || short_id(val, out->uuid) == 0))
 			rc = 0;
 	}
 	blkid_free_probe(pr);

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "dump.h"
 #include "medium.h"
+#include "fs_support.h"
 #include "fsid.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void put_path(FILE *out, const char *s)
@@ -91,6 +93,19 @@ void pf_dump_seeks(const struct pf_image *img, uint64_t *in_order, uint64_t *sor
 	free(v);
 }
 
+/* What prefetch does on the filesystem, where it is mounted now at its recorded mount point (same UUID). */
+static void put_support(FILE *out, const struct pf_fs *fs)
+{
+	struct pf_fsid id;
+	char what[256];
+	if (!fs->mountpoint || pf_fsid_of_dir(fs->mountpoint, &id) || memcmp(id.uuid, fs->uuid, 16)) {
+		fprintf(out, "#   prefetch there: not mounted there now\n");
+		return;
+	}
+	pf_fs_support_text(id.type, id.ndevices, 1, what, sizeof(what));
+	fprintf(out, "#   prefetch there: %s: %s\n", id.type, what);
+}
+
 void pf_dump_summary(FILE *out, const struct pf_image *img)
 {
 	char when[64] = "?";
@@ -117,6 +132,7 @@ void pf_dump_summary(FILE *out, const struct pf_image *img)
 		fprintf(out, ", medium %s, block size %" PRIu32 "%s%s%s\n", pf_medium_name((int)img->fs[i].medium),
 			img->fs[i].block_size, ff & PF_FS_SUBVOL ? ", btrfs subvolume" : "",
 			ff & PF_FS_GONE ? ", gone (unmounted during tracing)" : "", pages);
+		put_support(out, &img->fs[i]);
 	}
 	uint32_t files = 0, dirs = 0, meta = 0, exec = 0, known = 0;
 	for (uint32_t i = 0; i < img->nfiles; i++) {

@@ -6,6 +6,8 @@
 #          are traced (one record each, the filesystem's UUID, flagged a subvolume), the layout replays both.
 #   XFS:   the same, and the replay's XFS metadata pass reads the inode clusters of the layout's files (its
 #          summary counts them).
+# On both, prefetchd status and dump say what prefetch does there, and prefetch-reorder refuses in one line that
+# says the replay still works there.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 [ -x "$TOOLS/pf_mincore" ] || pf_fail "test tools not built (make tools)"
@@ -83,6 +85,18 @@ run_pipeline() {
 		sleep 0.1
 	done
 	[ -z "$miss" ] || pf_fail "$name: not resident after the replay: $miss"
+	# status: one line per filesystem mounted now, with what prefetch does there and its files in the layout
+	cp "$w/layout" "$PF_TEST_HOME/state/layout"
+	"$PREFETCHD" status >"$w/status" 2>&1 || pf_fail "$name: status: $(cat "$w/status")"
+	for r in "$@"; do
+		grep -q "^  $r: .*traced, replayed, .*; [1-9][0-9]* files in the layout$" "$w/status" ||
+			pf_fail "$name: status does not say what happens on $r: $(cat "$w/status")"
+	done
+	"$PREFETCHD" dump "$w/layout" | grep -q "^#   prefetch there: $name: traced, replayed" ||
+		pf_fail "$name: dump does not say what prefetch does there: $("$PREFETCHD" dump "$w/layout" | grep '^#')"
+	"$REORDER" --dry-run "$w/dev" >"$w/reorder.out" 2>&1 && pf_fail "$name: prefetch-reorder accepted it"
+	[ "$(wc -l <"$w/reorder.out")" = 1 ] && grep -q "$name: the reorder is ext2/3/4 only; the boot replay still works there" "$w/reorder.out" ||
+		pf_fail "$name: prefetch-reorder's refusal: $(cat "$w/reorder.out")"
 	pf_note "$name: $(grep -c . "$w/reads") files traced and resident after the replay; $(tail -1 "$w/replay.out")"
 }
 
@@ -108,7 +122,10 @@ else
 	pf_mount "$bdev" "$tmp/b/home" -o subvol=@home
 	uuid=$(blkid -p -o value -s UUID "$bdev")
 	[ "$(stat -c %d "$tmp/b/root")" != "$(stat -c %d "$tmp/b/home")" ] || pf_fail "precondition: subvolumes share st_dev"
+	mkdir -p "$tmp/btrfs" && ln -s "$bdev" "$tmp/btrfs/dev"
 	run_pipeline btrfs "$tmp/b/root" "$tmp/b/home"
+	grep -q "^  $tmp/b/root: btrfs subvolume, traced, replayed, no metadata pass, no reorder (ext2/3/4 only); data in btrfs logical order" "$tmp/btrfs/status" ||
+		pf_fail "btrfs: status: $(cat "$tmp/btrfs/status")"
 	n=$(grep -c "^# filesystem [0-9]*: uuid $uuid, mountpoint $tmp/b/\(root\|home\), .*btrfs subvolume" "$tmp/btrfs/dump")
 	[ "$n" = 2 ] || pf_fail "btrfs: the trace does not hold both subvolumes as subvolumes of $uuid: $(grep '^# filesystem' "$tmp/btrfs/dump")"
 	"$PREFETCHD" dump "$tmp/btrfs/layout" | grep -c "^# filesystem [0-9]*: uuid $uuid" | grep -qx 2 ||
@@ -125,14 +142,17 @@ elif ! grep -qw xfs /proc/filesystems; then
 else
 	truncate -s 300M "$tmp/xfs.img"
 	mkfs.xfs -q -f "$tmp/xfs.img" >/dev/null 2>&1 || pf_fail "mkfs.xfs"
-	xdev=$(pf_loop "$tmp/xfs.img")
-	pf_mount "$xdev" "$tmp/x/xroot"
+	pf_mount_loop "$tmp/xfs.img" "$tmp/x/xroot"
 	populate "$tmp/x/xroot" xroot
 	umount "$tmp/x/xroot" || pf_fail "umount $tmp/x/xroot"
-	# read-only: nothing written while the caches are measured (the device can stay busy a moment after umount)
-	for i in 1 2 3 4 5; do mount -o ro "$xdev" "$tmp/x/xroot" 2>/dev/null && break; sleep 0.5; done
-	mountpoint -q "$tmp/x/xroot" || pf_fail "mount -o ro $xdev"
+	# read-only (nothing written while the caches are measured); mount -o loop: the loop device goes with it
+	for i in 1 2 3 4 5; do mount -o loop,ro "$tmp/xfs.img" "$tmp/x/xroot" 2>/dev/null && break; sleep 0.5; done
+	mountpoint -q "$tmp/x/xroot" || pf_fail "mount -o loop,ro $tmp/xfs.img"
+	xdev=$(findmnt -no SOURCE "$tmp/x/xroot")
+	mkdir -p "$tmp/xfs" && ln -s "$xdev" "$tmp/xfs/dev"
 	run_pipeline xfs "$tmp/x/xroot"
+	grep -q "^  $tmp/x/xroot: xfs, traced, replayed, metadata pass (inode clusters, directories), no reorder" "$tmp/xfs/status" ||
+		pf_fail "xfs: status: $(cat "$tmp/xfs/status")"
 	m=$(sed -n 's/.* \([0-9]*\) metadata blocks.*/\1/p' "$tmp/xfs/replay.out")
 	[ "${m:-0}" -gt 0 ] || pf_fail "xfs: no metadata pass: $(cat "$tmp/xfs/replay.out")"
 fi
