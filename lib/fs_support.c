@@ -11,7 +11,7 @@ void pf_fs_support(const char *type, unsigned ndevices, struct pf_fs_support *ou
 		out->metadata = "inode tables, extent trees, directories";
 		out->reorder = 1;
 	} else if (!strcmp(type, "xfs")) {
-		out->metadata = "inode clusters, directories";
+		out->metadata = "inode clusters";
 	} else if (!strcmp(type, "btrfs")) {
 		/* its tree blocks are read through its own btree inode, which nothing outside the filesystem can fill */
 		out->note = ndevices > 1 ? "data in btrfs logical order, which on several devices is no device's order"

@@ -94,8 +94,8 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, int head, unsigned *block
 void pf_replay_metadata_open(struct pf_rctx *c, uint32_t fs);
 void pf_replay_metadata_close(struct pf_rctx *c);
 
-/* replay_xfs.c: metadata pass on one XFS filesystem (inode clusters, then directories, each in disk order);
- * adds the blocks read to *blocks.  0 or -errno (not XFS, no geometry: nothing read). */
+/* replay_xfs.c: metadata pass on one XFS filesystem (the inode clusters of the layout's files and directories,
+ * in disk order); adds the blocks read to *blocks.  0 or -errno (not XFS, no geometry: nothing read). */
 int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
 
 /* replay_place.c: place the DATA items of *items (n of them) where they are now (FIEMAP, file by file in inode
