@@ -15,7 +15,8 @@
 # and prefetch/limit, from the same run.
 #
 # Environment: RUNS (5) runs per case; TRACES (3); FSTYPES ("ext4 xfs btrfs"); BOOTS ("boot1 boot2 boot3");
-# SIZE (1024) MiB; RATIO (8); SEED (1); BEFORE (none); KEEP_LOG=FILE keeps the per-run figures (bench-fstypes.sh --table FILE
+# SIZE (1024) MiB; RATIO (8); SEED (1); BEFORE (none); IMAGE_OPTS (none: mkbootset's aged image; e.g.
+# --fresh, --package-order); KEEP_LOG=FILE keeps the per-run figures (bench-fstypes.sh --table FILE
 # renders them again).  Needs root, /dev/fuse, the default build, tools, build/simdisk, mkfs.xfs, mkfs.btrfs.
 # Cold-cache benchmark: runs under flock /var/tmp/prefetch-bench.lock (taken here).
 set -u -o pipefail
@@ -58,7 +59,7 @@ source "$TOP/tests/lib.sh"
 source "$TOP/tests/simdisk/lib-sim.sh"
 pf_require_root
 RUNS=${RUNS:-5} TRACES=${TRACES:-3} FSTYPES=${FSTYPES:-"ext4 xfs btrfs"} BOOTS=${BOOTS:-"boot1 boot2 boot3"}
-SIZE=${SIZE:-1024} RATIO=${RATIO:-8} SEED=${SEED:-1} BEFORE=${BEFORE:-}
+SIZE=${SIZE:-1024} RATIO=${RATIO:-8} SEED=${SEED:-1} BEFORE=${BEFORE:-} IMAGE_OPTS=${IMAGE_OPTS:-}
 [ -z "$BEFORE" ] || [ -x "$BEFORE" ] || pf_fail "BEFORE=$BEFORE is not a program"
 sim_available || pf_fail "simdisk unavailable (no /dev/fuse, or run make -C tests/simdisk)"
 for b in "$PREFETCHD" "$WLRUN" "$TOOLS/mkbootset"; do [ -x "$b" ] || pf_fail "$b missing (make all tools; make -C tests/simdisk)"; done
@@ -97,7 +98,8 @@ for boot in $BOOTS; do
 	for fst in $FSTYPES; do
 		dir=$(sim_tmpfs_dir $((SIZE + 64))) || pf_fail "no tmpfs room for the image"
 		pf_note "$boot on $fst: building the image"
-		"$TOP/tests/mkbootset.sh" --size "$SIZE" --ratio "$RATIO" --seed "$SEED" --tsv "$tsv" --fstype "$fst" "$dir/img" |
+		# shellcheck disable=SC2086 # IMAGE_OPTS: words
+		"$TOP/tests/mkbootset.sh" --size "$SIZE" --ratio "$RATIO" --seed "$SEED" --tsv "$tsv" --fstype "$fst" $IMAGE_OPTS "$dir/img" |
 			sed 's/^/   /' || pf_fail "mkbootset --fstype $fst"
 		wl=$dir/img.workload
 		sim_start "$dir/img" count
@@ -129,7 +131,7 @@ for boot in $BOOTS; do
 done
 
 echo
-echo "Images: tests/mkbootset.sh --size $SIZE --ratio $RATIO --seed $SEED --tsv BOOT.tsv --fstype ROOT (btrfs: subvolume @, mounted subvol=@), mounted ro"
+echo "Images: tests/mkbootset.sh --size $SIZE --ratio $RATIO --seed $SEED${IMAGE_OPTS:+ $IMAGE_OPTS} --tsv BOOT.tsv --fstype ROOT (btrfs: subvolume @, mounted subvol=@), mounted ro"
 echo "Disk: $describe"
 echo "Layout: $TRACES traces of the cold workload, prefetchd aggregate --max-mb 0 --max-files 0"
 echo "Code: tree at $(git -C "$TOP" describe --always --dirty 2>/dev/null || echo unknown); $(uname -r); mkfs: $(mkfs.xfs -V 2>&1 | head -1), $(mkfs.btrfs -V 2>&1 | head -1)"
