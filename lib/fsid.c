@@ -16,6 +16,7 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <xfs/xfs.h>
 
 static int hexval(int c)
 {
@@ -180,12 +181,35 @@ static dev_t btrfs_first_device(const uint8_t uuid[16])
 	return devno;
 }
 
+/* XFS from the mounted filesystem (XFS_IOC_FSGEOMETRY: no I/O).  A blkid probe of a non-ext device reads tens of
+ * places, the far end of the device among them: 16 requests, 75 ms on the simulated disk, measured at the start
+ * of an XFS replay.  0, or -errno (then blkid answers). */
+static int xfs_id(int fd, dev_t dev, struct pf_fsid *out)
+{
+	struct xfs_fsop_geom g;
+	memset(&g, 0, sizeof(g));
+	if (ioctl(fd, XFS_IOC_FSGEOMETRY, &g) < 0)
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->uuid, g.uuid, 16);
+	snprintf(out->type, sizeof(out->type), "xfs");
+	out->devno = dev;
+	out->ndevices = 1;
+	char *name = blkid_devno_to_devname(dev);
+	if (name)
+		snprintf(out->devname, sizeof(out->devname), "%s", name);
+	free(name);
+	return 0;
+}
+
 int pf_fsid_of_fd(int fd, struct pf_fsid *out)
 {
 	struct statfs sfs;
 	struct stat st;
 	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
 		return -errno;
+	if ((unsigned long)sfs.f_type == XFS_SUPER_MAGIC && xfs_id(fd, st.st_dev, out) == 0)
+		return 0;
 	if ((unsigned long)sfs.f_type != BTRFS_SUPER_MAGIC)
 		return pf_fsid_from_devno(st.st_dev, out);
 	memset(out, 0, sizeof(*out));

@@ -20,8 +20,8 @@ int pf_fsid_from_devno(dev_t devno, struct pf_fsid *out);
 
 /* The filesystem holding the open file or directory fd.  btrfs gives every subvolume an anonymous st_dev
  * (major 0) that names no device: it is identified by its filesystem UUID (BTRFS_IOC_FS_INFO), and devno is its
- * first device as /sys/fs/btrfs/UUID/devices lists them (for the medium).  Others as pf_fsid_from_devno of the
- * file's st_dev.  Returns 0 or -errno / -ENODATA / -ENODEV (no block device: tmpfs, overlay, nfs...). */
+ * first device as /sys/fs/btrfs/UUID/devices lists them (for the medium).  XFS answers from the mounted
+ * filesystem too (no probe of the device).  Others as pf_fsid_from_devno of the file's st_dev.  Returns 0 or -errno / -ENODATA / -ENODEV (no block device: tmpfs, overlay, nfs...). */
 int pf_fsid_of_fd(int fd, struct pf_fsid *out);
 /* The same for a directory by name (opened without following a last symlink). */
 int pf_fsid_of_dir(const char *dir, struct pf_fsid *out);
