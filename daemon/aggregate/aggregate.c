@@ -42,7 +42,7 @@ static int union_fs(struct agg *a)
 			int k = find_fs(a->layout, &tr->fs[j]);
 			if (k < 0) {
 				struct pf_fs fs = tr->fs[j];
-				fs.flags &= PF_FS_SUBVOL; /* gone is what one trace saw, not a property of the layout */
+				fs.flags &= PF_FS_SUBVOL | PF_FS_SKIPPED; /* gone is what one trace saw, not a property of the layout */
 				if ((k = pf_image_add_fs(a->layout, &fs)) < 0)
 					return k;
 			}

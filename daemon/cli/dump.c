@@ -129,6 +129,10 @@ void pf_dump_summary(FILE *out, const struct pf_image *img)
 				    : ff & PF_FS_PAGES_TRACED ? ", ranges: pages read (tracepoints)"
 				    : ff & PF_FS_PAGES_LOST   ? ", ranges: resident pages (mincore; page events lost)"
 							      : ", ranges: resident pages (mincore)";
+		if (ff & PF_FS_SKIPPED) {
+			fprintf(out, ", not traced: no filesystem UUID to know it by across boots\n");
+			continue;
+		}
 		fprintf(out, ", medium %s, block size %" PRIu32 "%s%s%s\n", pf_medium_name((int)img->fs[i].medium),
 			img->fs[i].block_size, ff & PF_FS_SUBVOL ? ", btrfs subvolume" : "",
 			ff & PF_FS_GONE ? ", gone (unmounted during tracing)" : "", pages);

@@ -177,6 +177,11 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 			fs.flags |= PF_FS_PAGES_LOST;
 		rc = pf_image_add_fs(img, &fs);
 	}
+	for (int i = t->nfs; i < t->nfs + t->nskipped && rc >= 0; i++) {
+		b.strtab += strlen(t->fs[i].mountpoint) + 1;
+		struct pf_fs fs = { .dev = (uint64_t)t->fs[i].dev, .mountpoint = t->fs[i].mountpoint, .flags = PF_FS_SKIPPED };
+		rc = pf_image_add_fs(img, &fs);
+	}
 	/* init's files first (trace_init.c), then everything else in first-touch order */
 	size_t *first = NULL, nfirst = 0;
 	if (rc >= 0)

@@ -128,9 +128,39 @@ static const char *mountpoint_of(const struct mnt *m, size_t n, dev_t dev, const
 	return best;
 }
 
-static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir, int medium_override, char *err,
-		  size_t errlen, int explicit)
+/* A local block-device filesystem that is not traced (no UUID to know it by across boots): listed in the
+ * trace, flagged PF_FS_SKIPPED, so that its header says why nothing of it is there. */
+static int add_skipped(struct pf_trace_fs **skip, int *nskip, dev_t dev, const char *dir)
 {
+	for (int i = 0; i < *nskip; i++)
+		if ((*skip)[i].dev == dev)
+			return 0;
+	if (*nskip >= PF_TRACE_MAX_SKIPPED)
+		return 0;
+	struct pf_trace_fs *p = realloc(*skip, (size_t)(*nskip + 1) * sizeof(**skip));
+	if (!p)
+		return -ENOMEM;
+	*skip = p;
+	memset(&p[*nskip], 0, sizeof(p[*nskip]));
+	p[*nskip].wd = p[*nskip].mount_fd = -1;
+	p[*nskip].dev = dev;
+	p[*nskip].skipped = 1;
+	if (!(p[*nskip].mountpoint = strdup(dir)))
+		return -ENOMEM;
+	(*nskip)++;
+	return 0;
+}
+
+struct picked {
+	struct pf_trace_fs *fs, *skip;
+	int nfs, nskip;
+};
+
+static int add_fs(struct picked *pk, dev_t dev, const char *dir, int medium_override, char *err, size_t errlen,
+		  int explicit)
+{
+	struct pf_trace_fs **fs = &pk->fs;
+	int *nfs = &pk->nfs;
 	for (int i = 0; i < *nfs; i++)
 		if ((*fs)[i].dev == dev)
 			return 0; /* same filesystem: one mark covers it */
@@ -140,7 +170,7 @@ static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir,
 		id.devno = dev;
 	if (rc) {
 		if (!explicit)
-			return 0;
+			return rc == -ENODATA ? add_skipped(&pk->skip, &pk->nskip, dev, dir) : 0;
 		snprintf(err, errlen, "%s: not on a block-device filesystem with a UUID (%s)", dir,
 			 major(dev) == 0 ? "virtual filesystem" : pf_strerror(rc));
 		return rc == -ENODATA ? -ENODEV : rc;
@@ -176,14 +206,14 @@ void pf_trace_free_mounts(struct pf_trace_fs *fs, int n)
 	free(fs);
 }
 
-int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, char *err, size_t errlen)
+int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, int *nskipped, char *err,
+			 size_t errlen)
 {
 	struct mnt *m = NULL;
 	size_t nm = 0;
-	struct pf_trace_fs *fs = NULL;
-	int nfs = 0;
+	struct picked pk = { 0 };
 	*out = NULL;
-	*n = 0;
+	*n = *nskipped = 0;
 	int rc = read_mountinfo(&m, &nm);
 	if (rc) {
 		snprintf(err, errlen, "cannot read /proc/self/mountinfo: %s", pf_strerror(rc));
@@ -205,27 +235,39 @@ int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out
 				break;
 			}
 			const char *mp = mountpoint_of(m, nm, st.st_dev, real);
-			rc = add_fs(&fs, &nfs, st.st_dev, mp ? mp : real, o->medium_override, err, errlen, 1);
+			rc = add_fs(&pk, st.st_dev, mp ? mp : real, o->medium_override, err, errlen, 1);
 		}
 	} else {
 		for (size_t i = 0; i < nm && rc == 0; i++) {
 			if (major(m[i].dev) == 0 && !m[i].btrfs)
 				continue;
 			const char *mp = mountpoint_of(m, nm, m[i].dev, NULL);
-			rc = add_fs(&fs, &nfs, m[i].dev, mp, o->medium_override, err, errlen, 0);
+			rc = add_fs(&pk, m[i].dev, mp, o->medium_override, err, errlen, 0);
 		}
-		if (rc == 0 && nfs == 0) {
+		if (rc == 0 && pk.nfs == 0) {
 			rc = -ENODEV;
 			snprintf(err, errlen, "no local block-device filesystem is mounted");
 		}
 	}
 	free_mnts(m, nm);
+	/* the skipped ones after the traced ones, in one array */
+	struct pf_trace_fs *all = rc || !pk.nskip ? NULL : realloc(pk.fs, (size_t)(pk.nfs + pk.nskip) * sizeof(*all));
+	if (all) {
+		memcpy(all + pk.nfs, pk.skip, (size_t)pk.nskip * sizeof(*all));
+		free(pk.skip);
+		pk.fs = all;
+		pk.skip = NULL;
+	} else if (!rc && pk.nskip) {
+		rc = -ENOMEM;
+	}
 	if (rc) {
-		pf_trace_free_mounts(fs, nfs);
+		pf_trace_free_mounts(pk.fs, pk.nfs);
+		pf_trace_free_mounts(pk.skip, pk.nskip);
 		return rc;
 	}
-	*out = fs;
-	*n = nfs;
+	*out = pk.fs;
+	*n = pk.nfs;
+	*nskipped = pk.nskip;
 	return 0;
 }
 

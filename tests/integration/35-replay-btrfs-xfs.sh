@@ -7,7 +7,8 @@
 #   XFS:   the same, and the replay's XFS metadata pass reads the inode clusters of the layout's files (its
 #          summary counts them).
 # On both, prefetchd status and dump say what prefetch does there, and prefetch-reorder refuses in one line that
-# says the replay still works there.
+# says the replay still works there.  A local filesystem without a UUID (squashfs) is not traced: a trace of every
+# mounted filesystem lists it with the reason, and status says it.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
 [ -x "$TOOLS/pf_mincore" ] || pf_fail "test tools not built (make tools)"
@@ -155,5 +156,22 @@ else
 		pf_fail "xfs: status: $(cat "$tmp/xfs/status")"
 	m=$(sed -n 's/.* \([0-9]*\) metadata blocks.*/\1/p' "$tmp/xfs/replay.out")
 	[ "${m:-0}" -gt 0 ] || pf_fail "xfs: no metadata pass: $(cat "$tmp/xfs/replay.out")"
+fi
+
+# ---- a filesystem without a UUID: listed in the trace as not traced, with the reason; status says it ----
+if command -v mksquashfs >/dev/null && grep -qw squashfs /proc/filesystems; then
+	mkdir -p "$tmp/sq-src/lib" && head -c 20000 /dev/urandom >"$tmp/sq-src/lib/a.so"
+	mksquashfs "$tmp/sq-src" "$tmp/sq.img" -quiet -noappend >/dev/null || pf_fail "mksquashfs"
+	pf_mount_loop "$tmp/sq.img" "$tmp/sq"
+	# no --mount: every local block-device filesystem mounted now (in this test's own mount namespace, so only the
+	# machine's and this test's); a second is enough to write the header
+	unshare --mount --propagation private "$PREFETCHD" trace --timeout 1 --output "$tmp/all.trace" \
+		--pid-file "$tmp/all.pid" >"$tmp/all.out" 2>&1 || pf_fail "trace of every filesystem: $(cat "$tmp/all.out")"
+	"$PREFETCHD" dump "$tmp/all.trace" | grep -q "^# filesystem [0-9]*: uuid 00000000-0000-0000-0000-000000000000, mountpoint $tmp/sq, not traced: no filesystem UUID" ||
+		pf_fail "squashfs: the trace does not say it was skipped: $("$PREFETCHD" dump "$tmp/all.trace" | grep '^# filesystem')"
+	"$PREFETCHD" status | grep -q "^  $tmp/sq: squashfs, not traced: no filesystem UUID" ||
+		pf_fail "squashfs: status does not say it is not traced: $("$PREFETCHD" status)"
+else
+	pf_note "squashfs part skipped: mksquashfs (squashfs-tools) or the kernel's squashfs missing"
 fi
 [ -z "${skipped_btrfs:-}" ] || [ -z "${skipped_xfs:-}" ] || pf_skip "neither btrfs nor XFS available"
