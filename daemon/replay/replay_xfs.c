@@ -2,7 +2,7 @@
 /* The metadata pass on XFS (rotational media).  XFS reads inodes through its own buffer cache, not the block
  * device's page cache: readahead on the device, as the ext pass does, would warm nothing XFS looks at.  So the
  * pass has XFS read them itself, in disk order, before the data sweep: the inode clusters of the layout's files
- * and directories, one bulkstat of one inode per cluster, in inode-number order, which is disk order
+ * and directories, a bulkstat of each inode, in inode-number order, which is disk order
  * (xfs_ino.h); the cluster stays in XFS's buffer cache and the opens of the placing and the sweep find their
  * inodes there.
  *
@@ -52,7 +52,7 @@ static int geometry(int mfd, struct pf_xfs_geom *g)
 	return 0;
 }
 
-/* Step 1: one bulkstat per cluster, clusters in disk order. */
+/* Step 1: the inode clusters, in disk order. */
 static int inode_clusters(struct pf_rctx *c, uint32_t fsi, int mfd, const struct pf_xfs_geom *g, unsigned *blocks)
 {
 	const struct pf_image *l = c->l;
@@ -67,10 +67,11 @@ static int inode_clusters(struct pf_rctx *c, uint32_t fsi, int mfd, const struct
 		if (l->files[i].fs == fsi && pf_xfs_ino_decode(g, l->files[i].ino, &x) == 0)
 			v[n++] = (struct xino){ l->files[i].ino, x.cluster, i };
 	qsort(v, n, sizeof(*v), cmp_xino);
+	/* Every inode, not one per cluster: an inode already in memory (the root's, say) reads nothing, and its
+	 * cluster's other inodes would then be read one open at a time.  Those after the first read of a cluster
+	 * find it cached. */
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++) {
-		if (i && v[i].key == v[i - 1].key)
-			continue;
 		if (pf_rctx_should_stop(c)) {
 			rc = -EINTR;
 			break;
@@ -80,6 +81,8 @@ static int inode_clusters(struct pf_rctx *c, uint32_t fsi, int mfd, const struct
 		__s32 count = 0;
 		struct xfs_fsop_bulkreq req = { .lastip = &ino, .icount = 1, .ubuffer = &bs, .ocount = &count };
 		(void)ioctl(mfd, XFS_IOC_FSBULKSTAT_SINGLE, &req); /* a freed inode (file deleted since) still read its cluster */
+		if (i && v[i].key == v[i - 1].key)
+			continue;
 		(void)pf_xfs_ino_decode(g, v[i].ino, &x);
 		dump(c, fsi, "xfs-inodes", x.cluster_block * g->blocksize, (uint64_t)x.cluster_blocks * g->blocksize);
 		*blocks += x.cluster_blocks;
