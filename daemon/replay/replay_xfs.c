@@ -7,9 +7,10 @@
  * inodes there.
  *
  * Directories get no step of their own: FIEMAP is EOPNOTSUPP on XFS directories, XFS_IOC_GETBMAPX maps them
- * only up to their size (their hash index lies beyond it, at 32 GiB), and reading them level by level in the
- * order of their first block (getdents, then the lookups of the next level) measured no gain over letting the
- * placing's path lookups read them (results/FSTYPES-BENCH.md). */
+ * only up to their size (their hash index lies beyond it, at 32 GiB); reading them in the order of their first
+ * block measured no gain when reached by path level by level (getdents, then the next level's lookups), and a
+ * loss when opened by handle (the kernel reconnects a directory opened by handle to the tree, reading its
+ * parents): results/FSTYPES-BENCH.md. */
 #include "replay_internal.h"
 
 #include "xfs_ino.h"
