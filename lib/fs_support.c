@@ -13,7 +13,7 @@ void pf_fs_support(const char *type, unsigned ndevices, struct pf_fs_support *ou
 	} else if (!strcmp(type, "xfs")) {
 		out->metadata = "inode clusters";
 	} else if (!strcmp(type, "btrfs")) {
-		/* its tree blocks are read through its own btree inode, which nothing outside the filesystem can fill */
+		out->metadata = "tree items of its files, checksums of their data";
 		out->note = ndevices > 1 ? "data in btrfs logical order, which on several devices is no device's order"
 					 : "data in btrfs logical order, which is the device's order on one device";
 	}

@@ -3,7 +3,8 @@
 # The pipeline on btrfs and XFS roots, with real fanotify: prefetchd trace while a "boot" reads files, aggregate,
 # drop caches, replay; every page of the read files is resident afterwards (mincore).
 #   btrfs: the root in subvolume @ and /home in @home, mounted apart as Fedora and Ubuntu do: both subvolumes
-#          are traced (one record each, the filesystem's UUID, flagged a subvolume), the layout replays both.
+#          are traced (one record each, the filesystem's UUID, flagged a subvolume), the layout replays both, and
+#          the replay's btrfs metadata pass asks for the tree items of their files and their data's checksums.
 #   XFS:   the same, and the replay's XFS metadata pass reads the inode clusters of the layout's files (its
 #          summary counts them).
 # On both, prefetchd status and dump say what prefetch does there, and prefetch-reorder refuses in one line that
@@ -67,7 +68,8 @@ run_pipeline() {
 		read -r t _ < <("$TOOLS/pf_mincore" "$f")
 		[ "$t" = 0 ] || pf_fail "$name: precondition: $f has $t pages resident after drop_caches"
 	done <"$w/reads"
-	"$PREFETCHD" replay --medium rotational "$w/layout" >"$w/replay.out" 2>&1 || pf_fail "$name: replay: $(cat "$w/replay.out")"
+	"$PREFETCHD" replay --medium rotational --dump-plan "$w/plan" "$w/layout" >"$w/replay.out" 2>&1 ||
+		pf_fail "$name: replay: $(cat "$w/replay.out")"
 	grep -q ' 0 skipped' "$w/replay.out" || pf_fail "$name: replay skipped files: $(cat "$w/replay.out")"
 	# the layout's ranges of the read files (the trace took them from mincore where no page events cover the
 	# filesystem, as on btrfs: a drop_caches by someone else between the reads and the end of tracing shrinks them)
@@ -125,7 +127,12 @@ else
 	[ "$(stat -c %d "$tmp/b/root")" != "$(stat -c %d "$tmp/b/home")" ] || pf_fail "precondition: subvolumes share st_dev"
 	mkdir -p "$tmp/btrfs" && ln -s "$bdev" "$tmp/btrfs/dev"
 	run_pipeline btrfs "$tmp/b/root" "$tmp/b/home"
-	grep -q "^  $tmp/b/root: btrfs subvolume, traced, replayed, no metadata pass, no reorder (ext2/3/4 only); data in btrfs logical order" "$tmp/btrfs/status" ||
+	# the metadata pass asked for the items of every file of both subvolumes, and the checksums of their data
+	for fsi in 0 1; do
+		[ "$(grep -c "^m $fsi meta btrfs-items " "$tmp/btrfs/plan")" -ge 20 ] && grep -q "^m $fsi meta btrfs-csums " "$tmp/btrfs/plan" ||
+			pf_fail "btrfs: no metadata pass on filesystem $fsi: $(grep -c '^m' "$tmp/btrfs/plan") lines"
+	done
+	grep -q "^  $tmp/b/root: btrfs subvolume, traced, replayed, metadata pass (tree items of its files, checksums of their data), no reorder (ext2/3/4 only); data in btrfs logical order" "$tmp/btrfs/status" ||
 		pf_fail "btrfs: status: $(cat "$tmp/btrfs/status")"
 	n=$(grep -c "^# filesystem [0-9]*: uuid $uuid, mountpoint $tmp/b/\(root\|home\), .*btrfs subvolume" "$tmp/btrfs/dump")
 	[ "$n" = 2 ] || pf_fail "btrfs: the trace does not hold both subvolumes as subvolumes of $uuid: $(grep '^# filesystem' "$tmp/btrfs/dump")"
