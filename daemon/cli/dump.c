@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "dump.h"
+#include "error.h"
 #include "medium.h"
 #include "fs_support.h"
 #include "fsid.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,8 +100,13 @@ static void put_support(FILE *out, const struct pf_fs *fs)
 {
 	struct pf_fsid id;
 	char what[256];
-	if (!fs->mountpoint || pf_fsid_of_dir(fs->mountpoint, &id) || memcmp(id.uuid, fs->uuid, 16)) {
+	int rc = fs->mountpoint ? pf_fsid_of_dir(fs->mountpoint, &id) : -ENOENT;
+	if (rc == -ENOENT || rc == -ENODEV || rc == -ENODATA || (!rc && memcmp(id.uuid, fs->uuid, 16))) {
 		fprintf(out, "#   prefetch there: not mounted there now\n");
+		return;
+	}
+	if (rc) {
+		fprintf(out, "#   prefetch there: cannot tell (%s)\n", pf_strerror(rc));
 		return;
 	}
 	pf_fs_support_text(id.type, id.ndevices, 1, what, sizeof(what));
