@@ -164,8 +164,12 @@ static int add_fs(struct picked *pk, dev_t dev, const char *dir, int medium_over
 	for (int i = 0; i < *nfs; i++)
 		if ((*fs)[i].dev == dev)
 			return 0; /* same filesystem: one mark covers it */
+	/* By the mount point when it shows this filesystem (btrfs has no other way; XFS answers without a probe of
+	 * the device), else (mounted over since) by the device. */
 	struct pf_fsid id;
-	int rc = pf_fsid_of_dir(dir, &id);
+	struct stat st;
+	int rc = stat(dir, &st) == 0 && st.st_dev == dev ? pf_fsid_of_dir(dir, &id)
+		 : major(dev) == 0 ? -ENODEV : pf_fsid_from_devno(dev, &id);
 	if (rc == 0 && !id.devno && major(dev) != 0)
 		id.devno = dev;
 	if (rc) {
