@@ -58,6 +58,13 @@ enum pf_medium {
  *   PF_FS_PAGES_LOST    the tracepoints were on but events were lost (ring buffer overrun): mincore instead. */
 #define PF_FS_PAGES_TRACED 0x2u
 #define PF_FS_PAGES_LOST   0x4u
+/* One mounted subvolume of a btrfs filesystem (trace and layout): several records may share its UUID, told apart
+ * by mount point; its files are checked against the subvolume's st_dev.  Readers that do not know it see one
+ * record per UUID as before (the first). */
+#define PF_FS_SUBVOL       0x8u
+/* Listed, not traced: a local block-device filesystem without a UUID to know it by across boots (uuid all zero,
+ * no files).  Readers that do not know it see a filesystem with no files. */
+#define PF_FS_SKIPPED      0x10u
 
 /* File flags. */
 #define PF_FILE_DIR        0x1u  /* a directory the boot looked up (replay reads it, reorder may move it) */

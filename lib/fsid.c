@@ -3,14 +3,20 @@
 
 #include <blkid.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/btrfs.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include <xfs/xfs.h>
 
 static int hexval(int c)
 {
@@ -61,9 +67,31 @@ static int probe_ext(int fd, struct pf_fsid *out)
 	return 0;
 }
 
+/* A shorter volume id (vfat's "ABCD-1234" serial, ntfs's 16 hex digits), left-aligned and padded with zeros: what
+ * such a filesystem has to be recognised by across boots.  0, or -EINVAL (no 4 to 15 bytes of hex). */
+static int short_id(const char *s, uint8_t out[16])
+{
+	uint8_t u[16] = { 0 };
+	int n = 0;
+	for (const char *p = s; *p; p++) {
+		if (*p == '-')
+			continue;
+		int hi = hexval(p[0]), lo = p[1] ? hexval(p[1]) : -1;
+		if (hi < 0 || lo < 0 || n >= 16)
+			return -EINVAL;
+		u[n++] = (uint8_t)(hi << 4 | lo);
+		p++;
+	}
+	if (n < 4 || n >= 16)
+		return -EINVAL;
+	memcpy(out, u, 16);
+	return 0;
+}
+
 int pf_fsid_from_name(const char *name, struct pf_fsid *out)
 {
 	memset(out, 0, sizeof(*out));
+	out->ndevices = 1;
 	snprintf(out->devname, sizeof(out->devname), "%s", name);
 	int fd = open(name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -102,7 +130,8 @@ int pf_fsid_from_name(const char *name, struct pf_fsid *out)
 	if (blkid_do_safeprobe(pr) == 0) {
 		if (blkid_probe_lookup_value(pr, "TYPE", &val, NULL) == 0)
 			snprintf(out->type, sizeof(out->type), "%s", val);
-		if (blkid_probe_lookup_value(pr, "UUID", &val, NULL) == 0 && pf_uuid_parse(val, out->uuid) == 0)
+		if (blkid_probe_lookup_value(pr, "UUID", &val, NULL) == 0 &&
+		    (pf_uuid_parse(val, out->uuid) == 0 || short_id(val, out->uuid) == 0))
 			rc = 0;
 	}
 	blkid_free_probe(pr);
@@ -121,5 +150,94 @@ int pf_fsid_from_devno(dev_t devno, struct pf_fsid *out)
 	int rc = pf_fsid_from_name(name, out);
 	out->devno = devno;
 	free(name);
+	return rc;
+}
+
+/* The first device of btrfs filesystem uuid, from sysfs (no device node needed: an initramfs may have none
+ * under its name).  0 when sysfs does not say. */
+static dev_t btrfs_first_device(const uint8_t uuid[16])
+{
+	char u[37], path[128], line[32];
+	pf_uuid_format(uuid, u);
+	snprintf(path, sizeof(path), "/sys/fs/btrfs/%s/devices", u);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	dev_t devno = 0;
+	struct dirent *e;
+	while (!devno && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char dev[128 + 300];
+		snprintf(dev, sizeof(dev), "%s/%s/dev", path, e->d_name);
+		FILE *f = fopen(dev, "re");
+		unsigned maj, min;
+		if (f && fgets(line, sizeof(line), f) && sscanf(line, "%u:%u", &maj, &min) == 2)
+			devno = makedev(maj, min);
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return devno;
+}
+
+/* XFS from the mounted filesystem (XFS_IOC_FSGEOMETRY: no I/O).  A blkid probe of a non-ext device reads tens of
+ * places, the far end of the device among them: 16 requests, 75 ms on the simulated disk, measured at the start
+ * of an XFS replay.  0, or -errno (then blkid answers). */
+static int xfs_id(int fd, dev_t dev, struct pf_fsid *out)
+{
+	struct xfs_fsop_geom g;
+	memset(&g, 0, sizeof(g));
+	if (ioctl(fd, XFS_IOC_FSGEOMETRY, &g) < 0)
+		return -errno;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->uuid, g.uuid, 16);
+	snprintf(out->type, sizeof(out->type), "xfs");
+	out->devno = dev;
+	out->ndevices = 1;
+	char *name = blkid_devno_to_devname(dev);
+	if (name)
+		snprintf(out->devname, sizeof(out->devname), "%s", name);
+	free(name);
+	return 0;
+}
+
+int pf_fsid_of_fd(int fd, struct pf_fsid *out)
+{
+	struct statfs sfs;
+	struct stat st;
+	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
+		return -errno;
+	if ((unsigned long)sfs.f_type == XFS_SUPER_MAGIC && xfs_id(fd, st.st_dev, out) == 0)
+		return 0;
+	if ((unsigned long)sfs.f_type != BTRFS_SUPER_MAGIC)
+		return pf_fsid_from_devno(st.st_dev, out);
+	memset(out, 0, sizeof(*out));
+	struct btrfs_ioctl_fs_info_args fi;
+	memset(&fi, 0, sizeof(fi));
+	if (ioctl(fd, BTRFS_IOC_FS_INFO, &fi) < 0)
+		return -errno;
+	memcpy(out->uuid, fi.fsid, 16);
+	snprintf(out->type, sizeof(out->type), "btrfs");
+	out->ndevices = fi.num_devices ? (unsigned)fi.num_devices : 1;
+	out->devno = btrfs_first_device(out->uuid);
+	if (out->devno) {
+		char *name = blkid_devno_to_devname(out->devno);
+		if (name)
+			snprintf(out->devname, sizeof(out->devname), "%s", name);
+		free(name);
+	}
+	return 0;
+}
+
+int pf_fsid_of_dir(const char *dir, struct pf_fsid *out)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0) {
+		memset(out, 0, sizeof(*out));
+		return -errno;
+	}
+	int rc = pf_fsid_of_fd(fd, out);
+	close(fd);
 	return rc;
 }

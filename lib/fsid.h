@@ -10,12 +10,21 @@ struct pf_fsid {
 	uint8_t uuid[16];      /* superblock UUID (as blkid reports it) */
 	char type[32];         /* "ext4", "xfs", ... */
 	char devname[256];     /* device node, or the image file probed */
-	dev_t devno;           /* 0 for an image file */
+	dev_t devno;           /* 0 for an image file; btrfs: its (first) device, not the subvolume's st_dev */
+	unsigned ndevices;     /* devices the filesystem spans (btrfs may span several; else 1) */
 };
 
 /* Probe the filesystem on block device devno (e.g. st_dev of a file).  Returns 0 or -errno / -ENODATA
  * when the device carries no filesystem UUID blkid recognises. */
 int pf_fsid_from_devno(dev_t devno, struct pf_fsid *out);
+
+/* The filesystem holding the open file or directory fd.  btrfs gives every subvolume an anonymous st_dev
+ * (major 0) that names no device: it is identified by its filesystem UUID (BTRFS_IOC_FS_INFO), and devno is its
+ * first device as /sys/fs/btrfs/UUID/devices lists them (for the medium).  XFS answers from the mounted
+ * filesystem too (no probe of the device).  Others as pf_fsid_from_devno of the file's st_dev.  Returns 0 or -errno / -ENODATA / -ENODEV (no block device: tmpfs, overlay, nfs...). */
+int pf_fsid_of_fd(int fd, struct pf_fsid *out);
+/* The same for a directory by name (opened without following a last symlink). */
+int pf_fsid_of_dir(const char *dir, struct pf_fsid *out);
 
 /* Probe a device node or an image file by name. */
 int pf_fsid_from_name(const char *name, struct pf_fsid *out);

@@ -14,6 +14,9 @@
  * planned on, and reopened read-write only when the plan has something to write. */
 #include "reorder_open.h"
 
+#include "fs_support.h"
+#include "fsid.h"
+
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -115,6 +118,14 @@ static int open_fs(const char *device, const struct pf_open_opts *o, int flags, 
 		if (ec == EXT2_ET_UNSUPP_FEATURE || ec == EXT2_ET_RO_UNSUPP_FEATURE)
 			return refuse(err, errlen, PF_EFEATURE, "%s: %s (a feature this libext2fs does not know)",
 				      device, pf_strerror(pf_err_from_ext2(ec)));
+		struct pf_fsid id;
+		char what[256], line[400];
+		if (ec == EXT2_ET_BAD_MAGIC && pf_fsid_from_name(device, &id) == 0 && id.type[0]) {
+			pf_fs_support_text(id.type, id.ndevices, 0, what, sizeof(what));
+			snprintf(line, sizeof(line), "%s: the reorder is ext2/3/4 only; the boot replay still works there "
+				 "(%s)", id.type, what);
+			return refuse(err, errlen, PF_EOPEN, "%s: %s", device, line);
+		}
 		return refuse(err, errlen, PF_EOPEN, "%s: cannot open as ext2/3/4: %s", device,
 			      pf_strerror(pf_err_from_ext2(ec)));
 	}

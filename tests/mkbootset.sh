@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # mkbootset.sh [--scale N] [--ratio R] [--seed S] [--size MB] [--no-host] [--workload FILE] [--tsv FILE]
-#              [--package-order | --fresh] [--fill PCT] IMAGE
+#              [--package-order | --fresh] [--fill PCT] [--fstype ext4|xfs|btrfs] IMAGE
 #
 # Build an aged ext4 image holding the file set of a real Debian 12 boot (tests/data/debian12-boot/boot1.tsv:
 # 419 files, 62 MiB, 43 MiB read) scattered among R times as much other data (default 8), and write the
@@ -18,6 +18,8 @@
 #   --fill PCT  a heavily aged image, PCT % full at the end: tests/tools/mkaged's churn (interleaved writes and
 #               deletes) first fills the share the boot set and its other data leave, then mkbootset writes them
 #               into the holes it left (combine with --size: the default size is for ~55 %)
+#   --fstype T  the filesystem (default ext4): xfs, or btrfs with the files in subvolume @ (mount it with
+#               -o subvol=@, as Fedora and Ubuntu mount their root); the same files written the same way
 #   --no-host   filler only (by default a boot file gets the host's content when the host has the same path
 #               with the same size — content does not change timings, it only looks real)
 # Deterministic: the same arguments write the same files in the same order (tests/tools/mkbootset.c).
@@ -26,7 +28,7 @@ TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 # shellcheck source=tests/lib.sh
 source "$TOP/tests/lib.sh"
 
-scale=1 ratio=8 seed=1 size='' host=/ workload='' tsv=$TOP/tests/data/debian12-boot/boot1.tsv pkg='' fill=''
+scale=1 ratio=8 seed=1 size='' host=/ workload='' tsv=$TOP/tests/data/debian12-boot/boot1.tsv pkg='' fill='' fstype=ext4
 usage() { sed -n '3,4p' "$0" | sed 's/^# //' >&2; exit 2; }
 while [ $# -gt 1 ]; do
 	case $1 in
@@ -40,6 +42,7 @@ while [ $# -gt 1 ]; do
 	--package-order) pkg=--package-order; shift ;;
 	--fresh) pkg=--fresh ratio=0; shift ;;
 	--fill) fill=$2; shift 2 ;;
+	--fstype) fstype=$2; shift 2 ;;
 	*) usage ;;
 	esac
 done
@@ -52,11 +55,22 @@ if [ -z "$size" ]; then
 	size=$(awk -F'\t' -v n="$scale" -v r="$ratio" '{ s += $4 } END {
 		mb = s * n * (1 + r) / 0.55 / 1048576; mb = int((mb + 63) / 64) * 64; print (mb < 256 ? 256 : mb) }' "$tsv")
 fi
-pf_mkfs "$img" "${size}M"
-mnt=$(pf_tmpdir)
+case $fstype in
+ext4) pf_mkfs "$img" "${size}M" ;;
+xfs | btrfs)
+	rm -f "$img"; truncate -s "${size}M" "$img"
+	"mkfs.$fstype" -q -f "$img" >/dev/null || pf_fail "mkfs.$fstype $img" ;;
+*) usage ;;
+esac
+top=$(pf_tmpdir) mnt=''
 # mount -o loop: umount detaches the loop device itself, nothing stale is left for the cleanup list.
-mount -o loop "$img" "$mnt" || pf_fail "mount $img"
-pf_cleanup_add "umount '$mnt'"
+mount -o loop "$img" "$top" || pf_fail "mount $img"
+pf_cleanup_add "umount '$top'"
+mnt=$top
+if [ "$fstype" = btrfs ]; then
+	btrfs subvolume create "$top/@" >/dev/null || pf_fail "btrfs subvolume create @"
+	mnt=$top/@
+fi
 if [ -n "$fill" ]; then
 	# mkaged fills a share of the free space it finds: the share that leaves room for the boot set and its other
 	# data (ratio times the boot data; mkbootset's ageing rewrites what it deletes, so that is what stays).
@@ -71,5 +85,5 @@ fi
 "$TOOLS/mkbootset" --tsv "$tsv" --workload "$workload" --seed "$seed" --scale "$scale" --ratio "$ratio" \
 	${host:+--host-root "$host"} $pkg "$mnt" || pf_fail "mkbootset $img"
 df -m --output=used,size "$mnt" | awk 'NR == 2 { printf "mkbootset.sh: %s: %d of %d MiB used\n", img, $1, $2 }' img="$img"
-umount "$mnt" || pf_fail "umount $mnt"
-pf_fsck_clean "$img"
+umount "$top" || pf_fail "umount $top"
+[ "$fstype" != ext4 ] || pf_fsck_clean "$img"

@@ -13,11 +13,18 @@
 
 static const uint8_t zero_uuid[16];
 
-/* A filesystem is the same across boots when its UUID is; one without a UUID is recognised by its mount point. */
+/* A filesystem is the same across boots when its UUID is; one without a UUID is recognised by its mount point,
+ * and so is a btrfs subvolume among the others of its filesystem (PF_FS_SUBVOL: same UUID). */
 static int find_fs(const struct pf_image *l, const struct pf_fs *fs)
 {
-	if (memcmp(fs->uuid, zero_uuid, 16))
+	if (memcmp(fs->uuid, zero_uuid, 16) && !(fs->flags & PF_FS_SUBVOL))
 		return pf_image_find_fs(l, fs->uuid);
+	if (memcmp(fs->uuid, zero_uuid, 16)) {
+		for (uint32_t i = 0; i < l->nfs; i++)
+			if (!memcmp(l->fs[i].uuid, fs->uuid, 16) && !strcmp(l->fs[i].mountpoint, fs->mountpoint))
+				return (int)i;
+		return -1;
+	}
 	for (uint32_t i = 0; i < l->nfs; i++)
 		if (!memcmp(l->fs[i].uuid, zero_uuid, 16) && !strcmp(l->fs[i].mountpoint, fs->mountpoint))
 			return (int)i;
@@ -35,7 +42,7 @@ static int union_fs(struct agg *a)
 			int k = find_fs(a->layout, &tr->fs[j]);
 			if (k < 0) {
 				struct pf_fs fs = tr->fs[j];
-				fs.flags = 0; /* gone is what one trace saw, not a property of the layout */
+				fs.flags &= PF_FS_SUBVOL | PF_FS_SKIPPED; /* gone is what one trace saw, not a property of the layout */
 				if ((k = pf_image_add_fs(a->layout, &fs)) < 0)
 					return k;
 			}

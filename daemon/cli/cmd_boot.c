@@ -380,7 +380,8 @@ static void catch_stop_signals(void)
 	sigaction(SIGUSR1, &sa, NULL);
 }
 
-/* fanotify marks on TRACE_MOUNTS, then our pid in the pid file and only the capabilities tracing needs. */
+/* fanotify marks on TRACE_MOUNTS, then our pid in the pid file (drop_privileges then keeps only the
+ * capabilities tracing needs). */
 static int set_up_tracing(struct boot *b)
 {
 	if (b->opt.start != PF_BOOT_FROM_SERVICE) /* init is loading now: this can wait for idle CPU (the replay's
@@ -402,10 +403,18 @@ static int set_up_tracing(struct boot *b)
 		pf_warn("cannot write our pid to %s: %s ('prefetchd stop' cannot reach us)", b->p.pidfile,
 			pf_strerror(rc));
 	b->cpu_setup = cpu_seconds(RUSAGE_THREAD); /* start-up and fanotify marks (the replay has its own thread) */
-	static const cap_value_t keep[] = PF_TRACER_CAPS;
-	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
-		pf_warn("could not drop capabilities: %s", pf_strerror(rc));
 	return 0;
+}
+
+/* After the replay's thread has started, whenever it starts: it keeps what it had (the XFS and btrfs metadata
+ * passes ask the filesystem with bulkstat and tree searches, which need CAP_SYS_ADMIN), as it does when it
+ * starts from the initramfs. */
+static void drop_privileges(void)
+{
+	static const cap_value_t keep[] = PF_TRACER_CAPS;
+	int rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])));
+	if (rc)
+		pf_warn("could not drop capabilities: %s", pf_strerror(rc));
 }
 
 static void notify_ready(struct boot *b)
@@ -604,6 +613,7 @@ int cmd_boot(int argc, char **argv)
 	if (set_up_tracing(&b))
 		goto out;
 	replay_if_due(&b, REPLAY_AFTER_TRACING);
+	drop_privileges();
 	notify_ready(&b);
 	trace_until_stop(&b);
 	measure_boot_end(&b);

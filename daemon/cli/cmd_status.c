@@ -11,6 +11,7 @@
 #include "pidfile.h"
 #include "safe_file.h"
 #include "selfcheck.h"
+#include "status_fs.h"
 #include "usage_error.h"
 
 #include <errno.h>
@@ -185,6 +186,7 @@ int cmd_status(int argc, char **argv)
 		       pf_policy_name(sc.policy), cfg.self_check_interval, sc.policy == PF_POLICY_OFF ? "probe" : "control",
 		       sc.why[0] ? sc.why : "no boot judged yet");
 	reorder_state(&cfg, &p, &sc, rc == 0);
+	pf_status_filesystems(stdout, p.layout);
 	printf("files:          config %s, state %s (layout, traces/, boottime.log, selfcheck, reorder.log), "
 	       "runtime %s\n",
 	       config ? config : pf_config_default_path(), p.state, p.runtime);

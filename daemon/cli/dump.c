@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "dump.h"
+#include "error.h"
 #include "medium.h"
+#include "fs_support.h"
 #include "fsid.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static void put_path(FILE *out, const char *s)
@@ -91,6 +95,24 @@ void pf_dump_seeks(const struct pf_image *img, uint64_t *in_order, uint64_t *sor
 	free(v);
 }
 
+/* What prefetch does on the filesystem, where it is mounted now at its recorded mount point (same UUID). */
+static void put_support(FILE *out, const struct pf_fs *fs)
+{
+	struct pf_fsid id;
+	char what[256];
+	int rc = fs->mountpoint ? pf_fsid_of_dir(fs->mountpoint, &id) : -ENOENT;
+	if (rc == -ENOENT || rc == -ENODEV || rc == -ENODATA || (!rc && memcmp(id.uuid, fs->uuid, 16))) {
+		fprintf(out, "#   prefetch there: not mounted there now\n");
+		return;
+	}
+	if (rc) {
+		fprintf(out, "#   prefetch there: cannot tell (%s)\n", pf_strerror(rc));
+		return;
+	}
+	pf_fs_support_text(id.type, id.ndevices, 1, what, sizeof(what));
+	fprintf(out, "#   prefetch there: %s: %s\n", id.type, what);
+}
+
 void pf_dump_summary(FILE *out, const struct pf_image *img)
 {
 	char when[64] = "?";
@@ -114,8 +136,14 @@ void pf_dump_summary(FILE *out, const struct pf_image *img)
 				    : ff & PF_FS_PAGES_TRACED ? ", ranges: pages read (tracepoints)"
 				    : ff & PF_FS_PAGES_LOST   ? ", ranges: resident pages (mincore; page events lost)"
 							      : ", ranges: resident pages (mincore)";
-		fprintf(out, ", medium %s, block size %" PRIu32 "%s%s\n", pf_medium_name((int)img->fs[i].medium),
-			img->fs[i].block_size, ff & PF_FS_GONE ? ", gone (unmounted during tracing)" : "", pages);
+		if (ff & PF_FS_SKIPPED) {
+			fprintf(out, ", not traced: no filesystem UUID to know it by across boots\n");
+			continue;
+		}
+		fprintf(out, ", medium %s, block size %" PRIu32 "%s%s%s\n", pf_medium_name((int)img->fs[i].medium),
+			img->fs[i].block_size, ff & PF_FS_SUBVOL ? ", btrfs subvolume" : "",
+			ff & PF_FS_GONE ? ", gone (unmounted during tracing)" : "", pages);
+		put_support(out, &img->fs[i]);
 	}
 	uint32_t files = 0, dirs = 0, meta = 0, exec = 0, known = 0;
 	for (uint32_t i = 0; i < img->nfiles; i++) {

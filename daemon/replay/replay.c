@@ -50,6 +50,11 @@ static int is_swept_ext(const struct pf_rfs *f, int medium)
 	       (!strcmp(f->type, "ext2") || !strcmp(f->type, "ext3") || !strcmp(f->type, "ext4"));
 }
 
+static int is_type(const struct pf_rfs *f, int medium, const char *type)
+{
+	return f->ok && f->medium == medium && !strcmp(f->type, type);
+}
+
 int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct pf_replay_stats *st)
 {
 	double t0 = pf_monotonic_s();
@@ -137,6 +142,10 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
 			if (is_swept_ext(&c.fs[f], PF_MEDIUM_ROTATIONAL))
 				(void)pf_replay_metadata(&c, f, 0, &blocks); /* only a hint: the data sweep goes on */
+			else if (is_type(&c.fs[f], PF_MEDIUM_ROTATIONAL, "xfs"))
+				(void)pf_replay_xfs_metadata(&c, f, &blocks);
+			else if (is_type(&c.fs[f], PF_MEDIUM_ROTATIONAL, "btrfs"))
+				(void)pf_replay_btrfs_metadata(&c, f);
 		st->metadata_blocks += blocks;
 		st->at_metadata = pf_monotonic_s();
 		rc = pf_replay_sweep(&c, items + nhead, nrot - nhead);

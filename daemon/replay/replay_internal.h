@@ -94,6 +94,15 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, int head, unsigned *block
 void pf_replay_metadata_open(struct pf_rctx *c, uint32_t fs);
 void pf_replay_metadata_close(struct pf_rctx *c);
 
+/* replay_xfs.c: metadata pass on one XFS filesystem (the inode clusters of the layout's files and directories,
+ * in disk order); adds the blocks read to *blocks.  0 or -errno (not XFS, no geometry: nothing read). */
+int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
+
+/* replay_btrfs.c: metadata pass on one btrfs filesystem (subvolume): the fs-tree items of the layout's inodes,
+ * then the checksums of its data, each in key order.  btrfs does not say how many tree blocks that read (none
+ * are counted).  0 or -errno. */
+int pf_replay_btrfs_metadata(struct pf_rctx *c, uint32_t fs);
+
 /* replay_place.c: place the DATA items of *items (n of them) where they are now (FIEMAP, file by file in inode
  * order; records the figures in c->map).  Pieces cut off ranges that now lie in several places are added:
  * then *items and *n change to a new array, also returned in *own for the caller to free (else *own is NULL).

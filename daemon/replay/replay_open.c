@@ -46,16 +46,19 @@ static int node_under_either(dev_t dev, char *out, size_t len)
 	return -ENODEV;
 }
 
-/* The filesystem on a device: lib/fsid.c answers ext from its superblock alone (a full blkid probe would
- * seek to the far end of the disk). */
-static int probe_fs(const struct pf_rctx *c, dev_t dev, struct pf_rfs *r, uint8_t uuid[16])
+/* The filesystem mounted at dir (st_dev dev): lib/fsid.c answers ext from its superblock alone (a full blkid
+ * probe would seek to the far end of the disk), btrfs from the filesystem itself.  *devno: the device under it
+ * (a btrfs subvolume's st_dev names none). */
+static int probe_fs(const struct pf_rctx *c, const char *dir, dev_t dev, struct pf_rfs *r, uint8_t uuid[16],
+		    dev_t *devno)
 {
 	struct pf_fsid id;
-	int rc = pf_fsid_from_devno(dev, &id);
+	int rc = pf_fsid_of_dir(dir, &id);
 	char node[300];
 	if (rc == -ENODEV && c->o && c->o->relative_paths && node_under_either(dev, node, sizeof(node)) == 0)
 		rc = pf_fsid_from_name(node, &id);
 	snprintf(r->devname, sizeof(r->devname), "%s", id.devname);
+	*devno = rc == 0 && id.devno ? id.devno : dev;
 	if (rc == 0) {
 		snprintf(r->type, sizeof(r->type), "%s", id.type);
 		memcpy(uuid, id.uuid, 16);
@@ -118,7 +121,8 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 		r->dev = st.st_dev;
 		r->root_ino = st.st_ino;
 		uint8_t uuid[16];
-		if (probe_fs(c, st.st_dev, r, uuid) == 0) {
+		dev_t devno;
+		if (probe_fs(c, pf_rpath(c, lf->mountpoint), st.st_dev, r, uuid, &devno) == 0) {
 			/* Another filesystem mounted there (or not mounted yet, so the parent's shows through). */
 			if (memcmp(lf->uuid, zero_uuid, 16) && memcmp(lf->uuid, uuid, 16))
 				continue;
@@ -130,9 +134,9 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 			struct statvfs sv;
 			r->block_size = statvfs(pf_rpath(c, lf->mountpoint), &sv) == 0 && sv.f_bsize ? (uint32_t)sv.f_bsize : 4096;
 		}
-		r->chunk = chunk_of(st.st_dev);
-		r->medium = pf_medium_of_devno(st.st_dev, c->o ? c->o->medium_override : PF_MEDIUM_AUTO);
-		/* Unknown (no sysfs queue: btrfs anonymous devices, device-mapper oddities): a sorted sweep costs little
+		r->chunk = chunk_of(devno);
+		r->medium = pf_medium_of_devno(devno, c->o ? c->o->medium_override : PF_MEDIUM_AUTO);
+		/* Unknown (no sysfs queue: device-mapper oddities): a sorted sweep costs little
 		 * on solid-state media, parallel random reads cost a lot on a disk. */
 		if (r->medium == PF_MEDIUM_UNKNOWN)
 			r->medium = PF_MEDIUM_ROTATIONAL;

@@ -165,14 +165,21 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		struct pf_fs fs = { .dev = (uint64_t)t->fs[i].dev, .block_size = t->fs[i].block_size,
 				    .medium = (uint32_t)t->fs[i].medium, .mountpoint = t->fs[i].mountpoint };
 		memcpy(fs.uuid, t->fs[i].uuid, 16);
+		if (t->fs[i].subvol)
+			fs.flags |= PF_FS_SUBVOL;
 		if (t->fs[i].gone) {
-			fs.flags = PF_FS_GONE;
+			fs.flags |= PF_FS_GONE;
 			img->flags |= PF_IMG_INCOMPLETE | PF_IMG_FS_GONE;
 		}
 		if (pf_trace_pages_cover(t, i))
 			fs.flags |= PF_FS_PAGES_TRACED;
 		else if (t->pages.state == PF_PAGES_LOST)
 			fs.flags |= PF_FS_PAGES_LOST;
+		rc = pf_image_add_fs(img, &fs);
+	}
+	for (int i = t->nfs; i < t->nfs + t->nskipped && rc >= 0; i++) {
+		b.strtab += strlen(t->fs[i].mountpoint) + 1;
+		struct pf_fs fs = { .dev = (uint64_t)t->fs[i].dev, .mountpoint = t->fs[i].mountpoint, .flags = PF_FS_SKIPPED };
 		rc = pf_image_add_fs(img, &fs);
 	}
 	/* init's files first (trace_init.c), then everything else in first-touch order */

@@ -410,7 +410,7 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 		goto fail;
 	}
 	t->fan_fd = rc;
-	if ((rc = pf_trace_pick_mounts(o, &t->fs, &t->nfs, err, errlen)))
+	if ((rc = pf_trace_pick_mounts(o, &t->fs, &t->nfs, &t->nskipped, err, errlen)))
 		goto fail;
 	for (int i = 0; i < t->nfs; i++) {
 		if ((rc = fan_mark(t->fan_fd, t->fs[i].mountpoint)) < 0) {
@@ -450,6 +450,6 @@ void pf_tracer_close(struct pf_tracer *t)
 	}
 	free(t->ents);
 	pf_devino_free(&t->index);
-	pf_trace_free_mounts(t->fs, t->nfs);
+	pf_trace_free_mounts(t->fs, t->nfs + t->nskipped);
 	free(t);
 }

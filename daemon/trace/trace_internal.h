@@ -87,6 +87,8 @@ struct pf_trace_fs {
 	uint8_t uuid[16];
 	uint32_t block_size;
 	int medium;                /* enum pf_medium */
+	int subvol;                /* a btrfs subvolume: one of possibly several entries with this UUID */
+	int skipped;               /* not traced (no UUID): only listed in the trace (PF_FS_SKIPPED) */
 	char *mountpoint;
 	int gone;                  /* unmounted during tracing (trace_unmount.c) or not found at the end */
 	int wd;                    /* inotify watch on its root (IN_UNMOUNT), -1 = none */
@@ -109,8 +111,8 @@ struct pf_tracer {
 	int fan_fd;
 	int ino_fd;                /* inotify: IN_UNMOUNT of the traced filesystems (trace_unmount.c), -1 = none */
 	pid_t self;
-	struct pf_trace_fs *fs;
-	int nfs;
+	struct pf_trace_fs *fs;    /* [nfs] traced, then [nskipped] listed only (fs[nfs + i].skipped) */
+	int nfs, nskipped;
 	struct pf_trace_entry *ents;
 	size_t nents, cap_ents;
 	struct pf_devino_index index; /* (dev, ino) -> position in ents */
@@ -139,8 +141,11 @@ void pf_trace_pages_close(struct pf_tracer *t);
  * filesystem whose inodes report another device than stat's, e.g. a btrfs subvolume, gets none). */
 int pf_trace_pages_cover(const struct pf_tracer *t, int fsi);
 
-/* trace_mounts.c: the filesystems to trace.  Returns 0 or -errno with a reason in err. */
-int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, char *err, size_t errlen);
+/* trace_mounts.c: the filesystems to trace (*n), followed in *out by those skipped for want of a UUID (*nskipped,
+ * at most PF_TRACE_MAX_SKIPPED; only when no --mount is given).  Returns 0 or -errno with a reason in err. */
+#define PF_TRACE_MAX_SKIPPED 16
+int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, int *nskipped, char *err,
+			 size_t errlen);
 void pf_trace_free_mounts(struct pf_trace_fs *fs, int n);
 
 /* trace_mounts.c, at the end of tracing: open a directory of each filesystem still mounted (mount_fd, for

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Which filesystems to trace: the --mount directories given, or every local block-device filesystem mounted
- * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark.  At the end
+ * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark.  btrfs
+ * gives each subvolume an st_dev of its own (anonymous, major 0, not the one mountinfo shows): each mounted
+ * subvolume is an entry with that st_dev (files are checked against it) and the filesystem's UUID, flagged
+ * PF_FS_SUBVOL; their fanotify marks are one filesystem mark, on the superblock they share.  At the end
  * of tracing: where each one is mounted now, if anywhere (the residency pass opens files by handle through it). */
 #include "array.h"
 #include "config.h"
@@ -21,7 +24,8 @@
 #include <unistd.h>
 
 struct mnt {
-	dev_t dev;
+	dev_t dev;                 /* btrfs: the subvolume's st_dev (stat of the mount point), not mountinfo's */
+	int btrfs;
 	int root_is_fs_root;       /* the mount shows the whole filesystem, not a bind of a subdirectory */
 	char *dir;
 };
@@ -61,14 +65,21 @@ static int read_mountinfo(struct mnt **out, size_t *n)
 	int rc = 0;
 	while (getline(&line, &linecap, f) > 0) {
 		unsigned maj, min;
-		char root[PATH_MAX], dir[PATH_MAX];
-		/* id parent major:minor root mountpoint ... */
+		char root[PATH_MAX], dir[PATH_MAX], type[32] = "";
+		/* id parent major:minor root mountpoint options [optional...] - type source ... */
 		if (sscanf(line, "%*u %*u %u:%u %4095s %4095s", &maj, &min, root, dir) != 4)
 			continue;
+		const char *sep = strstr(line, " - ");
+		if (sep)
+			(void)sscanf(sep + 3, "%31s", type);
 		if ((rc = PF_ARRAY_RESERVE(m, cap, cnt + 1, 64)))
 			break;
 		unescape(dir);
 		m[cnt].dev = makedev(maj, min);
+		m[cnt].btrfs = strcmp(type, "btrfs") == 0;
+		struct stat st;
+		if (m[cnt].btrfs)
+			m[cnt].dev = stat(dir, &st) == 0 ? st.st_dev : 0;
 		m[cnt].root_is_fs_root = strcmp(root, "/") == 0;
 		if (!(m[cnt].dir = strdup(dir))) {
 			rc = -ENOMEM;
@@ -117,17 +128,53 @@ static const char *mountpoint_of(const struct mnt *m, size_t n, dev_t dev, const
 	return best;
 }
 
-static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir, int medium_override, char *err,
-		  size_t errlen, int explicit)
+/* A local block-device filesystem that is not traced (no UUID to know it by across boots): listed in the
+ * trace, flagged PF_FS_SKIPPED, so that its header says why nothing of it is there. */
+static int add_skipped(struct pf_trace_fs **skip, int *nskip, dev_t dev, const char *dir)
 {
+	for (int i = 0; i < *nskip; i++)
+		if ((*skip)[i].dev == dev)
+			return 0;
+	if (*nskip >= PF_TRACE_MAX_SKIPPED)
+		return 0;
+	struct pf_trace_fs *p = realloc(*skip, (size_t)(*nskip + 1) * sizeof(**skip));
+	if (!p)
+		return -ENOMEM;
+	*skip = p;
+	memset(&p[*nskip], 0, sizeof(p[*nskip]));
+	p[*nskip].wd = p[*nskip].mount_fd = -1;
+	p[*nskip].dev = dev;
+	p[*nskip].skipped = 1;
+	if (!(p[*nskip].mountpoint = strdup(dir)))
+		return -ENOMEM;
+	(*nskip)++;
+	return 0;
+}
+
+struct picked {
+	struct pf_trace_fs *fs, *skip;
+	int nfs, nskip;
+};
+
+static int add_fs(struct picked *pk, dev_t dev, const char *dir, int medium_override, char *err, size_t errlen,
+		  int explicit)
+{
+	struct pf_trace_fs **fs = &pk->fs;
+	int *nfs = &pk->nfs;
 	for (int i = 0; i < *nfs; i++)
 		if ((*fs)[i].dev == dev)
 			return 0; /* same filesystem: one mark covers it */
+	/* By the mount point when it shows this filesystem (btrfs has no other way; XFS answers without a probe of
+	 * the device), else (mounted over since) by the device. */
 	struct pf_fsid id;
-	int rc = major(dev) == 0 ? -ENODEV : pf_fsid_from_devno(dev, &id);
+	struct stat st;
+	int rc = stat(dir, &st) == 0 && st.st_dev == dev ? pf_fsid_of_dir(dir, &id)
+		 : major(dev) == 0 ? -ENODEV : pf_fsid_from_devno(dev, &id);
+	if (rc == 0 && !id.devno && major(dev) != 0)
+		id.devno = dev;
 	if (rc) {
 		if (!explicit)
-			return 0;
+			return rc == -ENODATA ? add_skipped(&pk->skip, &pk->nskip, dev, dir) : 0;
 		snprintf(err, errlen, "%s: not on a block-device filesystem with a UUID (%s)", dir,
 			 major(dev) == 0 ? "virtual filesystem" : pf_strerror(rc));
 		return rc == -ENODATA ? -ENODEV : rc;
@@ -148,7 +195,8 @@ static int add_fs(struct pf_trace_fs **fs, int *nfs, dev_t dev, const char *dir,
 	e->dev = dev;
 	memcpy(e->uuid, id.uuid, 16);
 	e->block_size = (uint32_t)sv.f_bsize;
-	e->medium = pf_medium_of_devno(dev, medium_override);
+	e->medium = pf_medium_of_devno(id.devno ? id.devno : dev, medium_override);
+	e->subvol = strcmp(id.type, "btrfs") == 0;
 	if (!(e->mountpoint = strdup(dir)))
 		return -ENOMEM;
 	(*nfs)++;
@@ -162,14 +210,14 @@ void pf_trace_free_mounts(struct pf_trace_fs *fs, int n)
 	free(fs);
 }
 
-int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, char *err, size_t errlen)
+int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out, int *n, int *nskipped, char *err,
+			 size_t errlen)
 {
 	struct mnt *m = NULL;
 	size_t nm = 0;
-	struct pf_trace_fs *fs = NULL;
-	int nfs = 0;
+	struct picked pk = { 0 };
 	*out = NULL;
-	*n = 0;
+	*n = *nskipped = 0;
 	int rc = read_mountinfo(&m, &nm);
 	if (rc) {
 		snprintf(err, errlen, "cannot read /proc/self/mountinfo: %s", pf_strerror(rc));
@@ -191,27 +239,39 @@ int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out
 				break;
 			}
 			const char *mp = mountpoint_of(m, nm, st.st_dev, real);
-			rc = add_fs(&fs, &nfs, st.st_dev, mp ? mp : real, o->medium_override, err, errlen, 1);
+			rc = add_fs(&pk, st.st_dev, mp ? mp : real, o->medium_override, err, errlen, 1);
 		}
 	} else {
 		for (size_t i = 0; i < nm && rc == 0; i++) {
-			if (major(m[i].dev) == 0)
+			if (major(m[i].dev) == 0 && !m[i].btrfs)
 				continue;
 			const char *mp = mountpoint_of(m, nm, m[i].dev, NULL);
-			rc = add_fs(&fs, &nfs, m[i].dev, mp, o->medium_override, err, errlen, 0);
+			rc = add_fs(&pk, m[i].dev, mp, o->medium_override, err, errlen, 0);
 		}
-		if (rc == 0 && nfs == 0) {
+		if (rc == 0 && pk.nfs == 0) {
 			rc = -ENODEV;
 			snprintf(err, errlen, "no local block-device filesystem is mounted");
 		}
 	}
 	free_mnts(m, nm);
+	/* the skipped ones after the traced ones, in one array */
+	struct pf_trace_fs *all = rc || !pk.nskip ? NULL : realloc(pk.fs, (size_t)(pk.nfs + pk.nskip) * sizeof(*all));
+	if (all) {
+		memcpy(all + pk.nfs, pk.skip, (size_t)pk.nskip * sizeof(*all));
+		free(pk.skip);
+		pk.fs = all;
+		pk.skip = NULL;
+	} else if (!rc && pk.nskip) {
+		rc = -ENOMEM;
+	}
 	if (rc) {
-		pf_trace_free_mounts(fs, nfs);
+		pf_trace_free_mounts(pk.fs, pk.nfs);
+		pf_trace_free_mounts(pk.skip, pk.nskip);
 		return rc;
 	}
-	*out = fs;
-	*n = nfs;
+	*out = pk.fs;
+	*n = pk.nfs;
+	*nskipped = pk.nskip;
 	return 0;
 }
 
@@ -244,7 +304,7 @@ void pf_trace_open_mounts(struct pf_tracer *t)
 		fs->mount_fd = open_mount(fs, m, nm);
 		struct pf_fsid id;
 		if (fs->mount_fd >= 0 && fs->gone &&
-		    (pf_fsid_from_devno(fs->dev, &id) || memcmp(id.uuid, fs->uuid, 16))) {
+		    (pf_fsid_of_fd(fs->mount_fd, &id) || memcmp(id.uuid, fs->uuid, 16))) {
 			close(fs->mount_fd); /* unmounted, and another filesystem has its device number now */
 			fs->mount_fd = -1;
 		}

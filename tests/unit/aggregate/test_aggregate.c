@@ -554,6 +554,34 @@ static void test_different_filesystems(void **state)
 	free_all(t, 2, l);
 }
 
+/* btrfs subvolumes: records with one UUID (PF_FS_SUBVOL), told apart by mount point; the same inode number in
+ * both is two files.  A subvolume mounted elsewhere in the next boot is another record. */
+static void test_btrfs_subvolumes(void **state)
+{
+	(void)state;
+	struct pf_image *t[2];
+	for (int i = 0; i < 2; i++) {
+		t[i] = trace_new(5, 0x2a);
+		t[i]->fs[0].flags = PF_FS_SUBVOL | (i ? PF_FS_GONE : 0);
+		int home = add_fs(t[i], 5, "/home", 0x2b);
+		t[i]->fs[home].flags = PF_FS_SUBVOL;
+		add_file_fs(t[i], 0, 257, "/etc/passwd", KB(4), 0);
+		add_file_fs(t[i], (uint32_t)home, 257, "/home/u/.profile", KB(4), 0);
+	}
+	struct pf_aggregate_report rep;
+	struct pf_image *l = run(t, 2, NULL, &rep);
+	assert_int_equal(l->nfs, 2);
+	assert_int_equal(l->nfiles, 2);
+	int p = find(l, "/etc/passwd"), h = find(l, "/home/u/.profile");
+	assert_true(p >= 0 && h >= 0);
+	assert_true(l->files[p].fs != l->files[h].fs);
+	assert_string_equal(l->fs[l->files[p].fs].mountpoint, "/");
+	assert_string_equal(l->fs[l->files[h].fs].mountpoint, "/home");
+	for (uint32_t i = 0; i < l->nfs; i++) /* the flag stays, gone does not */
+		assert_int_equal(l->fs[i].flags, PF_FS_SUBVOL);
+	free_all(t, 2, l);
+}
+
 static void test_bounds(void **state)
 {
 	(void)state;
@@ -897,6 +925,7 @@ int main(void)
 		cmocka_unit_test(test_superseded_identity),
 		cmocka_unit_test(test_fs_by_uuid),
 		cmocka_unit_test(test_different_filesystems),
+		cmocka_unit_test(test_btrfs_subvolumes),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_physical_from_newest),
 		cmocka_unit_test(test_incomplete_traces),

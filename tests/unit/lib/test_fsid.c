@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/fsid.c on real images made by mke2fs: UUID and type from the ext superblock, an external journal (left
- * to blkid), what is not a filesystem, a missing file; and UUID text both ways. */
+ * to blkid), what is not a filesystem, a missing file, a FAT volume's short serial; and UUID text both ways. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,6 +67,39 @@ static void test_not_a_filesystem(void **state)
 	assert_int_equal(pf_fsid_from_name(path, &id), -ENOENT);
 }
 
+/* A FAT volume's 4-byte serial ("1234-ABCD"): padded to 16 bytes, so that a vfat /boot/efi is known across boots.
+ * The image is a minimal FAT16 boot sector and FATs written here (no mkfs.vfat needed). */
+static void test_short_volume_id(void **state)
+{
+	(void)state;
+	static unsigned char img[2 << 20];
+	memset(img, 0, sizeof(img));
+	static const unsigned char bpb[] = {
+		0xeb, 0x3c, 0x90, 'M', 'S', 'D', 'O', 'S', '5', '.', '0', /* jump, OEM */
+		0x00, 0x02, 4, 1, 0, 2, 0x00, 0x02, 0x00, 0x10, 0xf8, 4, 0, /* 512 B/sector, 4/cluster, 1 reserved, 2 FATs,
+									      * 512 root entries, 4096 sectors, media, 4/FAT */
+		32, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* geometry, hidden, large total */
+		0x80, 0, 0x29, 0xcd, 0xab, 0x34, 0x12, /* drive, extended signature, serial 0x1234ABCD */
+		'N', 'O', ' ', 'N', 'A', 'M', 'E', ' ', ' ', ' ', ' ', 'F', 'A', 'T', '1', '6', ' ', ' ', ' ' };
+	memcpy(img, bpb, sizeof(bpb));
+	img[510] = 0x55;
+	img[511] = 0xaa;
+	for (int fat = 1; fat <= 5; fat += 4)
+		memcpy(img + fat * 512, "\xf8\xff\xff\xff", 4);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/fat", pf_test_dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(img, 1, sizeof(img), f), sizeof(img));
+	fclose(f);
+	struct pf_fsid id;
+	assert_int_equal(pf_fsid_from_name(path, &id), 0);
+	assert_string_equal(id.type, "vfat");
+	char text[37];
+	pf_uuid_format(id.uuid, text);
+	assert_string_equal(text, "1234abcd-0000-0000-0000-000000000000");
+}
+
 static void test_uuid_text(void **state)
 {
 	(void)state;
@@ -85,6 +118,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ext_types),
 		cmocka_unit_test(test_not_a_filesystem),
+		cmocka_unit_test(test_short_volume_id),
 		cmocka_unit_test(test_uuid_text),
 	};
 	return cmocka_run_group_tests(tests, pf_test_dir_setup, pf_test_dir_teardown);

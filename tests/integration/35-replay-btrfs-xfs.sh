@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The pipeline on btrfs and XFS roots, with real fanotify: prefetchd trace while a "boot" reads files, aggregate,
+# drop caches, replay; every page of the read files is resident afterwards (mincore).
+#   btrfs: the root in subvolume @ and /home in @home, mounted apart as Fedora and Ubuntu do: both subvolumes
+#          are traced (one record each, the filesystem's UUID, flagged a subvolume), the layout replays both, and
+#          the replay's btrfs metadata pass asks for the tree items of their files and their data's checksums.
+#   XFS:   the same, and the replay's XFS metadata pass reads the inode clusters of the layout's files (its
+#          summary counts them).
+# On both, prefetchd status and dump say what prefetch does there, and prefetch-reorder refuses in one line that
+# says the replay still works there.  A local filesystem without a UUID (squashfs) is not traced: a trace of every
+# mounted filesystem lists it with the reason, and status says it.
+source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
+pf_require_root
+[ -x "$TOOLS/pf_mincore" ] || pf_fail "test tools not built (make tools)"
+grep -qw btrfs /proc/filesystems || modprobe btrfs 2>/dev/null
+grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null
+
+tmp=$(pf_tmpdir)
+
+wait_pidfile() { # FILE: the tracer writes its pid once its marks are in place
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	pf_fail "tracer did not start (no pid in $1)"
+}
+
+drops() { awk '$1 == "drop_pagecache" { n += $2 } END { print n + 0 }' /proc/vmstat; }
+
+# populate DIR TAG: a few directories of files of 8-200 KiB, written in an order unlike the reading order
+populate() {
+	local i
+	mkdir -p "$1/usr/lib/$2" "$1/etc/$2"
+	for i in $(seq 1 30); do
+		head -c $(((i * 7919) % 200000 + 8192)) /dev/urandom >"$1/usr/lib/$2/lib$i.so"
+		head -c $(((i * 104729) % 9000 + 100)) /dev/urandom >"$1/etc/$2/conf$i"
+	done
+}
+
+# boot_reads ROOT...: the files the "boot" reads (whole), one per line
+boot_reads() {
+	local r i
+	for r in "$@"; do
+		for i in 29 3 17 8 22 1 12 26; do echo "$r/usr/lib/$(basename "$r")/lib$i.so"; echo "$r/etc/$(basename "$r")/conf$i"; done
+	done
+}
+
+# run_pipeline NAME ROOT...: trace the reads of boot_reads, aggregate, replay cold; checks residency after
+run_pipeline() {
+	local name=$1 f r t; shift
+	local w=$tmp/$name marks=()
+	mkdir -p "$w"
+	for r in "$@"; do marks+=(--mount "$r"); done
+	boot_reads "$@" >"$w/reads"
+	# The trace takes btrfs's ranges from mincore at its end (no page events there): a drop_caches by another
+	# process meanwhile (every test drops caches) would empty them.  Traced again then, up to 5 times.
+	local try d0
+	for try in 1 2 3 4 5; do
+		rm -f "$w/pid"
+		pf_drop_caches
+		d0=$(drops)
+		pf_bg "$PREFETCHD" trace "${marks[@]}" --output "$w/trace" --pid-file "$w/pid" >"$w/trace.out" 2>&1
+		wait_pidfile "$w/pid"
+		while read -r f; do cat "$f" >/dev/null; done <"$w/reads"
+		"$PREFETCHD" stop --pid-file "$w/pid" >"$w/stop.out" 2>&1 || pf_fail "$name: stop: $(cat "$w/stop.out" "$w/trace.out")"
+		wait "$PF_BG_PID"
+		[ "$(drops)" = "$d0" ] && break
+		pf_note "$name: caches dropped by someone else while tracing: again"
+	done
+	"$PREFETCHD" dump "$w/trace" >"$w/dump" || pf_fail "$name: dump of the trace"
+	"$PREFETCHD" dump --files "$w/trace" >"$w/files" || pf_fail "$name: dump --files of the trace"
+	while read -r f; do
+		grep -q "	$f$" "$w/files" || pf_fail "$name: $f not traced ($(cat "$w/trace.out"))"
+	done <"$w/reads"
+	"$PREFETCHD" aggregate --output "$w/layout" "$w/trace" >"$w/agg.out" 2>&1 || pf_fail "$name: aggregate: $(cat "$w/agg.out")"
+	# the layout's ranges of the read files (the trace took them from mincore where no page events cover the
+	# filesystem, as on btrfs: a drop_caches by someone else between the reads and the end of tracing shrinks them)
+	"$PREFETCHD" dump "$w/layout" | awk -F'\t' 'NR == FNR { want[$1] = 1; next } !/^#/ && ($1 in want) && $3 > 0 { print $1, $2, $3 }' \
+		"$w/reads" - >"$w/ranges"
+	[ "$(awk '{ s += $3 } END { print s + 0 }' "$w/ranges")" -gt $((200 * 1024)) ] ||
+		pf_fail "$name: the layout holds almost nothing of the files read: $(cat "$w/ranges")"
+	# replay cold; every page of those ranges resident after (measured again, up to 5 times, when someone else
+	# dropped caches meanwhile)
+	local i miss o l
+	for try in 1 2 3 4 5; do
+		pf_drop_caches
+		d0=$(drops)
+		while read -r f; do
+			read -r t _ < <("$TOOLS/pf_mincore" "$f")
+			[ "$t" = 0 ] || pf_fail "$name: precondition: $f has $t pages resident after drop_caches"
+		done <"$w/reads"
+		"$PREFETCHD" replay --medium rotational --dump-plan "$w/plan" "$w/layout" >"$w/replay.out" 2>&1 ||
+			pf_fail "$name: replay: $(cat "$w/replay.out")"
+		grep -q ' 0 skipped' "$w/replay.out" || pf_fail "$name: replay skipped files: $(cat "$w/replay.out")"
+		for i in $(seq 50); do # readahead returns before its reads land
+			miss=''
+			while read -r f o l; do
+				read -r r t < <("$TOOLS/pf_mincore" "$f" "$o" "$l")
+				[ "$r" = "$t" ] || { miss="$f [$o +$l]: $r of $t pages"; break; }
+			done <"$w/ranges"
+			[ -z "$miss" ] && break
+			sleep 0.1
+		done
+		[ "$(drops)" = "$d0" ] && break
+		[ -z "$miss" ] && break
+		pf_note "$name: caches dropped by someone else during the replay's check: again"
+	done
+	[ -z "$miss" ] || [ "$(drops)" = "$d0" ] || pf_skip "$name: caches dropped by other processes during each of 5 replays"
+	[ -z "$miss" ] || pf_fail "$name: not resident after the replay: $miss"
+	# status: one line per filesystem mounted now, with what prefetch does there and its files in the layout
+	cp "$w/layout" "$PF_TEST_HOME/state/layout"
+	"$PREFETCHD" status >"$w/status" 2>&1 || pf_fail "$name: status: $(cat "$w/status")"
+	for r in "$@"; do
+		grep -q "^  $r: .*traced, replayed, .*; [1-9][0-9]* files in the layout$" "$w/status" ||
+			pf_fail "$name: status does not say what happens on $r: $(cat "$w/status")"
+	done
+	"$PREFETCHD" dump "$w/layout" | grep -q "^#   prefetch there: $name: traced, replayed" ||
+		pf_fail "$name: dump does not say what prefetch does there: $("$PREFETCHD" dump "$w/layout" | grep '^#')"
+	"$REORDER" --dry-run "$w/dev" >"$w/reorder.out" 2>&1 && pf_fail "$name: prefetch-reorder accepted it"
+	[ "$(wc -l <"$w/reorder.out")" = 1 ] && grep -q "$name: the reorder is ext2/3/4 only; the boot replay still works there" "$w/reorder.out" ||
+		pf_fail "$name: prefetch-reorder's refusal: $(cat "$w/reorder.out")"
+	pf_note "$name: $(grep -c . "$w/reads") files traced and resident after the replay; $(tail -1 "$w/replay.out")"
+}
+
+# ---- btrfs, two subvolumes mounted apart ----
+if ! command -v mkfs.btrfs >/dev/null; then
+	pf_note "btrfs part skipped: mkfs.btrfs not installed (btrfs-progs)"
+	skipped_btrfs=1
+elif ! grep -qw btrfs /proc/filesystems; then
+	pf_note "btrfs part skipped: the kernel has no btrfs"
+	skipped_btrfs=1
+else
+	truncate -s 300M "$tmp/btrfs.img"
+	mkfs.btrfs -q -f "$tmp/btrfs.img" >/dev/null 2>&1 || pf_fail "mkfs.btrfs"
+	bdev=$(pf_loop "$tmp/btrfs.img")
+	pf_mount "$bdev" "$tmp/top"
+	btrfs subvolume create "$tmp/top/@" >/dev/null && btrfs subvolume create "$tmp/top/@home" >/dev/null ||
+		pf_fail "btrfs subvolume create"
+	populate "$tmp/top/@" root
+	populate "$tmp/top/@home" home
+	umount "$tmp/top" || pf_fail "umount $tmp/top"
+	# root: subvol=@ at .../root, home: subvol=@home at .../home (boot_reads names directories after them)
+	pf_mount "$bdev" "$tmp/b/root" -o subvol=@
+	pf_mount "$bdev" "$tmp/b/home" -o subvol=@home
+	uuid=$(blkid -p -o value -s UUID "$bdev")
+	[ "$(stat -c %d "$tmp/b/root")" != "$(stat -c %d "$tmp/b/home")" ] || pf_fail "precondition: subvolumes share st_dev"
+	mkdir -p "$tmp/btrfs" && ln -s "$bdev" "$tmp/btrfs/dev"
+	run_pipeline btrfs "$tmp/b/root" "$tmp/b/home"
+	# the metadata pass asked for the items of every file of both subvolumes, and the checksums of their data
+	for fsi in 0 1; do
+		[ "$(grep -c "^m $fsi meta btrfs-items " "$tmp/btrfs/plan")" -ge 20 ] && grep -q "^m $fsi meta btrfs-csums " "$tmp/btrfs/plan" ||
+			pf_fail "btrfs: no metadata pass on filesystem $fsi: $(grep -c '^m' "$tmp/btrfs/plan") lines"
+	done
+	grep -q "^  $tmp/b/root: btrfs subvolume, traced, replayed, metadata pass (tree items of its files, checksums of their data), no reorder (ext2/3/4 only); data in btrfs logical order" "$tmp/btrfs/status" ||
+		pf_fail "btrfs: status: $(cat "$tmp/btrfs/status")"
+	n=$(grep -c "^# filesystem [0-9]*: uuid $uuid, mountpoint $tmp/b/\(root\|home\), .*btrfs subvolume" "$tmp/btrfs/dump")
+	[ "$n" = 2 ] || pf_fail "btrfs: the trace does not hold both subvolumes as subvolumes of $uuid: $(grep '^# filesystem' "$tmp/btrfs/dump")"
+	"$PREFETCHD" dump "$tmp/btrfs/layout" | grep -c "^# filesystem [0-9]*: uuid $uuid" | grep -qx 2 ||
+		pf_fail "btrfs: the layout merged or lost a subvolume: $("$PREFETCHD" dump "$tmp/btrfs/layout" | grep '^# filesystem')"
+fi
+
+# ---- XFS ----
+if ! command -v mkfs.xfs >/dev/null; then
+	pf_note "XFS part skipped: mkfs.xfs not installed (xfsprogs)"
+	skipped_xfs=1
+elif ! grep -qw xfs /proc/filesystems; then
+	pf_note "XFS part skipped: the kernel has no xfs"
+	skipped_xfs=1
+else
+	truncate -s 300M "$tmp/xfs.img"
+	mkfs.xfs -q -f "$tmp/xfs.img" >/dev/null 2>&1 || pf_fail "mkfs.xfs"
+	pf_mount_loop "$tmp/xfs.img" "$tmp/x/xroot"
+	populate "$tmp/x/xroot" xroot
+	umount "$tmp/x/xroot" || pf_fail "umount $tmp/x/xroot"
+	# read-only (nothing written while the caches are measured); mount -o loop: the loop device goes with it
+	for i in 1 2 3 4 5; do mount -o loop,ro "$tmp/xfs.img" "$tmp/x/xroot" 2>/dev/null && break; sleep 0.5; done
+	mountpoint -q "$tmp/x/xroot" || pf_fail "mount -o loop,ro $tmp/xfs.img"
+	xdev=$(findmnt -no SOURCE "$tmp/x/xroot")
+	mkdir -p "$tmp/xfs" && ln -s "$xdev" "$tmp/xfs/dev"
+	run_pipeline xfs "$tmp/x/xroot"
+	grep -q "^  $tmp/x/xroot: xfs, traced, replayed, metadata pass (inode clusters), no reorder" "$tmp/xfs/status" ||
+		pf_fail "xfs: status: $(cat "$tmp/xfs/status")"
+	m=$(sed -n 's/.* \([0-9]*\) metadata blocks.*/\1/p' "$tmp/xfs/replay.out")
+	[ "${m:-0}" -gt 0 ] || pf_fail "xfs: no metadata pass: $(cat "$tmp/xfs/replay.out")"
+fi
+
+# ---- a filesystem without a UUID: listed in the trace as not traced, with the reason; status says it ----
+if command -v mksquashfs >/dev/null && grep -qw squashfs /proc/filesystems; then
+	mkdir -p "$tmp/sq-src/lib" && head -c 20000 /dev/urandom >"$tmp/sq-src/lib/a.so"
+	mksquashfs "$tmp/sq-src" "$tmp/sq.img" -quiet -noappend >/dev/null || pf_fail "mksquashfs"
+	pf_mount_loop "$tmp/sq.img" "$tmp/sq"
+	# no --mount: every local block-device filesystem mounted now (in this test's own mount namespace, so only the
+	# machine's and this test's); a second is enough to write the header
+	unshare --mount --propagation private "$PREFETCHD" trace --timeout 1 --output "$tmp/all.trace" \
+		--pid-file "$tmp/all.pid" >"$tmp/all.out" 2>&1 || pf_fail "trace of every filesystem: $(cat "$tmp/all.out")"
+	"$PREFETCHD" dump "$tmp/all.trace" | grep -q "^# filesystem [0-9]*: uuid 00000000-0000-0000-0000-000000000000, mountpoint $tmp/sq, not traced: no filesystem UUID" ||
+		pf_fail "squashfs: the trace does not say it was skipped: $("$PREFETCHD" dump "$tmp/all.trace" | grep '^# filesystem')"
+	"$PREFETCHD" status | grep -q "^  $tmp/sq: squashfs, not traced: no filesystem UUID" ||
+		pf_fail "squashfs: status does not say it is not traced: $("$PREFETCHD" status)"
+else
+	pf_note "squashfs part skipped: mksquashfs (squashfs-tools) or the kernel's squashfs missing"
+fi
+[ -z "${skipped_btrfs:-}" ] || [ -z "${skipped_xfs:-}" ] || pf_skip "neither btrfs nor XFS available"
