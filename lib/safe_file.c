@@ -228,6 +228,16 @@ int pf_read_file(const char *path, size_t max, int require_root, void **bufp, si
 	return rc;
 }
 
+int pf_mkdir(const char *path, unsigned mode)
+{
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
 int pf_mkdir_p(const char *path, unsigned mode)
 {
 	char buf[PATH_MAX];

@@ -45,7 +45,12 @@ int pf_read_fd_text(int fd, size_t max, int require_root, char **text, size_t *l
  * Returns 0 or a negative pf error, as pf_read_file. */
 int pf_read_text(const char *path, size_t max, int require_root, char **text, size_t *len);
 
-/* mkdir -p with the given mode for created components.  Returns 0 or -errno. */
+/* mkdir of path itself (not of missing parents: -ENOENT then) with mode, unless it is a directory already.
+ * Returns 0 or -errno. */
+int pf_mkdir(const char *path, unsigned mode);
+
+/* mkdir -p with the given mode for created components (for tests and tools: no command creates missing parents).
+ * Returns 0 or -errno. */
 int pf_mkdir_p(const char *path, unsigned mode);
 
 #endif

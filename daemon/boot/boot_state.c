@@ -43,7 +43,7 @@ void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg)
 
 int pf_boot_dir_writable(const char *dir)
 {
-	int rc = pf_mkdir_p(dir, 0700);
+	int rc = pf_mkdir(dir, 0700); /* not its parents: a /var not mounted yet is not written under */
 	if (rc)
 		return rc;
 	int fd = pf_state_dir_open(dir);

@@ -31,7 +31,7 @@ void pf_boot_trace_name_free(const struct pf_boot_paths *p, char *name, size_t l
 int pf_boot_buffer_pending(const struct pf_boot_paths *p, const struct pf_image *trace, const char *name,
 			   const struct pf_boot_record *rec)
 {
-	int rc = pf_mkdir_p(p->runtime, 0755); /* the daemon's own, like PREFETCH_DIR (pf_boot_dir_writable) */
+	int rc = pf_mkdir(p->runtime, 0755); /* the daemon's own, like PREFETCH_DIR (pf_boot_dir_writable) */
 	if (rc == 0)
 		rc = pf_state_mkdir(p->pending, 0700);
 	if (rc == 0)

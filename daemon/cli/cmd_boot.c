@@ -329,7 +329,7 @@ static int wait_for_root(struct boot *b)
  * before it sets up anything.  Our pid goes in once tracing is set up. */
 static int claim_the_boot(struct boot *b)
 {
-	int rc = pf_mkdir_p(b->p.runtime, 0755);
+	int rc = pf_mkdir(b->p.runtime, 0755);
 	if (rc)
 		pf_warn("cannot create %s: %s", b->p.runtime, pf_strerror(rc));
 	pid_t holder = 0;

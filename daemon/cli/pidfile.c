@@ -47,7 +47,7 @@ int pf_pidfile_lock(const char *path, struct pf_pidfile *pf, pid_t *holder)
 	int rc = 0;
 	if (slash && slash != dir) {
 		*slash = '\0';
-		rc = pf_mkdir_p(dir, 0755);
+		rc = pf_mkdir(dir, 0755);
 	}
 	free(dir);
 	if (rc)

@@ -17,7 +17,7 @@ struct pf_pidfile {
 	char *path;
 };
 
-/* Create path (and its directory, mode 0755), lock it and write our pid.  The file is opened in its trusted
+/* Create path (and its directory, mode 0755, not the directory's parents), lock it and write our pid.  The file is opened in its trusted
  * directory (state_dir.h: PF_EUNSAFE, PF_ELINKED).  Returns 0; -EBUSY when a live process holds it (its pid in
  * *holder, waited for up to 3 s while the holder is still setting up; 0 if it wrote none by then); or a negative
  * pf error. */

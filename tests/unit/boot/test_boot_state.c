@@ -81,6 +81,8 @@ static void test_list_and_rotate(void **state)
 	/* a missing directory is an empty list */
 	assert_int_equal(pf_traces_list(p.traces, &names, &n), 0);
 	assert_int_equal(n, 0);
+	assert_int_equal(pf_boot_dir_writable(p.traces), -ENOENT); /* no missing parent is created */
+	assert_int_equal(pf_boot_dir_writable(p.state), 0);
 	assert_int_equal(pf_boot_dir_writable(p.traces), 0);
 	/* numeric order, not string order; other files ignored */
 	touch(p.traces, "trace-900-b.pf", "x");
@@ -108,6 +110,8 @@ static void test_flush_pending(void **state)
 	(void)state;
 	struct pf_boot_paths p;
 	paths(&p);
+	assert_int_equal(pf_boot_dir_writable(p.runtime), 0);
+	assert_int_equal(pf_boot_dir_writable(p.pending), 0);
 	assert_int_equal(pf_boot_dir_writable(p.pending_traces), 0);
 	assert_int_equal(pf_boot_dir_writable(p.state), 0);
 	/* the state directory is created root-only: what it holds lists the files users opened */
