@@ -27,8 +27,8 @@
 #include "privileges.h"
 #include "replay.h"
 #include "safe_file.h"
-#include "state_dir.h"
 #include "selfcheck.h"
+#include "state_dir.h"
 #include "trace.h"
 
 #include <errno.h>
