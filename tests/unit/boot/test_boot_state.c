@@ -173,6 +173,13 @@ static void test_boot_end(void **state)
 	up = pf_boot_end(path, src, sizeof(src));
 	assert_string_equal(src, "file");
 	assert_true(fabs(up - 42.25) < 1e-9);
+	/* through a symbolic link: not read (the runtime directory's files are state files, state_dir.h) */
+	char link[600];
+	snprintf(link, sizeof(link), "%s/boot-end-link", root);
+	assert_int_equal(symlink(path, link), 0);
+	up = pf_boot_end(link, src, sizeof(src));
+	assert_string_not_equal(src, "file");
+	unlink(link);
 	/* no file: systemd (when it is PID 1 and finished) or the uptime now */
 	snprintf(path, sizeof(path), "%s/none", root);
 	up = pf_boot_end(path, src, sizeof(src));
