@@ -10,7 +10,10 @@
 #     support mounts no quota filesystem);
 #  4. --outcome through a hard link (the outcome file linked to a root-only file elsewhere on the filesystem):
 #     not written, the other file byte-identical, the run's own exit status unchanged; a symbolic link is not
-#     followed either.
+#     followed either;
+#  5. the default layout ($PREFETCH_DIR/layout, no --layout): a symbolic link there, or a PREFETCH_DIR of mode
+#     1777, is refused in one line with the image unchanged; the same layout as a plain file in a safe
+#     PREFETCH_DIR is used.
 set -u
 source "$TOP/tests/lib.sh"
 pf_require_root
@@ -114,4 +117,16 @@ for target in /var/lib/prefetch/reorder-outcome /var/lib/prefetch/outcome-symlin
 	pf_note "--outcome $target: $(grep 'outcome not recorded' <<<"$out")"
 done
 pf_fsck_clean "$img"
+
+# 5. the default layout, from PREFETCH_DIR (pf_test_home's: $PREFETCH_CONFIG names it)
+state=$PF_TEST_HOME/state
+cp --sparse=always "$base" "$img"
+ln -s "$L" "$state/layout"
+refuse default-layout-symlink "*layout $state/layout: not a regular file" "$img" "$img"
+rm -f "$state/layout"
+cp "$L" "$state/layout"
+chmod 1777 "$state"
+refuse default-layout-unsafe-dir "*layout $state/layout: refused: *writable by group/others" "$img" "$img"
+chmod 0755 "$state"
+out=$("$REORDER" --dry-run "$img" 2>&1) || pf_fail "the default layout in a safe PREFETCH_DIR: exit $?: $out"
 exit 0
