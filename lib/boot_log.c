@@ -3,6 +3,7 @@
 #include "boot_log.h"
 #include "array.h"
 #include "safe_file.h"
+#include "state_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -236,7 +237,14 @@ int pf_boottime_load(const char *path, struct pf_boot_record **recs, size_t *n, 
 	int rc = pf_read_text(path, 64u << 20, 0, &text, &len);
 	if (rc)
 		return rc;
+	/* a last line without its newline was cut by a crash: not a record (its fields may stop anywhere) */
+	char *end = strrchr(text, '\n');
+	int cut = len > 0 && text[len - 1] != '\n';
+	if (cut)
+		*(end ? end + 1 : text) = '\0';
 	rc = pf_boottime_parse(text, recs, n, bad);
+	if (rc == 0 && cut)
+		(*bad)++;
 	free(text);
 	return rc;
 }
@@ -248,32 +256,10 @@ int pf_boottime_append(const char *path, const struct pf_boot_record *r)
 	if (len < 0)
 		return len;
 	line[len++] = '\n';
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	int rc = fstat(fd, &st) < 0 ? -errno : 0;
-	char out[PF_BOOTTIME_LINE_MAX + 256];
-	size_t olen = 0;
-	if (rc == 0 && st.st_size == 0)
-		olen = (size_t)snprintf(out, sizeof(out),
-					"%s\n# boot_id unix_time boot_s end_source prefetch reorder disk io_ms reads sectors\n",
-					PF_BOOTTIME_HEADER);
-	memcpy(out + olen, line, (size_t)len);
-	olen += (size_t)len;
-	/* one write(): O_APPEND keeps concurrent appenders from interleaving inside a line */
-	if (rc == 0) {
-		ssize_t w = write(fd, out, olen);
-		if (w < 0)
-			rc = -errno;
-		else if ((size_t)w != olen)
-			rc = -EIO;
-	}
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
-	return rc;
+	return pf_state_append(path,
+			       PF_BOOTTIME_HEADER
+			       "\n# boot_id unix_time boot_s end_source prefetch reorder disk io_ms reads sectors\n",
+			       line, (size_t)len);
 }
 
 int pf_diskstats_parse(const char *text, unsigned maj, unsigned min, char *name, size_t namelen, int64_t *reads,

@@ -94,9 +94,12 @@ int pf_boot_record_parse(const char *line, struct pf_boot_record *r);
 /* Parse a whole log text.  Returns 0 with a malloc'd array (free it) and the number of unreadable lines in
  * *bad, -EPROTO when the header names another format, -ENOMEM. */
 int pf_boottime_parse(const char *text, struct pf_boot_record **recs, size_t *n, size_t *bad);
-/* Read a log file (missing file: -ENOENT). */
+/* Read a log file (missing file: -ENOENT).  A last line without its newline (cut by a crash) is no record: it
+ * counts in *bad. */
 int pf_boottime_load(const char *path, struct pf_boot_record **recs, size_t *n, size_t *bad);
-/* Append one record (the header first if the file is new or empty), fsync'd.  Returns 0 or -errno. */
+/* Append one record (the header first if the file is new or empty), fsync'd: whole or not at all, on a line of
+ * its own, to a state file (pf_state_append: a trusted directory, no link followed; a new file is 0600).
+ * Returns 0 or a negative pf error. */
 int pf_boottime_append(const char *path, const struct pf_boot_record *r);
 
 /* From /proc/diskstats text: the line of device major:minor.  Returns 0 or -ENOENT. */

@@ -23,6 +23,8 @@ static const char *const own_text[] = {
 	AT(PF_EOPEN) = "not an ext2/3/4 filesystem, or it cannot be opened",
 	AT(PF_EVERIFY) = "the copy read back from the disk differs from what was written",
 	AT(PF_EEXT2_OTHER) = "unexpected error code from libext2fs",
+	AT(PF_EUNSAFE) = "refused: a symbolic link, not owned by the running user, or writable by group/others",
+	AT(PF_ELINKED) = "refused: a file with other hard links, or not owned by the running user",
 };
 _Static_assert(sizeof(own_text) / sizeof(own_text[0]) == (size_t)(PF_EBADMAGIC - PF_E_END),
 	       "every own code has its text");

@@ -34,7 +34,10 @@ enum pf_error {
 	PF_EOPEN = -5013,     /* not an ext2/3/4 filesystem, or cannot be opened */
 	PF_EVERIFY = -5014,   /* a copy read back from the disk differs from what was written */
 	PF_EEXT2_OTHER = -5015, /* a libext2fs code from none of the tables pf_err_from_ext2 knows */
-	PF_E_END = -5016,     /* one past the last own code */
+	/* the state directories (state_dir.h) */
+	PF_EUNSAFE = -5016,   /* a directory that is a symbolic link, not ours, or writable by group/others */
+	PF_ELINKED = -5017,   /* a file to write with other hard links, or not owned by us */
+	PF_E_END = -5018,     /* one past the last own code */
 };
 
 /* libext2fs's code EXT2_ET_BASE + k is carried as PF_EEXT2_FIRST - k. */

@@ -2,10 +2,13 @@
 #include "format.h"
 #include "array.h"
 #include "safe_file.h"
+#include "state_dir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <ext2fs/ext2fs.h> /* ext2fs_crc32c_le: the checksum e2fsprogs already maintains */
 
@@ -360,7 +363,16 @@ int pf_image_load(const char *path, unsigned opts, uint32_t want_kind, struct pf
 	size_t max = HDR_SIZE + (size_t)PF_MAX_FS * FS_SIZE + (size_t)PF_MAX_FILES * FILE_SIZE +
 		     (size_t)PF_MAX_EXTENTS * EXT_SIZE + PF_MAX_STRTAB;
 	*out = NULL;
-	int rc = pf_read_file(path, max, !!(opts & PF_LOAD_REQUIRE_ROOT), &buf, &len);
+	int rc;
+	if (opts & PF_LOAD_STATE) {
+		int fd = pf_state_open(path, O_RDONLY, 0);
+		if (fd < 0)
+			return fd;
+		rc = pf_read_fd(fd, max, !!(opts & PF_LOAD_REQUIRE_ROOT), &buf, &len);
+		close(fd);
+	} else {
+		rc = pf_read_file(path, max, !!(opts & PF_LOAD_REQUIRE_ROOT), &buf, &len);
+	}
 	if (rc)
 		return rc;
 	rc = pf_image_decode(buf, len, out);
@@ -373,16 +385,26 @@ int pf_image_load(const char *path, unsigned opts, uint32_t want_kind, struct pf
 	return rc;
 }
 
-int pf_image_save(const char *path, const struct pf_image *img)
+static int save(const char *path, const struct pf_image *img, int state)
 {
 	void *buf;
 	size_t len;
 	int rc = pf_image_encode(img, &buf, &len);
 	if (rc)
 		return rc;
-	rc = pf_write_atomic(path, buf, len, 0600);
+	rc = state ? pf_state_write(path, buf, len, 0600) : pf_write_atomic(path, buf, len, 0600);
 	free(buf);
 	return rc;
+}
+
+int pf_image_save(const char *path, const struct pf_image *img)
+{
+	return save(path, img, 0);
+}
+
+int pf_image_save_state(const char *path, const struct pf_image *img)
+{
+	return save(path, img, 1);
 }
 
 int pf_layout_save_changed(const char *path, const struct pf_image *layout)
@@ -390,9 +412,9 @@ int pf_layout_save_changed(const char *path, const struct pf_image *layout)
 	if (layout->kind != PF_KIND_LAYOUT)
 		return PF_EKIND;
 	struct pf_image *old = NULL;
-	if (pf_image_load(path, 0, PF_KIND_LAYOUT, &old) != 0 || old->nfiles != layout->nfiles) {
+	if (pf_image_load(path, PF_LOAD_STATE, PF_KIND_LAYOUT, &old) != 0 || old->nfiles != layout->nfiles) {
 		pf_image_free(old);
-		return pf_image_save(path, layout);
+		return pf_image_save_state(path, layout);
 	}
 	/* The new layout with the old one's creation time and first-touch means: byte for byte the old file
 	 * (checksum included) when nothing else changed. */
@@ -416,5 +438,5 @@ int pf_layout_save_changed(const char *path, const struct pf_image *layout)
 		return rc;
 	int held = pf_file_holds(path, buf, len, 0600);
 	free(buf);
-	return held ? 1 : pf_image_save(path, layout);
+	return held ? 1 : pf_image_save_state(path, layout);
 }

@@ -144,13 +144,16 @@ int pf_image_decode(const void *buf, size_t len, struct pf_image **out);
 
 /* Load options. */
 #define PF_LOAD_REQUIRE_ROOT  0x1u  /* refuse unless owned by root and not group/world writable */
+#define PF_LOAD_STATE         0x2u  /* a state file: in a trusted directory, not through a link (state_dir.h) */
 
 /* Read and validate a file.  want_kind 0 accepts either kind.  Returns 0 or a negative pf error (lib/error.h). */
 int pf_image_load(const char *path, unsigned opts, uint32_t want_kind, struct pf_image **out);
 /* Write atomically, mode 0600 (a trace or layout lists the files a user opened), owned by the caller (root when
  * run as a service).  Returns 0 or a negative pf error (lib/error.h). */
 int pf_image_save(const char *path, const struct pf_image *img);
-/* pf_image_save of a layout, unless the file at path already holds it but for the creation time (the header's
+/* pf_image_save of a state file: into its trusted directory only (state_dir.h: PF_EUNSAFE otherwise). */
+int pf_image_save_state(const char *path, const struct pf_image *img);
+/* pf_image_save_state of a layout, unless the file at path already holds it but for the creation time (the header's
  * "created") and the files' mean first-touch times (first_ns: in a layout only shown by dump, the order is
  * first_ns' rank, first_order, which does count; being means of nanosecond timings they differ after every
  * boot): then nothing is written and 1 returned, and the file keeps its mtime, its "created" and those times,

@@ -4,11 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/random.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,29 +29,64 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static int fsync_parent(const char *path)
+int pf_path_split(const char *path, char *dir, size_t dirlen, const char **base)
 {
-	char copy[PATH_MAX];
-	if (strlen(path) >= sizeof(copy))
-		return -ENAMETOOLONG;
-	strcpy(copy, path);
-	int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	int rc = fsync(dfd) < 0 ? -errno : 0;
-	close(dfd);
-	/* Some filesystems (e.g. tmpfs on old kernels) refuse fsync on directories; that is not a failure of ours. */
-	return rc == -EINVAL ? 0 : rc;
+	const char *slash = strrchr(path, '/');
+	if (!slash) {
+		snprintf(dir, dirlen, ".");
+		*base = path;
+	} else {
+		size_t n = slash == path ? 1 : (size_t)(slash - path);
+		if (n >= dirlen)
+			return -ENAMETOOLONG;
+		memcpy(dir, path, n);
+		dir[n] = '\0';
+		*base = slash + 1;
+	}
+	return **base ? 0 : -EISDIR;
 }
 
-int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode)
+int pf_open_parent(const char *path, const char **base)
 {
-	char tmp[PATH_MAX];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode & 07777);
-	if (fd < 0)
+	char dir[PATH_MAX];
+	int rc = pf_path_split(path, dir, sizeof(dir), base);
+	if (rc)
+		return rc;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return dfd < 0 ? -errno : dfd;
+}
+
+/* A fresh name beside name: ".<name>.<12 random hex digits>" (O_EXCL makes it ours; a guess cannot). */
+static int temp_name(char *buf, size_t len, const char *name)
+{
+	unsigned char r[6];
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
 		return -errno;
+	if (snprintf(buf, len, ".%s.%02x%02x%02x%02x%02x%02x", name, r[0], r[1], r[2], r[3], r[4], r[5]) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/* A new file of our own beside name, open for writing: never one someone else made or linked. */
+static int create_temp(int dfd, const char *name, unsigned mode, char *tmp, size_t tmplen)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		int rc = temp_name(tmp, tmplen, name);
+		if (rc)
+			return rc;
+		int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 07777);
+		if (fd >= 0 || errno != EEXIST)
+			return fd < 0 ? -errno : fd;
+	}
+	return -EEXIST;
+}
+
+int pf_write_atomic_at(int dfd, const char *name, const void *buf, size_t len, unsigned mode)
+{
+	char tmp[NAME_MAX + 1];
+	int fd = create_temp(dfd, name, mode, tmp, sizeof(tmp));
+	if (fd < 0)
+		return fd;
 	int rc = write_all(fd, buf, len);
 	/* fchmod: the umask must not decide who may read the state */
 	if (rc == 0 && fchmod(fd, mode & 07777) < 0)
@@ -60,13 +95,27 @@ int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
-	if (rc == 0 && rename(tmp, path) < 0)
+	/* renameat replaces name itself: a symbolic link there is replaced, never followed */
+	if (rc == 0 && renameat(dfd, tmp, dfd, name) < 0)
 		rc = -errno;
 	if (rc != 0) {
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 		return rc;
 	}
-	return fsync_parent(path);
+	rc = fsync(dfd) < 0 ? -errno : 0;
+	/* Some filesystems (e.g. tmpfs on old kernels) refuse fsync on directories; that is not a failure of ours. */
+	return rc == -EINVAL ? 0 : rc;
+}
+
+int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode)
+{
+	const char *base;
+	int dfd = pf_open_parent(path, &base);
+	if (dfd < 0)
+		return dfd;
+	int rc = pf_write_atomic_at(dfd, base, buf, len, mode);
+	close(dfd);
+	return rc;
 }
 
 int pf_file_holds(const char *path, const void *buf, size_t len, unsigned mode)
@@ -95,40 +144,44 @@ int pf_file_holds(const char *path, const void *buf, size_t len, unsigned mode)
 	return same;
 }
 
-int pf_read_file(const char *path, size_t max, int require_root, void **bufp, size_t *lenp)
+int pf_open_input(const char *path)
 {
-	*bufp = NULL;
-	*lenp = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below, before any read */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
+	int rc = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : PF_ENOTREG;
+	if (rc == 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		rc = -errno;
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+int pf_read_fd(int fd, size_t max, int require_root, void **bufp, size_t *lenp)
+{
+	*bufp = NULL;
+	*lenp = 0;
+	struct stat st;
 	int rc = 0;
 	char *buf = NULL;
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = PF_ENOTREG;
-		goto out;
-	}
-	if (require_root && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
-		rc = PF_EOWNER;
-		goto out;
-	}
-	if ((uint64_t)st.st_size > max) {
-		rc = PF_ETOOBIG;
-		goto out;
-	}
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return PF_ENOTREG;
+	if (require_root && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))
+		return PF_EOWNER;
+	if ((uint64_t)st.st_size > max)
+		return PF_ETOOBIG;
 	/* procfs and sysfs files say size 0: read those until the end, one byte past max to see whether it fits */
 	int sized = st.st_size > 0;
 	size_t want = sized ? (size_t)st.st_size : max + 1, have = 0;
 	buf = malloc(sized ? want : 4096);
-	if (!buf) {
-		rc = -ENOMEM;
-		goto out;
-	}
+	if (!buf)
+		return -ENOMEM;
 	size_t cap = sized ? want : 4096;
 	while (have < want) {
 		if (have == cap) {
@@ -160,8 +213,29 @@ int pf_read_file(const char *path, size_t max, int require_root, void **bufp, si
 	buf = NULL;
 out:
 	free(buf);
+	return rc;
+}
+
+int pf_read_file(const char *path, size_t max, int require_root, void **bufp, size_t *lenp)
+{
+	*bufp = NULL;
+	*lenp = 0;
+	int fd = pf_open_input(path);
+	if (fd < 0)
+		return fd;
+	int rc = pf_read_fd(fd, max, require_root, bufp, lenp);
 	close(fd);
 	return rc;
+}
+
+int pf_mkdir(const char *path, unsigned mode)
+{
+	if (mkdir(path, mode) < 0 && errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
 int pf_mkdir_p(const char *path, unsigned mode)
@@ -187,11 +261,11 @@ int pf_mkdir_p(const char *path, unsigned mode)
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }
 
-int pf_read_text(const char *path, size_t max, int require_root, char **text, size_t *len)
+int pf_read_fd_text(int fd, size_t max, int require_root, char **text, size_t *len)
 {
 	void *buf;
 	*text = NULL;
-	int rc = pf_read_file(path, max, require_root, &buf, len);
+	int rc = pf_read_fd(fd, max, require_root, &buf, len);
 	if (rc)
 		return rc;
 	char *t = realloc(buf, *len + 1);
@@ -203,4 +277,16 @@ int pf_read_text(const char *path, size_t max, int require_root, char **text, si
 	t[*len] = '\0';
 	*text = t;
 	return 0;
+}
+
+int pf_read_text(const char *path, size_t max, int require_root, char **text, size_t *len)
+{
+	*text = NULL;
+	*len = 0;
+	int fd = pf_open_input(path);
+	if (fd < 0)
+		return fd;
+	int rc = pf_read_fd_text(fd, max, require_root, text, len);
+	close(fd);
+	return rc;
 }

@@ -5,6 +5,7 @@
 #include "array.h"
 #include "blockmap.h"
 #include "extent_remap.h"
+#include "reserved_inode.h"
 #include "warm.h"
 
 #include <errno.h>
@@ -27,6 +28,7 @@ const char *pf_skip_reason(int r)
 		[PF_SKIP_VERITY] = "fs-verity",
 		[PF_SKIP_SPECIAL] = "EA inode or DAX",
 		[PF_SKIP_ERROR] = "block map unreadable",
+		[PF_SKIP_RESERVED] = "an inode the filesystem itself uses (journal, orphan file, quota...)",
 	};
 	return r >= 0 && r < PF_SKIP_NR ? names[r] : "?";
 }
@@ -68,8 +70,8 @@ static int check_identity(ext2_filsys fs, struct pf_cfile *f, struct ext2_inode_
 	const struct pf_file *r = f->rec;
 	if (f->ino < 1 || f->ino > fs->super->s_inodes_count)
 		return PF_SKIP_GONE;
-	if (f->ino != EXT2_ROOT_INO && f->ino < EXT2_FIRST_INODE(fs->super))
-		return PF_SKIP_TYPE;
+	if (pf_inode_reserved(fs, f->ino))
+		return PF_SKIP_RESERVED;
 	if (!ext2fs_test_inode_bitmap2(fs->inode_map, f->ino))
 		return PF_SKIP_GONE;
 	memset(in, 0, sizeof(*in));

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "replay_cost.h"
 #include "replay_predict.h"
+#include "reserved_inode.h"
 #include "runs.h"
 #include "window.h"
 
@@ -28,8 +29,8 @@ static int by_pblk(const void *a, const void *b)
 /* Whether inode ino can own movable blocks (pf_collect checks the rest: flags, identity). */
 static int candidate(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode_large *in)
 {
-	if (ino < EXT2_FIRST_INODE(fs->super) && ino != EXT2_ROOT_INO)
-		return 0; /* the journal, resize inode, quota...: stuck */
+	if (pf_inode_reserved(fs, ino))
+		return 0; /* the journal, resize inode, orphan file, quota...: stuck */
 	if (!in->i_links_count || in->i_dtime)
 		return 0;
 	if (!LINUX_S_ISREG(in->i_mode) && !LINUX_S_ISDIR(in->i_mode))

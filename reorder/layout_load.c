@@ -32,8 +32,8 @@ static int select_fs(struct pf_layouts *l, size_t *cap, const struct pf_image *i
 	return rc;
 }
 
-int pf_layouts_load(const char *const *paths, int n, int require_root, const uint8_t uuid[16], struct pf_layouts *out,
-		    char *err, size_t errlen)
+int pf_layouts_load(const char *const *paths, int n, unsigned load_opts, const uint8_t uuid[16],
+		    struct pf_layouts *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	size_t cap = 0;
@@ -42,7 +42,7 @@ int pf_layouts_load(const char *const *paths, int n, int require_root, const uin
 	if (!out->imgs)
 		return -ENOMEM;
 	for (int i = 0; i < n; i++) {
-		rc = pf_image_load(paths[i], require_root ? PF_LOAD_REQUIRE_ROOT : 0, PF_KIND_LAYOUT, &out->imgs[i]);
+		rc = pf_image_load(paths[i], load_opts, PF_KIND_LAYOUT, &out->imgs[i]);
 		if (rc) {
 			if (rc == PF_EOWNER)
 				snprintf(err, errlen, "layout %s: %s (it must be owned by root and not writable by "

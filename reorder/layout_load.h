@@ -21,13 +21,13 @@ struct pf_layouts {
 	size_t nwant;
 };
 
-/* Load every layout (root-owned unless require_root is 0), keep what belongs to the filesystem with this
+/* Load every layout (pf_image_load with load_opts: PF_LOAD_REQUIRE_ROOT, PF_LOAD_STATE), keep what belongs to the filesystem with this
  * UUID, in the order it is laid out (layout_order.h, PF_LORDER_PLACEMENT: first the layout's directories,
  * whole, then its files' extents in order); layouts one after the other.  Returns 0 or a negative pf
  * error (lib/error.h) with a message, -ENOENT with "layout is for another filesystem" when no layout has this
  * UUID. */
-int pf_layouts_load(const char *const *paths, int n, int require_root, const uint8_t uuid[16], struct pf_layouts *out,
-		    char *err, size_t errlen);
+int pf_layouts_load(const char *const *paths, int n, unsigned load_opts, const uint8_t uuid[16],
+		    struct pf_layouts *out, char *err, size_t errlen);
 void pf_layouts_free(struct pf_layouts *l);
 
 #endif

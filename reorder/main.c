@@ -257,6 +257,7 @@ int main(int argc, char **argv)
 	if (!gain_given) /* REORDER_MIN_GAIN_PERCENT; --min-gain overrides it */
 		min_gain = cfg.reorder_min_gain_percent;
 	char deflayout[300];
+	int state_layout = nlayouts == 0;
 	if (nlayouts == 0) {
 		snprintf(deflayout, sizeof(deflayout), "%s/layout", cfg.state_dir);
 		layouts[nlayouts++] = deflayout;
@@ -273,6 +274,7 @@ int main(int argc, char **argv)
 		.check_only = check,
 		.progress = !check && !dry && isatty(STDERR_FILENO) && level >= PF_LOG_NOTICE,
 		.allow_any_owner = 0, /* never from the command line: a layout anyone could write decides what moves */
+		.layouts_are_state = state_layout,
 		.allow_ro_mount = final,
 		.progress_cb = pf_progress_show,
 		.note = note_cb,

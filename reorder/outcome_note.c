@@ -20,6 +20,58 @@ struct outcome_block {
 	size_t bytes; /* of the block that belong to the file */
 };
 
+/* Whether an inode may be written over as ours: owned by the uid running, not writable by group or others,
+ * and (a file) one link only: a hard link elsewhere would carry our write into another file. */
+static int ours(const struct ext2_inode *in, int file)
+{
+	return inode_uid(*in) == geteuid() && !(in->i_mode & 022) &&
+	       (!file || in->i_links_count == 1);
+}
+
+/* The inode at path, looked up one component at a time from the root: every directory on the way a directory
+ * (a symbolic link is not followed), the last one's holder ours (a trusted state directory, state_dir.h).  On
+ * a refusal, the reason in err. */
+static int look_up(ext2_filsys fs, const char *device, const char *path, ext2_ino_t *ino, struct ext2_inode *in,
+		   char *err, size_t errlen)
+{
+	ext2_ino_t dir = EXT2_ROOT_INO;
+	const char *p = path;
+	for (;;) {
+		p += strspn(p, "/");
+		size_t n = strcspn(p, "/");
+		if (n == 0)
+			break;
+		errcode_t ec = ext2fs_read_inode(fs, dir, in);
+		if (!ec && !LINUX_S_ISDIR(in->i_mode)) {
+			snprintf(err, errlen, "%s: %s: a component is not a directory (a symbolic link is not followed)",
+				 device, path);
+			return PF_ENOTREG;
+		}
+		if (!ec && p[n] == '\0' && !ours(in, 0)) {
+			snprintf(err, errlen, "%s: %s: its directory is not owned by uid %u or is writable by others",
+				 device, path, (unsigned)geteuid());
+			return PF_EUNSAFE;
+		}
+		if (!ec)
+			ec = ext2fs_lookup(fs, dir, p, (int)n, NULL, &dir);
+		if (ec) {
+			int rc = pf_err_from_ext2(ec);
+			snprintf(err, errlen, "%s: %s: %s", device, path,
+				 ec == EXT2_ET_FILE_NOT_FOUND ? "no such file" : pf_strerror(rc));
+			return rc;
+		}
+		p += n;
+	}
+	*ino = dir;
+	errcode_t ec = ext2fs_read_inode(fs, dir, in);
+	if (ec) {
+		int rc = pf_err_from_ext2(ec);
+		snprintf(err, errlen, "%s: %s: %s", device, path, pf_strerror(rc));
+		return rc;
+	}
+	return 0;
+}
+
 /* Where the file's first block is, found on a read-only open after the reorder's refusals. */
 static int locate_block(const char *device, const char *path, int allow_ro_mount, struct outcome_block *out,
 			char *err, size_t errlen)
@@ -29,19 +81,20 @@ static int locate_block(const char *device, const char *path, int allow_ro_mount
 	int rc = pf_reorder_open(device, &oo, &fs, err, errlen);
 	if (rc)
 		return rc;
-	ext2_ino_t ino;
+	ext2_ino_t ino = 0;
 	struct ext2_inode inode;
 	int ret_flags = 0;
 	blk64_t phys = 0;
-	errcode_t ec = ext2fs_namei(fs, EXT2_ROOT_INO, EXT2_ROOT_INO, path, &ino);
-	if (!ec)
-		ec = ext2fs_read_inode(fs, ino, &inode);
-	if (ec) {
-		rc = pf_err_from_ext2(ec);
-		snprintf(err, errlen, "%s: %s: %s", device, path, pf_strerror(rc));
+	errcode_t ec = 0;
+	if ((rc = look_up(fs, device, path, &ino, &inode, err, errlen))) {
+		/* the reason is in err */
 	} else if (!LINUX_S_ISREG(inode.i_mode)) {
 		rc = PF_ENOTREG;
 		snprintf(err, errlen, "%s: %s: not a regular file", device, path);
+	} else if (!ours(&inode, 1)) {
+		rc = PF_ELINKED;
+		snprintf(err, errlen, "%s: %s: has %u links, or is not owned by uid %u, or is writable by others: not "
+			 "written", device, path, (unsigned)inode.i_links_count, (unsigned)geteuid());
 	} else if (EXT2_I_SIZE(&inode) == 0 || EXT2_I_SIZE(&inode) > OUTCOME_FILE_MAX ||
 		   (inode.i_flags & EXT4_INLINE_DATA_FL)) {
 		rc = PF_ECORRUPT;

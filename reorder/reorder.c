@@ -578,7 +578,8 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	int rc = pf_reorder_open(device, &oo, &fs, err, errlen);
 	if (rc)
 		return rc;
-	rc = pf_layouts_load(o->layouts, o->nlayouts, !o->allow_any_owner, fs->super->s_uuid, &lay, err, errlen);
+	unsigned load = (o->allow_any_owner ? 0 : PF_LOAD_REQUIRE_ROOT) | (o->layouts_are_state ? PF_LOAD_STATE : 0);
+	rc = pf_layouts_load(o->layouts, o->nlayouts, load, fs->super->s_uuid, &lay, err, errlen);
 	if (rc)
 		goto out;
 	if (lay.matched < o->nlayouts)

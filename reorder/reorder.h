@@ -91,6 +91,8 @@ struct pf_reorder_opts {
 	                              * (evacuate.h); done only when the model predicts a replay faster by the
 	                              * margin (min_gain_percent, at least PF_REORDER_MIN_GAIN_PERCENT without a
 	                              * gate) than the plan without it */
+	int layouts_are_state;       /* the layouts are $PREFETCH_DIR's own (no --layout given): read only from a
+	                              * trusted state directory, not through a link (lib/state_dir.h) */
 };
 
 /* The chunk sizes --check tries beside CHUNK_SIZE_BLOCKS, in blocks. */

@@ -71,6 +71,14 @@ static const char *unsupported_feature(ext2_filsys fs, int write, char *buf, siz
 			 __builtin_ctz(unknown));
 		return buf;
 	}
+	/* and compatible ones it does not know: they may keep data in blocks we would take for free, and e2fsck
+	 * refuses to check such a filesystem afterwards */
+	unknown = fs->super->s_feature_compat & ~(uint32_t)EXT2_LIB_FEATURE_COMPAT_SUPP;
+	if (write && unknown) {
+		snprintf(buf, len, "FEATURE_C%d (compatible, unknown to this libext2fs: it must not write beside it)",
+			 __builtin_ctz(unknown));
+		return buf;
+	}
 	return NULL;
 }
 
@@ -96,9 +104,33 @@ static const char *unclean(ext2_filsys fs, char *buf, size_t len)
 	return NULL;
 }
 
+/* A device or image shorter than the superblock says (a truncated image, a shrunk partition): the blocks past
+ * its end are not there to read or to move into.  Returns 0, or a refusal. */
+static int check_size(ext2_filsys fs, const char *device, char *err, size_t errlen)
+{
+	blk64_t have = 0;
+	errcode_t ec = ext2fs_get_device_size2(device, (int)fs->blocksize, &have);
+	if (ec)
+		return refuse(err, errlen, PF_EOPEN, "%s: cannot tell its size: %s", device,
+			      pf_strerror(pf_err_from_ext2(ec)));
+	blk64_t want = ext2fs_blocks_count(fs->super);
+	if (have < want) {
+		char a[32], b[32];
+		snprintf(a, sizeof(a), "%llu", (unsigned long long)have);
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)want);
+		if (err && errlen)
+			snprintf(err, errlen, "%s is truncated: %s blocks long, its superblock says %s", device, a, b);
+		return PF_EOPEN;
+	}
+	return 0;
+}
+
 static int refusals(ext2_filsys fs, const char *device, const struct pf_open_opts *o, char *err, size_t errlen)
 {
 	char buf[128];
+	int rc = check_size(fs, device, err, errlen);
+	if (rc)
+		return rc;
 	const char *feat = unsupported_feature(fs, o->write, buf, sizeof(buf));
 	if (feat)
 		return refuse(err, errlen, PF_EFEATURE, "%s: unsupported feature %s", device, feat);

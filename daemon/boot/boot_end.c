@@ -2,6 +2,7 @@
 #include "boot_end.h"
 #include "boot_log.h"
 #include "clock.h"
+#include "state_dir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,14 +24,16 @@ int pf_boot_end_parse(const char *text, double *uptime)
 	return 0;
 }
 
+/* In the runtime directory: read as a state file (state_dir.h: not through a link, not a FIFO). */
 static int from_file(const char *path, double *uptime)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	char buf[128];
-	int rc = fgets(buf, sizeof(buf), f) ? pf_boot_end_parse(buf, uptime) : -EINVAL;
-	fclose(f);
+	char *text;
+	size_t len;
+	int rc = pf_state_read_text(path, 128, &text, &len);
+	if (rc)
+		return rc;
+	rc = pf_boot_end_parse(text, uptime);
+	free(text);
 	return rc;
 }
 

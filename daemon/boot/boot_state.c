@@ -4,6 +4,7 @@
 #include "boot_log.h"
 #include "format.h"
 #include "safe_file.h"
+#include "state_dir.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -43,10 +44,31 @@ void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg)
 
 int pf_boot_dir_writable(const char *dir)
 {
-	int rc = pf_mkdir_p(dir, 0700);
+	int rc = pf_mkdir(dir, 0700); /* not its parents: a /var not mounted yet is not written under */
 	if (rc)
 		return rc;
-	return access(dir, W_OK) == 0 ? 0 : -errno;
+	int fd = pf_state_dir_open(dir);
+	if (fd < 0)
+		return fd;
+	rc = faccessat(fd, ".", W_OK, AT_EACCESS) == 0 ? 0 : -errno;
+	close(fd);
+	return rc;
+}
+
+int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *why, size_t len)
+{
+	const char *dirs[] = { p->state, p->traces };
+	why[0] = '\0';
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		int fd = pf_state_dir_open(dirs[i]);
+		if (fd >= 0) {
+			close(fd);
+		} else if (fd == PF_EUNSAFE) {
+			pf_state_dir_why(dirs[i], why, len);
+			return fd;
+		}
+	}
+	return 0;
 }
 
 void pf_trace_name(char *buf, size_t len, int64_t when, const char *boot_id)
@@ -88,9 +110,10 @@ int pf_traces_list(const char *dir, char ***names, size_t *n)
 {
 	*names = NULL;
 	*n = 0;
-	DIR *d = opendir(dir);
+	int err;
+	DIR *d = pf_state_opendir(dir, &err);
 	if (!d)
-		return errno == ENOENT ? 0 : -errno;
+		return err == -ENOENT ? 0 : err;
 	size_t cap = 0;
 	struct dirent *e;
 	int rc = 0;
@@ -128,10 +151,11 @@ int pf_traces_rotate(const char *dir, size_t keep)
 	for (size_t i = 0; i + keep < n; i++) {
 		char path[PF_BOOT_PATH];
 		join(path, dir, names[i]);
-		if (unlink(path) == 0)
+		int r = pf_state_unlink(path);
+		if (r == 0)
 			removed++;
-		else if (errno != ENOENT && rc == 0)
-			rc = -errno;
+		else if (r != -ENOENT && rc == 0)
+			rc = r;
 	}
 	pf_trace_names_free(names, n);
 	return rc ? rc : removed;
@@ -142,13 +166,13 @@ static int move_file(const char *from, const char *to)
 {
 	void *buf;
 	size_t len;
-	int rc = pf_read_file(from, 1u << 30, 0, &buf, &len);
+	int rc = pf_state_read(from, 1u << 30, &buf, &len);
 	if (rc)
 		return rc;
-	rc = pf_write_atomic(to, buf, len, 0600);
+	rc = pf_state_write(to, buf, len, 0600);
 	free(buf);
 	if (rc == 0)
-		unlink(from);
+		pf_state_unlink(from);
 	return rc;
 }
 
@@ -160,7 +184,7 @@ int pf_boot_flush_pending(const struct pf_boot_paths *p)
 	int lrc = pf_traces_list(p->pending_traces, &names, &n);
 	if (lrc)
 		return lrc;
-	if (n && (rc = pf_mkdir_p(p->traces, 0700))) {
+	if (n && (rc = pf_state_mkdir(p->traces, 0700))) {
 		pf_trace_names_free(names, n);
 		return rc;
 	}
@@ -186,7 +210,7 @@ int pf_boot_flush_pending(const struct pf_boot_paths *p)
 				break;
 		free(recs);
 		if (i == nrec) {
-			unlink(p->pending_boottime);
+			pf_state_unlink(p->pending_boottime);
 			moved += (int)nrec;
 		} else if (rc == 0) {
 			rc = r; /* keep the buffer: appending it again later may duplicate some lines, never lose them */

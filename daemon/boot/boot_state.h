@@ -34,10 +34,14 @@ struct pf_boot_paths {
 
 void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg);
 
-/* Create dir and parents (0700: what it holds lists the files users opened) if missing.  Returns 0 when it
- * exists and is writable now, else -errno
- * (-EROFS while the root is still read-only). */
+/* Create dir (0700: what it holds lists the files users opened) if missing, not its parents (-ENOENT while
+ * /var is not mounted yet).  Returns 0 when it exists, is trusted (state_dir.h) and is writable now, else
+ * PF_EUNSAFE or -errno (-EROFS while the root is still read-only).  Every state file below is opened through lib/state_dir.h. */
 int pf_boot_dir_writable(const char *dir);
+
+/* Whether PREFETCH_DIR and its traces/ are trusted (state_dir.h; a missing one is not refused).  Returns 0, or
+ * PF_EUNSAFE with what is wrong in why (e.g. "/x/state/traces is a symbolic link"). */
+int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *why, size_t len);
 
 /* "trace-<when>-<boot id>.pf" */
 void pf_trace_name(char *buf, size_t len, int64_t when, const char *boot_id);

@@ -2,9 +2,11 @@
 #include "boot_store.h"
 
 #include "safe_file.h"
+#include "state_dir.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,11 +31,15 @@ void pf_boot_trace_name_free(const struct pf_boot_paths *p, char *name, size_t l
 int pf_boot_buffer_pending(const struct pf_boot_paths *p, const struct pf_image *trace, const char *name,
 			   const struct pf_boot_record *rec)
 {
-	int rc = pf_mkdir_p(p->pending_traces, 0700);
+	int rc = pf_mkdir(p->runtime, 0755); /* the daemon's own, like PREFETCH_DIR (pf_boot_dir_writable) */
+	if (rc == 0)
+		rc = pf_state_mkdir(p->pending, 0700);
+	if (rc == 0)
+		rc = pf_state_mkdir(p->pending_traces, 0700);
 	if (rc == 0 && trace) {
 		char path[PF_BOOT_PATH + 256];
 		snprintf(path, sizeof(path), "%s/%s", p->pending_traces, name);
-		rc = pf_image_save(path, trace);
+		rc = pf_image_save_state(path, trace);
 	}
 	if (rc == 0)
 		rc = pf_boottime_append(p->pending_boottime, rec);
@@ -42,20 +48,19 @@ int pf_boot_buffer_pending(const struct pf_boot_paths *p, const struct pf_image 
 
 int pf_boot_reorder_armed(const struct pf_boot_paths *p)
 {
-	return access(p->reorder_armed, F_OK) == 0;
+	return pf_state_exists(p->reorder_armed);
 }
 
 /* The first line of path, without its newline, or "" (0 when path cannot be read). */
 static int first_line(const char *path, char *buf, size_t len)
 {
 	buf[0] = '\0';
-	FILE *f = fopen(path, "re");
-	if (!f)
+	char *text;
+	size_t tlen;
+	if (pf_state_read_text(path, 64 * 1024, &text, &tlen))
 		return 0;
-	if (!fgets(buf, (int)len, f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
+	snprintf(buf, len, "%.*s", (int)strcspn(text, "\n"), text);
+	free(text);
 	return 1;
 }
 
@@ -84,13 +89,15 @@ int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_
 	if (!first_line(p->reorder_armed, armed, sizeof(armed)))
 		return 0;
 	int have_outcome = first_line(p->reorder_outcome, outcome, sizeof(outcome));
-	FILE *log = fopen(p->reorder_log, "ae");
-	if (log) {
-		fprintf(log, "%lld boot %s recorded after reorder armed: %s; shutdown run: %s\n", (long long)rec->when,
-			rec->boot_id, armed,
-			have_outcome && outcome[0] ? outcome_text(outcome) : "outcome in that shutdown's kernel log only");
-		fclose(log);
-	}
-	unlink(p->reorder_outcome); /* counted once, like the marker */
-	return unlink(p->reorder_armed) < 0 ? -errno : 0;
+	char *line;
+	int len = asprintf(&line, "%lld boot %s recorded after reorder armed: %s; shutdown run: %s\n",
+			   (long long)rec->when, rec->boot_id, armed,
+			   have_outcome && outcome[0] ? outcome_text(outcome) : "outcome in that shutdown's kernel log only");
+	if (len < 0)
+		return -ENOMEM;
+	int rc = pf_state_append(p->reorder_log, NULL, line, (size_t)len);
+	free(line);
+	pf_state_unlink(p->reorder_outcome); /* counted once, like the marker */
+	int r = pf_state_unlink(p->reorder_armed);
+	return rc ? rc : r;
 }

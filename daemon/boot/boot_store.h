@@ -32,7 +32,9 @@ int pf_boot_reorder_moved(const struct pf_boot_paths *p);
  * run at the end of that shutdown did (the first line of reorder-outcome, written there by prefetch-reorder
  * --outcome; "pending" when the run was cut off or never started; when there is no such file, the kernel log
  * of that shutdown is the only record), then remove the marker and the outcome file.
- * Returns 0 (also when there is no marker), or -errno when the marker could not be removed. */
+ * All state files through lib/state_dir.h (reorder.log: a whole line or nothing, never through a link).
+ * Returns 0 (also when there is no marker), or the negative pf error of the note in reorder.log, else of the
+ * marker's removal (the marker is removed either way: it is this boot's, not the next's). */
 int pf_boot_reorder_consume(const struct pf_boot_paths *p, const struct pf_boot_record *rec);
 
 #endif

@@ -5,6 +5,7 @@
 #include "compare.h"
 #include "error.h"
 #include "safe_file.h"
+#include "state_dir.h"
 
 #include <errno.h>
 #include <math.h>
@@ -264,5 +265,5 @@ int pf_selfcheck_save(const char *path, const struct pf_selfcheck *sc)
 			   sc->reorder_disarmed ? "disarmed" : "armed", sc->boots, sc->why);
 	if (len < 0 || (size_t)len >= sizeof(buf))
 		return -ENOSPC;
-	return pf_write_atomic(path, buf, (size_t)len, 0600);
+	return pf_state_write(path, buf, (size_t)len, 0600);
 }

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "medium.h"
 #include "safe_file.h"
+#include "state_dir.h"
 #include "selfcheck.h"
 
 #include <stdint.h>
@@ -32,7 +33,7 @@ static void aggregate_layout(const struct pf_boot_paths *p, const struct pf_conf
 	for (size_t i = first; i < n && nt < PF_AGGREGATE_MAX_TRACES; i++) {
 		char path[PF_BOOT_PATH + 256];
 		snprintf(path, sizeof(path), "%s/%s", p->traces, names[i]);
-		rc = pf_image_load(path, PF_LOAD_REQUIRE_ROOT, PF_KIND_TRACE, &traces[nt]);
+		rc = pf_image_load(path, PF_LOAD_REQUIRE_ROOT | PF_LOAD_STATE, PF_KIND_TRACE, &traces[nt]);
 		if (rc)
 			pf_warn("trace %s left out of the layout: %s", path, pf_strerror(rc));
 		else
@@ -108,14 +109,21 @@ static void consume_reorder(const struct pf_boot_paths *p, const struct pf_boot_
 		pf_warn("cannot write %s: %s (the next boots are not counted under reorder generation %lld)",
 			p->reorder_placed, pf_strerror(rc), (long long)rec->generation);
 	if ((rc = pf_boot_reorder_consume(p, rec)))
-		pf_warn("cannot remove %s: %s", p->reorder_armed, pf_strerror(rc));
+		pf_warn("cannot note the armed reorder in %s or remove %s: %s", p->reorder_log, p->reorder_armed,
+			pf_strerror(rc));
 }
 
 int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, const struct pf_image *trace,
 		    const char *trace_name, const struct pf_boot_record *rec, int append_rec)
 {
 	int stored = 0;
-	int rc = pf_boot_flush_pending(p);
+	char why[2 * PF_BOOT_PATH];
+	int rc = pf_boot_dirs_trusted(p, why, sizeof(why));
+	if (rc) {
+		pf_err("refusing the state directory: %s: nothing stored, nothing removed", why);
+		return rc;
+	}
+	rc = pf_boot_flush_pending(p);
 	if (rc > 0)
 		pf_notice("moved %d buffered item(s) from %s to %s", rc, p->pending, p->state);
 	else if (rc < 0)
@@ -123,7 +131,7 @@ int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, 
 	if (trace) {
 		char path[PF_BOOT_PATH + 256];
 		snprintf(path, sizeof(path), "%s/%s", p->traces, trace_name);
-		if ((rc = pf_mkdir_p(p->traces, 0700)) || (rc = pf_image_save(path, trace))) {
+		if ((rc = pf_state_mkdir(p->traces, 0700)) || (rc = pf_image_save_state(path, trace))) {
 			pf_warn("cannot store the trace %s: %s", path, pf_strerror(rc));
 			stored = rc;
 		} else {

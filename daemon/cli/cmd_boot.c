@@ -29,6 +29,7 @@
 #include "replay.h"
 #include "safe_file.h"
 #include "selfcheck.h"
+#include "state_dir.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -83,7 +84,7 @@ struct replay_job {
 static void *replay_main(void *arg)
 {
 	struct replay_job *j = arg;
-	j->load_rc = pf_image_load(j->path, PF_LOAD_REQUIRE_ROOT, PF_KIND_LAYOUT, &j->layout);
+	j->load_rc = pf_image_load(j->path, PF_LOAD_REQUIRE_ROOT | PF_LOAD_STATE, PF_KIND_LAYOUT, &j->layout);
 	if (j->load_rc == 0 && j->narrow) {
 		uint64_t head = pf_image_bytes(j->layout) / SELFCHECK_NARROW_DIV;
 		if (head < j->opts.max_bytes)
@@ -340,7 +341,7 @@ static int wait_for_root(struct boot *b)
  * before it sets up anything.  Our pid goes in once tracing is set up. */
 static int claim_the_boot(struct boot *b)
 {
-	int rc = pf_mkdir_p(b->p.runtime, 0755);
+	int rc = pf_mkdir(b->p.runtime, 0755);
 	if (rc)
 		pf_warn("cannot create %s: %s", b->p.runtime, pf_strerror(rc));
 	pid_t holder = 0;
@@ -352,12 +353,20 @@ static int claim_the_boot(struct boot *b)
 		pf_notice("prefetchd is already running (pid %ld, %s: started from the initramfs): the unit adopts it",
 			  (long)holder, b->p.pidfile);
 		b->ready_owed = 0; /* READY=1 went with MAINPID= */
-	} else if (rc == -EBUSY) {
+	} else if (rc == -EBUSY && holder > 0) {
 		pf_notice("prefetchd is already running (pid %ld, %s; started from the initramfs?): nothing to do",
 			  (long)holder, b->p.pidfile);
+	} else if (rc == -EBUSY) {
+		pf_err("another process holds %s but wrote no pid within 3 s: not starting a second tracer",
+		       b->p.pidfile);
+		b->exit = PF_EXIT_FAILURE;
+	} else {
+		char why[PF_BOOT_PATH + 96] = "";
+		if (rc == PF_EUNSAFE)
+			pf_state_dir_why(b->p.runtime, why, sizeof(why));
+		pf_err("pid file %s: %s", b->p.pidfile, why[0] ? why : pf_strerror(rc));
+		b->exit = PF_EXIT_FAILURE;
 	}
-	else
-		pf_err("pid file %s: %s", b->p.pidfile, pf_strerror(rc));
 	b->cut_replay = 1; /* begun from the initramfs: the instance holding the lock replays */
 	return -1;
 }
@@ -366,7 +375,7 @@ static int claim_the_boot(struct boot *b)
 static void clear_previous_run(const struct boot *b)
 {
 	int rc;
-	unlink(b->p.boot_end);
+	pf_state_unlink(b->p.boot_end);
 	if (pf_boot_dir_writable(b->p.state) == 0 && (rc = pf_boot_flush_pending(&b->p)) > 0)
 		pf_notice("moved %d buffered item(s) from %s to %s", rc, b->p.pending, b->p.state);
 }
@@ -471,8 +480,8 @@ static struct pf_image *finish_tracing(struct boot *b, struct pf_trace_stats *st
 /* Into PREFETCH_DIR, or buffered in the runtime dir while that is not writable yet. */
 static void store_trace(struct boot *b, const struct pf_image *trace, const char *name)
 {
-	int rc;
-	if (pf_boot_dir_writable(b->p.state) == 0) {
+	int rc = pf_boot_dir_writable(b->p.state);
+	if (rc == 0 || rc == PF_EUNSAFE) { /* an unsafe one is refused in one line there, not buffered for */
 		if ((rc = pf_boot_persist(&b->p, &b->cfg, trace, name, &b->rec, 1)) && trace)
 			snprintf(b->lost, sizeof(b->lost), "cannot store it in %s: %s", b->p.traces, pf_strerror(rc));
 	} else if ((rc = pf_boot_buffer_pending(&b->p, trace, name, &b->rec))) {

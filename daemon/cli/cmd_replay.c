@@ -18,11 +18,13 @@
 #include "usage_error.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static volatile sig_atomic_t stop_flag;
@@ -54,9 +56,32 @@ static void usage(FILE *out)
 		"                  BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH (SRC: now = FIEMAP, layout, none);\n"
 		"                  before them the metadata pass's steps, the blocks each asks for (bytes):\n"
 		"                  m FS meta STEP PHYSICAL 0 LENGTH -\n"
+		"                  (mode 0600: it lists the files a boot opens)\n"
 		"\n"
 		"Exit status: 0 done or nothing to do (no layout yet, or a stale one), 1 unusable layout, 2 usage.\n"
 		"ENABLE_PREFETCH and ENABLE_REPLAY govern 'prefetchd boot'; this command always replays.\n");
+}
+
+/* The plan lists the files a boot opens: 0600, like traces and layouts, also when it replaces a file. */
+static FILE *open_dump(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0600);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fchmod(fd, 0600) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	FILE *f = fdopen(fd, "we");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
 }
 
 int cmd_replay(int argc, char **argv)
@@ -143,7 +168,7 @@ int cmd_replay(int argc, char **argv)
 		alarm((unsigned)o.timeout_s + 2);
 	}
 	if (dump) {
-		o.plan_dump = fopen(dump, "we");
+		o.plan_dump = open_dump(dump);
 		if (!o.plan_dump) {
 			pf_err("--dump-plan %s: %s", dump, pf_strerror(-errno));
 			pf_image_free(layout);

@@ -85,6 +85,14 @@ int cmd_stop(int argc, char **argv)
 		pf_err("tracer (pid %ld) did not finish within %ld s", (long)pid, timeout);
 		return PF_EXIT_FAILURE;
 	}
+	if (rc == -EBADMSG) {
+		pf_err("%s holds no pid: not a pid file of prefetchd's (remove it if no tracer runs)", pidpath);
+		return PF_EXIT_FAILURE;
+	}
+	if (rc == -ESRCH) {
+		pf_err("%s is held, but its holder wrote no pid within 3 s: cannot tell which process to stop", pidpath);
+		return PF_EXIT_FAILURE;
+	}
 	if (rc) {
 		pf_err("cannot stop the tracer (%s): %s", pidpath, pf_strerror(rc));
 		return PF_EXIT_FAILURE;

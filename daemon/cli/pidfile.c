@@ -2,6 +2,7 @@
 #include "pidfile.h"
 #include "clock.h"
 #include "safe_file.h"
+#include "state_dir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,16 @@ static pid_t read_pid(int fd)
 	return v > 0 && v < (1l << 30) ? (pid_t)v : 0;
 }
 
+/* The holder writes its pid once it is set up (prefetchd boot: tracing; seconds under emulation): give it a
+ * moment if we came in between.  0 if it wrote none. */
+static pid_t wait_pid(int fd)
+{
+	pid_t p = 0;
+	for (int i = 0; i < 300 && !(p = read_pid(fd)); i++)
+		usleep(10000);
+	return p;
+}
+
 int pf_pidfile_lock(const char *path, struct pf_pidfile *pf, pid_t *holder)
 {
 	pf->fd = -1;
@@ -36,18 +47,18 @@ int pf_pidfile_lock(const char *path, struct pf_pidfile *pf, pid_t *holder)
 	int rc = 0;
 	if (slash && slash != dir) {
 		*slash = '\0';
-		rc = pf_mkdir_p(dir, 0755);
+		rc = pf_mkdir(dir, 0755);
 	}
 	free(dir);
 	if (rc)
 		return rc;
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	int fd = pf_state_open(path, O_RDWR | O_CREAT, 0644);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		if (holder)
-			*holder = read_pid(fd);
+		if (holder && rc == -EBUSY)
+			*holder = wait_pid(fd);
 		close(fd);
 		return rc;
 	}
@@ -134,19 +145,19 @@ int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid, char 
 	if (fd < 0)
 		return errno == ENOENT ? 1 : -errno;
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		close(fd); /* stale: its process is gone */
-		return 1;
+		/* stale: its process is gone.  Empty (it died before writing its pid) or a pid: ours; anything else
+		 * is not a pid file of prefetchd's, and saying "no tracer" would be a guess */
+		char c;
+		int garbage = pread(fd, &c, 1, 0) == 1 && !read_pid(fd);
+		close(fd);
+		return garbage ? -EBADMSG : 1;
 	}
 	if (errno != EWOULDBLOCK) {
 		int e = errno;
 		close(fd);
 		return -e;
 	}
-	/* The holder writes its pid once it is set up (prefetchd boot: tracing; seconds under emulation): give it
-	 * a moment if we came in between. */
-	pid_t p = 0;
-	for (int i = 0; i < 300 && !(p = read_pid(fd)); i++)
-		usleep(10000);
+	pid_t p = wait_pid(fd);
 	if (!p) {
 		close(fd);
 		return -ESRCH;

@@ -17,8 +17,10 @@ struct pf_pidfile {
 	char *path;
 };
 
-/* Create path (and its directory, mode 0755), lock it and write our pid.  Returns 0; -EBUSY when a live
- * process holds it (its pid in *holder if known, else 0); or -errno. */
+/* Create path (and its directory, mode 0755, not the directory's parents), lock it and write our pid.  The file is opened in its trusted
+ * directory (state_dir.h: PF_EUNSAFE, PF_ELINKED).  Returns 0; -EBUSY when a live process holds it (its pid in
+ * *holder, waited for up to 3 s while the holder is still setting up; 0 if it wrote none by then); or a negative
+ * pf error. */
 int pf_pidfile_acquire(const char *path, struct pf_pidfile *pf, pid_t *holder);
 /* The same in two steps: lock (the file stays empty, so "pid file non-empty" keeps meaning "set up", which
  * the init script and 'prefetchd stop' rely on), then publish our pid once set up.  Returns as above. */
@@ -32,7 +34,9 @@ void pf_pidfile_release(struct pf_pidfile *pf);
 
 /* Send sig to the process holding path and wait (at most timeout_ms) until it has released it, i.e. exited.
  * Returns 0 when it finished and said its trace was stored, 2 when it finished without storing one (the reason
- * in why), 1 when no process holds path (none running), -ETIMEDOUT, or -errno.  *pid gets the holder's pid (0 if
+ * in why), 1 when no process holds path (none running), -EBADMSG when nobody holds it but it holds something
+ * other than a pid (not prefetchd's: no guess), -ESRCH when its holder wrote no pid within 3 s, -ETIMEDOUT, or
+ * -errno.  *pid gets the holder's pid (0 if
  * unknown). */
 int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid, char *why, size_t whylen);
 

@@ -91,4 +91,23 @@ sed -i "s|^PREFETCH_DIR=.*|PREFETCH_DIR=$T/elsewhere|" "$conf"
 hook arm || pf_fail "arm 3"
 [ ! -e "$T/run/reorder/outcome" ] && [ ! -e "$T/elsewhere/reorder-outcome" ] || pf_fail "outcome off the root"
 grep -q "outcome goes to the kernel log only" "$T/kmsg" || pf_fail "no word on the outcome: $(cat "$T/kmsg")"
+
+# 7. The hook trusts PREFETCH_DIR only when it is safe (issue #27): a 1777 one is not armed from, and a
+# reorder.log that is a symbolic link or a hard link is not appended through.
+chmod 1777 "$T/elsewhere"
+rm -f "$T/elsewhere/reorder-armed"
+: >"$T/kmsg"
+hook arm || pf_fail "arm 4"
+[ ! -e "$T/run/reorder/layout" ] && [ ! -e "$T/elsewhere/reorder-armed" ] || pf_fail "armed from a 1777 PREFETCH_DIR"
+grep -q "is not owned by uid 0 or is writable by group or others: not reordering" "$T/kmsg" ||
+	pf_fail "1777 PREFETCH_DIR: $(cat "$T/kmsg")"
+chmod 0700 "$T/elsewhere"
+echo "root's" >"$T/victim"
+for how in symlink hardlink; do
+	rm -f "$T/elsewhere/reorder.log"
+	if [ $how = symlink ]; then ln -s "$T/victim" "$T/elsewhere/reorder.log"; else ln "$T/victim" "$T/elsewhere/reorder.log"; fi
+	hook arm || pf_fail "arm ($how reorder.log)"
+	[ "$(cat "$T/victim")" = "root's" ] || pf_fail "the hook appended through a $how reorder.log"
+done
+pf_note "hook: a 1777 PREFETCH_DIR not armed from; reorder.log links not written through"
 exit 0

@@ -65,7 +65,8 @@ rm -rf "$tmp/state"
 
 # Where fanotify is unavailable (here: no CAP_SYS_ADMIN, as in a container), prefetchd boot says so in one line
 # and exits 0.
-mkdir -m 0777 "$tmp/nobody-run" "$tmp/nobody-state"
+# (its own directories, as prefetch(5) wants them: owned by the user running, not writable by others)
+mkdir -m 0700 "$tmp/nobody-run" "$tmp/nobody-state" && chown 65534:65534 "$tmp/nobody-run" "$tmp/nobody-state"
 printf 'PREFETCH_DIR=%s\nPREFETCH_RUNTIME_DIR=%s\nSELF_CHECK_INTERVAL=0\n' "$tmp/nobody-state" "$tmp/nobody-run" >"$tmp/nobody.conf"
 chmod 0755 "$tmp"
 cp "$PREFETCHD" "$tmp/prefetchd-copy" && chmod 0755 "$tmp/prefetchd-copy" # the checkout may be private to root

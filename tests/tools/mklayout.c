@@ -2,7 +2,7 @@
 /* mklayout: write a layout for the files of an unmounted ext2/3/4 image, as if a boot had read them.
  *
  *   mklayout [--order random|forward|reverse] [--seed N] [--percent P] [--dirs] [--partial] [--special]
- *            [--bad-uuid] [--paths FILE] -o LAYOUT IMAGE
+ *            [--bad-uuid] [--paths FILE] [--inode N] -o LAYOUT IMAGE
  *
  * Picks P % of the non-empty regular files (or the paths listed in FILE, one per line, relative to the
  * root), reads their identity and block map with libext2fs, and writes a PF_KIND_LAYOUT through the
@@ -12,7 +12,8 @@
  *   random   shuffled ranges, a file's ranges may be far apart in the order
  * --partial records only some ranges of big files (a boot reads the head of a library and a few pages),
  * --dirs adds the directories on the way to every picked file, --bad-uuid writes a wrong filesystem UUID,
- * --special always picks mkaged's edge cases (sparse, prealloc, hardlink).
+ * --special always picks mkaged's edge cases (sparse, prealloc, hardlink); --inode N also picks inode N as a
+ * regular file, named "/inode-N" (one the directories do not name: the orphan file, a quota inode).
  */
 #include "array.h"
 #include "error.h"
@@ -202,7 +203,7 @@ static int cmp_phys_down(const void *a, const void *b)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: mklayout [--order random|forward|reverse] [--seed N] [--percent P] [--dirs] [--partial]\n"
-		     "                [--special] [--bad-uuid] [--paths FILE] -o LAYOUT IMAGE\n");
+		     "                [--special] [--bad-uuid] [--paths FILE] [--inode N] -o LAYOUT IMAGE\n");
 }
 
 int main(int argc, char **argv)
@@ -213,12 +214,14 @@ int main(int argc, char **argv)
 		{ "partial", no_argument, 0, 'P' },     { "bad-uuid", no_argument, 0, 'b' },
 		{ "paths", required_argument, 0, 'l' }, { "output", required_argument, 0, 'o' },
 		{ "special", no_argument, 0, 'S' },     { "help", no_argument, 0, 'h' },
+		{ "inode", required_argument, 0, 'i' },
 		{ 0, 0, 0, 0 }
 	};
 	enum order order = ORDER_RANDOM;
 	double percent = 30;
 	int dirs = 0, partial = 0, bad_uuid = 0, special = 0, c;
 	const char *out = NULL, *paths = NULL;
+	unsigned long extra_ino = 0;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'O':
@@ -240,6 +243,7 @@ int main(int argc, char **argv)
 		case 'b': bad_uuid = 1; break;
 		case 'l': paths = optarg; break;
 		case 'S': special = 1; break;
+		case 'i': extra_ino = strtoul(optarg, NULL, 0); break;
 		case 'o': out = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -262,8 +266,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	char extra_name[32];
+	snprintf(extra_name, sizeof(extra_name), "/inode-%lu", extra_ino);
+	if (extra_ino && add_cand(&w, (ext2_ino_t)extra_ino, 0, extra_name) < 0)
+		return 1;
+
 	/* choose */
 	char *pick = calloc(w.n ? w.n : 1, 1);
+	if (extra_ino)
+		pick[w.n - 1] = 1;
 	if (paths) {
 		FILE *f = fopen(paths, "r");
 		if (!f) {

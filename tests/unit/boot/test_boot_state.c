@@ -81,6 +81,8 @@ static void test_list_and_rotate(void **state)
 	/* a missing directory is an empty list */
 	assert_int_equal(pf_traces_list(p.traces, &names, &n), 0);
 	assert_int_equal(n, 0);
+	assert_int_equal(pf_boot_dir_writable(p.traces), -ENOENT); /* no missing parent is created */
+	assert_int_equal(pf_boot_dir_writable(p.state), 0);
 	assert_int_equal(pf_boot_dir_writable(p.traces), 0);
 	/* numeric order, not string order; other files ignored */
 	touch(p.traces, "trace-900-b.pf", "x");
@@ -108,6 +110,8 @@ static void test_flush_pending(void **state)
 	(void)state;
 	struct pf_boot_paths p;
 	paths(&p);
+	assert_int_equal(pf_boot_dir_writable(p.runtime), 0);
+	assert_int_equal(pf_boot_dir_writable(p.pending), 0);
 	assert_int_equal(pf_boot_dir_writable(p.pending_traces), 0);
 	assert_int_equal(pf_boot_dir_writable(p.state), 0);
 	/* the state directory is created root-only: what it holds lists the files users opened */
@@ -169,6 +173,13 @@ static void test_boot_end(void **state)
 	up = pf_boot_end(path, src, sizeof(src));
 	assert_string_equal(src, "file");
 	assert_true(fabs(up - 42.25) < 1e-9);
+	/* through a symbolic link: not read (the runtime directory's files are state files, state_dir.h) */
+	char link[600];
+	snprintf(link, sizeof(link), "%s/boot-end-link", root);
+	assert_int_equal(symlink(path, link), 0);
+	up = pf_boot_end(link, src, sizeof(src));
+	assert_string_not_equal(src, "file");
+	unlink(link);
 	/* no file: systemd (when it is PID 1 and finished) or the uptime now */
 	snprintf(path, sizeof(path), "%s/none", root);
 	up = pf_boot_end(path, src, sizeof(src));

@@ -22,6 +22,9 @@ static void paths(struct pf_boot_paths *p, const char *test)
 	snprintf(cfg.state_dir, sizeof(cfg.state_dir), "%s/%s/state", pf_test_dir, test);
 	snprintf(cfg.runtime_dir, sizeof(cfg.runtime_dir), "%s/%s/run", pf_test_dir, test);
 	pf_boot_paths_init(p, &cfg);
+	char top[PF_BOOT_PATH];
+	snprintf(top, sizeof(top), "%s/%s", pf_test_dir, test);
+	assert_int_equal(pf_mkdir(top, 0700), 0); /* the directories' parent: the daemon creates no parents */
 }
 
 static void create(const char *dir, const char *name, const char *text)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -91,9 +93,67 @@ static void test_proc_text(void **state)
 	assert_null(text);
 }
 
+/* A file another user made under the temp name an older version would have used ("PATH.tmp.PID"), here a hard
+ * link to a file of someone else's: neither that file nor the link is written; the new file is a fresh one
+ * (one link), and no temporary is left beside it. */
+static void test_precreated_temp(void **state)
+{
+	(void)state;
+	char path[512], tmp[600], victim[512];
+	snprintf(path, sizeof(path), "%s/target", pf_test_dir);
+	snprintf(victim, sizeof(victim), "%s/victim", pf_test_dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	FILE *f = fopen(victim, "w");
+	assert_non_null(f);
+	fputs("not yours", f);
+	fclose(f);
+	assert_int_equal(link(victim, tmp), 0);
+	assert_int_equal(pf_write_atomic(path, "new state", 9, 0600), 0);
+	char *text;
+	size_t len;
+	assert_int_equal(pf_read_text(victim, 64, 0, &text, &len), 0);
+	assert_string_equal(text, "not yours");
+	free(text);
+	assert_int_equal(pf_read_text(path, 64, 0, &text, &len), 0);
+	assert_string_equal(text, "new state");
+	free(text);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	unlink(tmp);
+	unlink(victim);
+	DIR *d = opendir(pf_test_dir);
+	assert_non_null(d);
+	struct dirent *e;
+	while ((e = readdir(d)))
+		assert_true(strncmp(e->d_name, ".target", 7) != 0); /* no temporary left */
+	closedir(d);
+	unlink(path);
+}
+
+/* A FIFO, a directory or a missing file as input: refused before any read (no wait for a writer). */
+static void test_input_not_regular(void **state)
+{
+	(void)state;
+	char fifo[512];
+	snprintf(fifo, sizeof(fifo), "%s/fifo", pf_test_dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10); /* a hang fails the test (SIGALRM) instead of blocking the suite */
+	char *text;
+	size_t len;
+	assert_int_equal(pf_read_text(fifo, 64, 0, &text, &len), PF_ENOTREG);
+	assert_int_equal(pf_open_input(fifo), PF_ENOTREG);
+	assert_int_equal(pf_open_input(pf_test_dir), PF_ENOTREG);
+	alarm(0);
+	unlink(fifo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_precreated_temp),
+		cmocka_unit_test(test_input_not_regular),
 		cmocka_unit_test(test_text_round_trip),
 		cmocka_unit_test(test_file_holds),
 		cmocka_unit_test(test_empty_text),

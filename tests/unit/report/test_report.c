@@ -217,6 +217,25 @@ static void test_append_and_load(void **state)
 		headers += !strncmp(line, PF_BOOTTIME_HEADER, strlen(PF_BOOTTIME_HEADER));
 	fclose(f);
 	assert_int_equal(headers, 1);
+	/* a record cut by a crash (no newline): not read as a record, and the next one is not glued onto it */
+	struct pf_boot_record r = rec(60, 1, 0, 7);
+	char text[PF_BOOTTIME_LINE_MAX];
+	int len = pf_boot_record_format(&r, text, sizeof(text));
+	assert_true(len > 20);
+	f = fopen(path, "a");
+	assert_non_null(f);
+	fwrite(text, 1, 20, f);
+	fclose(f);
+	assert_int_equal(pf_boottime_load(path, &recs, &n, &bad), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(bad, 1);
+	free(recs);
+	assert_int_equal(pf_boottime_append(path, &r), 0);
+	assert_int_equal(pf_boottime_load(path, &recs, &n, &bad), 0);
+	assert_int_equal(n, 4); /* the new one whole; the fragment a bad line of its own */
+	assert_int_equal(bad, 1);
+	assert_int_equal(recs[3].io_ms, 7);
+	free(recs);
 	unlink(path);
 	rmdir(dir);
 }

@@ -88,13 +88,15 @@ static void test_pidfile(void **state)
 {
 	(void)state;
 	char path[128];
-	snprintf(path, sizeof(path), "%s/run/sub/p.pid", pf_test_dir); /* directories are created */
+	snprintf(path, sizeof(path), "%s/run/sub/p.pid", pf_test_dir);
 	pid_t pid;
 	char why[PF_PIDFILE_OUTCOME_MAX];
 	assert_int_equal(pf_pidfile_stop(path, SIGTERM, 100, &pid, why, sizeof(why)), 1); /* none running */
 
 	struct pf_pidfile a, b;
 	pid_t holder;
+	assert_int_equal(pf_pidfile_acquire(path, &a, &holder), -ENOENT); /* no missing parent is created */
+	snprintf(path, sizeof(path), "%s/run/p.pid", pf_test_dir); /* its own directory is */
 	assert_int_equal(pf_pidfile_acquire(path, &a, &holder), 0);
 	assert_int_equal(pf_pidfile_acquire(path, &b, &holder), -EBUSY);
 	assert_int_equal(holder, getpid());
