@@ -43,6 +43,7 @@
 
 #include "clock.h"
 #include "extent_remap.h"
+#include "journal_io.h"
 
 #include "array.h"
 
@@ -610,11 +611,11 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ex
 	end = keep_units_in_time(r, p, u, end, blocks);
 	for (size_t v = u; v < end; v++) {
 		const char *data = r->buf + (r->ubase[v] - r->ubase[u]) * bs;
-		int rc = pf_err_from_ext2(io_channel_write_blk64(fs->io, p->units[v].dst, (int)p->units[v].len, data));
+		int rc = pf_err_from_ext2(io_channel_write_blk64(pf_jio_raw(fs), p->units[v].dst, (int)p->units[v].len, data));
 		if (rc)
 			return rc;
 	}
-	int rc = pf_err_from_ext2(io_channel_flush(fs->io));
+	int rc = pf_err_from_ext2(io_channel_flush(pf_jio_raw(fs)));
 	if (rc)
 		return rc;
 	for (size_t v = u; v < end; v++) {

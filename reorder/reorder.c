@@ -3,6 +3,8 @@
  * budget; close. */
 #include "reorder.h"
 
+#include "journal_io.h"
+
 #include "clock.h"
 #include "collect.h"
 #include "discard.h"
@@ -704,6 +706,8 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		res->stopped_by_write_budget = 1;
 	} else if (write && plan.nunits > 0 && !res->not_worth) {
 		rc = pf_reorder_reopen_rw(device, &oo, &fs, err, errlen);
+		if (!rc) /* before the first write: metadata through the journal, a superblock no tear breaks */
+			rc = pf_jio_install(fs, err, errlen);
 		int go = 1;
 		if (!rc && room.chosen) /* the other files out of the window first, then the layout re-planned */
 			rc = make_room(fs, o, &room, &lay, &col, &plan, t0, &eb, res, &go, err, errlen);
