@@ -35,7 +35,11 @@
  *       the new copy is released; unused destinations released: bitmaps, descriptors, superblock written,
  *       flushed (still marked not clean).
  *   F5  EXT2_VALID_FS set again, superblock written, flushed.
- * The journal is bypassed (libext2fs writes in place), which is why the filesystem must be clean to start.
+ * Every write here goes through journal_io.h's channel: on ext3/ext4 each flush point above commits the
+ * metadata written since the last one through the filesystem's journal before it is written in place (a tear
+ * of any of these blocks is replayed over by e2fsck -p or the mount), and the superblock is written so that
+ * no tear breaks it; the file data copies (F2) go straight to the disk (pf_jio_raw), read back before any
+ * pointer names them.  The filesystem must be clean, its journal empty, to start.
  * With metadata_csum, libext2fs recomputes every checksum it writes (inode, extent block, bitmaps, group
  * descriptors, superblock); moved data and directory blocks keep theirs (they depend on inode and
  * generation, not on the location). */
