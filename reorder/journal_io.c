@@ -316,17 +316,26 @@ static errcode_t jio_flush(io_channel ch)
 	return commit(jio_of(ch));
 }
 
+/* What is held committed; then, the journal empty, needs_recovery cleared. */
+static errcode_t finish(struct jio *s)
+{
+	errcode_t ec = commit(s);
+	if (!ec && s->recover_on) {
+		ec = sb_write_recover(s, 0);
+		if (!ec)
+			ec = io_channel_flush(s->inner);
+		if (!ec)
+			s->recover_on = 0;
+	}
+	return ec;
+}
+
 static errcode_t jio_close(io_channel ch)
 {
 	struct jio *s = jio_of(ch);
 	if (--ch->refcount > 0)
 		return 0;
-	errcode_t ec = commit(s);
-	if (!ec && s->recover_on) { /* the journal is empty: the run is over */
-		ec = sb_write_recover(s, 0);
-		if (!ec)
-			ec = io_channel_flush(s->inner);
-	}
+	errcode_t ec = finish(s);
 	drop_held(s);
 	free(s->blk);
 	free(s->data);
@@ -453,6 +462,13 @@ int pf_jio_install(ext2_filsys fs, char *err, size_t errlen)
 		fs->image_io = ch;
 	fs->io = ch;
 	return 0;
+}
+
+int pf_jio_finish(ext2_filsys fs)
+{
+	if (fs->io->manager != &jio_manager)
+		return 0;
+	return pf_err_from_ext2(finish(jio_of(fs->io)));
 }
 
 io_channel pf_jio_raw(ext2_filsys fs)

@@ -25,7 +25,7 @@
  *    only way the primary stays openable.  needs_recovery is set before a transaction is written and cleared
  *    only when the filesystem is closed, after the journal is empty: never "needs_recovery clear but the journal
  *    has data" (e2fsck -p stops there for a manual fsck; the kernel discards the journal).
- *  - Closing the filesystem writes what is held, clears needs_recovery, flushes.
+ *  - pf_jio_finish (or closing the filesystem) writes what is held, clears needs_recovery, flushes.
  * Functions return 0 or a negative pf error (lib/error.h). */
 #ifndef PREFETCH_REORDER_JOURNAL_IO_H
 #define PREFETCH_REORDER_JOURNAL_IO_H
@@ -36,6 +36,9 @@
 /* Stack the channel on fs (opened read-write, nothing written yet).  With a journal this writer refuses
  * (journal_txn.h), a one-line reason in err and -ENOTSUP: nothing written. */
 int pf_jio_install(ext2_filsys fs, char *err, size_t errlen);
+/* The end of the run's writes: what is held committed, needs_recovery cleared, flushed (closing the filesystem
+ * does the same, but libext2fs drops a channel's error at close).  0 when not installed. */
+int pf_jio_finish(ext2_filsys fs);
 /* The channel below: for the file data copies.  fs->io when not installed. */
 io_channel pf_jio_raw(ext2_filsys fs);
 /* Whether metadata goes through the journal. */

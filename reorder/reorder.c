@@ -723,7 +723,11 @@ out:
 	pf_collect_free(&col);
 	pf_layouts_free(&lay);
 	if (fs) {
+		/* the journal empty, needs_recovery cleared: here, where a failed write is still reported */
+		int rc_j = pf_jio_finish(fs);
 		errcode_t ec = ext2fs_close_free(&fs);
+		if (!ec && rc_j)
+			ec = EXT2_ET_SHORT_WRITE;
 		if (ec && !rc) {
 			rc = pf_err_from_ext2(ec);
 			snprintf(err, errlen, "closing %s: %s", device, pf_strerror(rc));
