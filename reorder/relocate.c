@@ -35,7 +35,11 @@
  *       the new copy is released; unused destinations released: bitmaps, descriptors, superblock written,
  *       flushed (still marked not clean).
  *   F5  EXT2_VALID_FS set again, superblock written, flushed.
- * The journal is bypassed (libext2fs writes in place), which is why the filesystem must be clean to start.
+ * Every write here goes through journal_io.h's channel: on ext3/ext4 each flush point above commits the
+ * metadata written since the last one through the filesystem's journal before it is written in place (a tear
+ * of any of these blocks is replayed over by e2fsck -p or the mount), and the superblock is written so that
+ * no tear breaks it; the file data copies (F2) go straight to the disk (pf_jio_raw), read back before any
+ * pointer names them.  The filesystem must be clean, its journal empty, to start.
  * With metadata_csum, libext2fs recomputes every checksum it writes (inode, extent block, bitmaps, group
  * descriptors, superblock); moved data and directory blocks keep theirs (they depend on inode and
  * generation, not on the location). */
@@ -43,6 +47,7 @@
 
 #include "clock.h"
 #include "extent_remap.h"
+#include "journal_io.h"
 
 #include "array.h"
 
@@ -610,11 +615,11 @@ static int stage(struct pf_reloc *r, const struct pf_plan *p, size_t u, const ex
 	end = keep_units_in_time(r, p, u, end, blocks);
 	for (size_t v = u; v < end; v++) {
 		const char *data = r->buf + (r->ubase[v] - r->ubase[u]) * bs;
-		int rc = pf_err_from_ext2(io_channel_write_blk64(fs->io, p->units[v].dst, (int)p->units[v].len, data));
+		int rc = pf_err_from_ext2(io_channel_write_blk64(pf_jio_raw(fs), p->units[v].dst, (int)p->units[v].len, data));
 		if (rc)
 			return rc;
 	}
-	int rc = pf_err_from_ext2(io_channel_flush(fs->io));
+	int rc = pf_err_from_ext2(io_channel_flush(pf_jio_raw(fs)));
 	if (rc)
 		return rc;
 	for (size_t v = u; v < end; v++) {

@@ -3,6 +3,8 @@
  * budget; close. */
 #include "reorder.h"
 
+#include "journal_io.h"
+
 #include "clock.h"
 #include "collect.h"
 #include "discard.h"
@@ -705,6 +707,8 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		res->stopped_by_write_budget = 1;
 	} else if (write && plan.nunits > 0 && !res->not_worth) {
 		rc = pf_reorder_reopen_rw(device, &oo, &fs, err, errlen);
+		if (!rc) /* before the first write: metadata through the journal, a superblock no tear breaks */
+			rc = pf_jio_install(fs, err, errlen);
 		int go = 1;
 		if (!rc && room.chosen) /* the other files out of the window first, then the layout re-planned */
 			rc = make_room(fs, o, &room, &lay, &col, &plan, t0, &eb, res, &go, err, errlen);
@@ -720,7 +724,11 @@ out:
 	pf_collect_free(&col);
 	pf_layouts_free(&lay);
 	if (fs) {
+		/* the journal empty, needs_recovery cleared: here, where a failed write is still reported */
+		int rc_j = pf_jio_finish(fs);
 		errcode_t ec = ext2fs_close_free(&fs);
+		if (!ec && rc_j)
+			ec = EXT2_ET_SHORT_WRITE;
 		if (ec && !rc) {
 			rc = pf_err_from_ext2(ec);
 			snprintf(err, errlen, "closing %s: %s", device, pf_strerror(rc));

@@ -10,7 +10,10 @@
  *  - Every write of a run goes through that manager (data, bitmaps, descriptors, inodes, extent leaves,
  *    indirect blocks, superblock); nothing is written outside it.  Durability is only assumed at
  *    io_channel_flush() (the manager's flush method).  Write order and flush points: top of relocate.c.
- *  - The superblock is always written whole, in one write_blk of 1024 bytes at 1024 (never write_byte).
+ *  - The superblock is always written whole, in one write_blk of 1024 bytes at 1024 (never write_byte), and
+ *    only its first 512 bytes ever change (journal_io.h: on metadata_csum its checksum is kept).
+ *  - With a journal, metadata blocks are written to the journal first (descriptor, blocks, commit block,
+ *    journal superblock), then in place, then the journal superblock again (journal_io.h).
  *  - A pointer switch is one write per inode (depth-0 extent tree, i_block) or per extent leaf block, or one
  *    write per pointer for block-mapped files; the extent tree never changes shape except the copy-on-write
  *    growth below, nothing is allocated after F1 (an allocation attempt by libext2fs fails the run).

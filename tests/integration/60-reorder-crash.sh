@@ -10,11 +10,13 @@
 #   clean    all stored in order            drop     all lost
 #   reorder  a random subset stored in random order, a quarter of those torn at a sector boundary
 #   torn     all stored, and write k itself stored up to a random sector boundary
-# Tears are at the disk's atomic unit: CRASH_TORN_SECTOR, default 512 bytes on ext2/ext3 and 4096 on ext4 with
-# metadata_csum (see results/CRASH-LONG.md: a sub-block tear of an extent leaf or of the superblock leaves a
-# checksum e2fsck -p does not fix alone; the in-place design needs block-atomic writes there).
+#   half     as torn, the tear at a boundary of half the filesystem block
+# Tears (torn, reorder) are at CRASH_TORN_SECTOR bytes, default 512, on every filesystem, metadata_csum
+# included: the metadata goes through the journal and the superblock is written so that no tear breaks it
+# (reorder/journal_io.h); ext2 keeps its ordered writes.
 #
-# Series (TYPE:BS:FILL:ORDER:MB:LAYOUT_PERCENT):
+# Series (TYPE:BS:FILL:ORDER:MB:LAYOUT_PERCENT[:BLOCKS_PER_GROUP], the last given to mke2fs -g for a small
+# image of several groups; the label says how many groups the image has):
 #   CRASH_EVERY   every write is a cut point; the mode rotates with k (CRASH_EVERY_MODES=all: every mode at every k)
 #   CRASH_SPREAD  CRASH_POINTS points spread evenly plus the first and last three, modes rotating, plus
 #                 CRASH_MODE_POINTS pseudo-random points in each of drop, reorder and torn
@@ -35,7 +37,12 @@
 # repairs without asking (exit 0 or 1), e2fsck -fn then clean, every file the same; then the resumed run
 # (prefetch-reorder again, no shim) exits 0, e2fsck -fn clean, every file the same (CRASH_RESUME_CHECK_EVERY=N:
 # the files after the resume at every N-th cut only).  Prints a summary table; PF_KEEP=1 keeps failing images.
-# CRASH_LONG=1 (make check-long): 1 GiB ext4 images 90 % and 98 % full, more points, every mode at every k.
+# CRASH_EVERY_STRIDE=S: the every-write series cut every S-th write only (k = 1 + i mod S, S+1+i mod S, ... for the
+# i-th series, so that the series together cover every position); 4 in make check (a sample, for time), 1 in
+# the long mode.  CRASH_KERNEL_EVERY=N: at every N-th cut of a filesystem with a journal the kernel mounts the
+# image first (its replay of the journal, as a boot without fsck would), then the checks as above.
+# CRASH_LONG=1 (make check-long): every write of the same small series cut in every mode, and 1 GiB images of the same
+# kinds (ext4 4 KiB and 1 KiB blocks, 50 % and 95 % full; ext3; ext2) at spread points.
 set -u
 # Mounts in a private mount namespace: a namespace another process creates meanwhile (other tests and
 # benchmarks do) would otherwise copy ours and keep the device claimed after our umount.
@@ -47,16 +54,24 @@ source "$TOP/tests/lib.sh"
 pf_require_root
 
 if [ -n "${CRASH_LONG:-}" ]; then
-	CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:15 ext3:1024:50:reverse:16:15 ext4:4096:30:random:16:40"}
 	CRASH_EVERY_MODES=${CRASH_EVERY_MODES:-all}
-	CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:90:random:1024:20 ext4:4096:98:reverse:1024:20"}
+	CRASH_EVERY_STRIDE=${CRASH_EVERY_STRIDE:-1}
+	CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:50:random:1024:20 ext4:4096:95:reverse:1024:20 ext4:1024:50:random:1024:20
+		ext4:1024:95:reverse:1024:20 ext3:4096:50:reverse:1024:20 ext2:4096:50:random:1024:20"}
 	CRASH_POINTS=${CRASH_POINTS:-40}
 	CRASH_MODE_POINTS=${CRASH_MODE_POINTS:-4}
 	CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
 fi
 case $BUILD in *asan*) CRASH_POINTS=${CRASH_POINTS:-3} CRASH_ERROR_POINTS=${CRASH_ERROR_POINTS:-6} ;; esac
-CRASH_EVERY=${CRASH_EVERY-"ext2:4096:50:random:16:8 ext3:1024:50:reverse:16:12 ext4:4096:30:random:16:25"}
+# mke2fs's default ext4 (metadata_csum, 64bit) with 4 KiB and 1 KiB blocks, one group and several, 50 % and 95 %
+# full; ext3; ext2
+# (95 % full at 4 KiB: 32 MB, one group or four, so that the few free blocks left always hold a unit)
+CRASH_EVERY=${CRASH_EVERY-"ext4:4096:50:random:16:25 ext4:4096:95:reverse:32:25 ext4:4096:50:random:16:25:1024
+	ext4:4096:95:random:32:25:2048 ext4:1024:50:random:8:25 ext4:1024:95:reverse:8:25 ext4:1024:50:random:16:25:2048
+	ext4:1024:95:forward:16:25:2048 ext3:1024:50:reverse:16:12 ext2:4096:50:random:16:8"}
 CRASH_EVERY_MODES=${CRASH_EVERY_MODES:-rotate}
+CRASH_EVERY_STRIDE=${CRASH_EVERY_STRIDE:-4}
+CRASH_KERNEL_EVERY=${CRASH_KERNEL_EVERY:-5}
 CRASH_SPREAD=${CRASH_SPREAD-"ext4:4096:10:random:32:40 ext4:4096:50:forward:32:40 ext4:4096:95:reverse:32:40"}
 CRASH_FLASH=${CRASH_FLASH-"ext4:4096:50:random:32:40 ext3:1024:50:reverse:16:30"}
 CRASH_ROOM=${CRASH_ROOM-"90:512:boot2"}
@@ -64,7 +79,7 @@ CRASH_ERROR=${CRASH_ERROR-"ext4:4096:30:random:16:25 ext3:1024:50:reverse:16:12"
 CRASH_POINTS=${CRASH_POINTS:-6}
 CRASH_MODE_POINTS=${CRASH_MODE_POINTS:-1}
 CRASH_RESUME_CHECK_EVERY=${CRASH_RESUME_CHECK_EVERY:-4}
-MODES=(clean drop reorder torn)
+MODES=(clean drop reorder torn half)
 SHIM=${SHIM:-$TOOLS/crash_shim.so}
 [ -f "$SHIM" ] || pf_skip "$SHIM not built (make tools)"
 [ -x "$TOOLS/mklayout" ] && [ -x "$TOOLS/pf_mklayout" ] && [ -x "$TOOLS/mkbootset" ] ||
@@ -82,15 +97,17 @@ SHIM=$work/crash_shim.so REORDER=$work/prefetch-reorder
 mnt=$work/mnt
 mkdir -p "$mnt"
 pf_cleanup_add "umount '$mnt'"
-failures=0 start_s=$(date +%s)
+failures=0 start_s=$(date +%s) nseries=0
 summary=()
 
 manifest() { pf_manifest "$1" "$2" "$work" "$mnt"; }
 
 # run_cut K MODE SEED: the real binary on $cimg, power cut at write K; the shim's report line in $work/rep
 run_cut() {
+	local m=$2 sec=$sector
+	[ "$m" = half ] && m=torn sec=$((bs / 2))
 	rm -f "$work/rep"
-	CRASH_SHIM_TARGET=$cimg CRASH_SHIM_CUT=$1 CRASH_SHIM_MODE=$2 CRASH_SHIM_SEED=$3 CRASH_SHIM_SECTOR=$sector \
+	CRASH_SHIM_TARGET=$cimg CRASH_SHIM_CUT=$1 CRASH_SHIM_MODE=$m CRASH_SHIM_SEED=$3 CRASH_SHIM_SECTOR=$sec \
 		CRASH_SHIM_REPORT=$work/rep LD_PRELOAD=$SHIM \
 		"$REORDER" --config "$cfg" --min-gain off --layout "$layout" "$cimg" >/dev/null 2>"$work/run.err"
 }
@@ -108,6 +125,12 @@ fail_point() { # label, message; keeps the image with PF_KEEP
 # check_after LABEL: e2fsck -p repairs without asking, -fn is clean, files are the same.
 check_after() {
 	local label=$1 out rc
+	if [ "$journaled" = 1 ] && [ $((s_cuts % CRASH_KERNEL_EVERY)) -eq 0 ]; then
+		s_kernel=$((s_kernel + 1))
+		if ! out=$(mount -t "$type" -o loop "$cimg" "$mnt" 2>&1) || ! umount "$mnt"; then
+			s_manual=$((s_manual + 1)); fail_point "$label" "the kernel cannot mount it: $out $(dmesg | tail -2 | tr '\n' ' ')"; return 1
+		fi
+	fi
 	out=$(e2fsck -p "$cimg" 2>&1); rc=$?
 	if [ $rc -gt 1 ]; then s_manual=$((s_manual + 1)); fail_point "$label" "e2fsck -p exit $rc: $(echo "$out" | tail -3 | tr '\n' ' ')"; return 1; fi
 	out=$(e2fsck -fn "$cimg" 2>&1); rc=$?
@@ -214,25 +237,26 @@ room_image() {
 
 # series KIND SPEC: KIND every|spread|flash, SPEC TYPE:BS:FILL:ORDER:MB:LAYOUT_PERCENT; KIND room, SPEC FILL:MB:TRACE
 series() {
-	local kind=$1 type bs fill order mb pct s0 m i k0 full out trace
+	local kind=$1 type bs fill order mb pct bpg="" s0 m i k0 full out trace
 	spec=$2
 	if [ "$kind" = room ]; then
 		IFS=: read -r fill mb trace <<<"$spec"
 		type=ext4 bs=4096 order=$trace pct=-
 	else
-		IFS=: read -r type bs fill order mb pct <<<"$spec"
+		IFS=: read -r type bs fill order mb pct bpg <<<"$spec"
 	fi
+	local mkfs_args=() ; [ -n "${bpg:-}" ] && mkfs_args=(-g "$bpg")
 	s0=$(date +%s)
 	slabel="$type-$bs ${mb}M $fill% $order"
 	[ "$kind" = flash ] && slabel="$slabel flash"
 	[ "$kind" = room ] && slabel="$slabel room"
 	[ "$kind" = error ] && slabel="$slabel eio"
-	base=$work/aged-$type-$bs-$fill-$mb.img
+	base=$work/aged-$type-$bs-$fill-$mb-${bpg:-0}.img
 	[ "$kind" = room ] && base=$work/room-$fill-$mb-$trace.img layout=$work/layout-room-$fill-$mb-$trace
 	if [ "$kind" = room ]; then
 		[ -f "$base" ] || room_image "$fill" "$mb" "$trace"
 	elif [ ! -f "$base" ]; then
-		"$TOP/tests/mkaged.sh" "$base" "$mb" "$type" "$bs" "$fill" $((fill + 11)) >"$work/mkaged.out" ||
+		"$TOP/tests/mkaged.sh" "$base" "$mb" "$type" "$bs" "$fill" $((fill + 11)) "${mkfs_args[@]}" >"$work/mkaged.out" ||
 			pf_fail "mkaged.sh $slabel: $(cat "$work/mkaged.out")"
 		pf_note "image $slabel: $(cat "$work/mkaged.out")"
 	fi
@@ -246,7 +270,10 @@ series() {
 	printf 'REORDER_FREE_RESERVE_PERCENT=%s\nCHUNK_SIZE_BLOCKS=%s\nREORDER_TIME_BUDGET=3600\n' "$reserve" "$chunk" >"$cfg"
 	[ "$kind" = flash ] && printf 'PREFETCH_MEDIUM=slow-flash\nREORDER_ERASE_BLOCK_KB=64\n' >>"$cfg"
 	sector=${CRASH_TORN_SECTOR:-512}
-	dumpe2fs -h "$base" 2>/dev/null | grep -q '^Filesystem features:.*metadata_csum' && sector=${CRASH_TORN_SECTOR:-$bs}
+	local groups
+	groups=$(dumpe2fs -h "$base" 2>/dev/null | awk -F: '/^Block count/ { n = $2 } /^Blocks per group/ { g = $2 }
+		/^First block/ { f = $2 } END { printf "%d", (n - f + g - 1) / g }')
+	slabel="$slabel ${groups}g"
 	if [ "$kind" != room ]; then
 		layout=$work/layout-$type-$bs-$fill-$order
 		local extra=(); [ "$order" = random ] && extra=(--partial)
@@ -255,7 +282,8 @@ series() {
 	fi
 	cimg=$work/cut.img
 	s_fail=0 s_manual=0 s_unfixed=0 s_lost=0 s_resume=0 s_resumed=0 s_cuts=0 s_cached=0 s_torn=0 s_lostw=0
-	s_m_clean=0 s_m_drop=0 s_m_reorder=0 s_m_torn=0
+	s_m_clean=0 s_m_drop=0 s_m_reorder=0 s_m_torn=0 s_m_half=0 s_kernel=0 journaled=0
+	dumpe2fs -h "$base" 2>/dev/null | grep -q '^Filesystem features:.*has_journal' && journaled=1
 
 	# full run, counted, twice
 	k="" mode="" seed=""
@@ -280,27 +308,28 @@ series() {
 	if [ "$kind" = error ]; then
 		for k0 in $(pick_points "$w" "${CRASH_ERROR_POINTS:-all}"); do error_point "$k0"; done
 	elif [ "$kind" = every ]; then
-		for ((k0 = 1; k0 <= w; k0++)); do
+		for ((k0 = 1 + nseries % CRASH_EVERY_STRIDE; k0 <= w; k0 += CRASH_EVERY_STRIDE)); do
 			if [ "$CRASH_EVERY_MODES" = all ]; then
 				for m in "${MODES[@]}"; do cut_point "$k0" "$m" "$k0"; done
 			else
-				cut_point "$k0" "${MODES[k0 % 4]}" "$k0"
+				cut_point "$k0" "${MODES[k0 % 5]}" "$k0"
 			fi
 		done
 	else
 		i=0
-		for k0 in $(pick_points "$w" "$CRASH_POINTS"); do cut_point "$k0" "${MODES[i++ % 4]}" "$k0"; done
-		for m in drop reorder torn; do
+		for k0 in $(pick_points "$w" "$CRASH_POINTS"); do cut_point "$k0" "${MODES[i++ % 5]}" "$k0"; done
+		for m in drop reorder torn half; do
 			for ((i = 1; i <= CRASH_MODE_POINTS; i++)); do
 				k0=$(( (fill * 7919 + i * 104729 + ${#m} * 15485863) % w + 1 ))
 				cut_point "$k0" "$m" "$((fill * 100 + i))"
 			done
 		done
 	fi
-	summary+=("$(printf '%-22s %-8s %6s %6s %5s %5s/%-4s/%-4s/%-4s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s' \
-		"$slabel" "$order" "$w" "$flushes" "$s_cuts" "$s_m_clean" "$s_m_drop" "$s_m_reorder" "$s_m_torn" "$s_cached" \
-		"$s_lostw" "$s_torn" "$sector" "$s_resumed" "$s_manual" "$s_unfixed" "$s_lost" "$s_resume" "$(( $(date +%s) - s0 ))")")
+	summary+=("$(printf '%-30s %-8s %6s %6s %5s %4s/%-4s/%-4s/%-4s/%-4s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s %5s' \
+		"$slabel" "$order" "$w" "$flushes" "$s_cuts" "$s_m_clean" "$s_m_drop" "$s_m_reorder" "$s_m_torn" "$s_m_half" "$s_cached" \
+		"$s_lostw" "$s_torn" "$sector" "$s_resumed" "$s_kernel" "$s_manual" "$s_unfixed" "$s_lost" "$s_resume" "$(( $(date +%s) - s0 ))")")
 	echo "${summary[-1]}"
+	nseries=$((nseries + 1))
 }
 for spec in $CRASH_EVERY; do series every "$spec"; done
 for spec in $CRASH_SPREAD; do series spread "$spec"; done
@@ -309,15 +338,16 @@ for spec in $CRASH_ROOM; do series room "$spec"; done
 for spec in $CRASH_ERROR; do series error "$spec"; done
 
 echo
-printf '%-22s %-8s %6s %6s %5s %-19s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s\n' series layout writes flush cuts \
-	'clean/drop/reo/torn' cached lostw tornw sector resumed fsckp fsckn files resum secs
+printf '%-30s %-8s %6s %6s %5s %-24s %6s %5s %5s %6s %7s %5s %5s %5s %5s %5s %5s\n' series layout writes flush cuts \
+	'clean/drop/reo/torn/half' cached lostw tornw sector resumed kern fsckp fsckn files resum secs
 printf '%s\n' "${summary[@]}"
 echo "cuts: power cuts made (exit 99); cached: cuts with unflushed writes in the cache; lostw: unflushed writes the"
-echo "drop/reorder cuts lost; tornw: writes stored in part (at sector bytes); resumed: resumed runs completed and clean;"
-echo "fsckp: e2fsck -p could not repair alone; fsckn: errors left after e2fsck -p; files: a file reads back different;"
+echo "drop/reorder cuts lost; tornw: writes stored in part (at sector bytes; half: at half the block); resumed: resumed"
+echo "runs completed and clean; kern: cuts the kernel's mount replayed first; fsckp: e2fsck -p could not repair alone"
+echo "(or the kernel could not mount); fsckn: errors left after e2fsck -p; files: a file reads back different;"
 echo "resum: resumed run failed or changed a file.  Every series: the real prefetch-reorder, LD_PRELOAD crash_shim.so."
 echo "eio series: cuts are failed writes (EIO, the run going on to its error path), files also counts blocks in use left free."
-echo "CRASH_EVERY_MODES=$CRASH_EVERY_MODES CRASH_POINTS=$CRASH_POINTS CRASH_MODE_POINTS=$CRASH_MODE_POINTS" \
+echo "CRASH_EVERY_MODES=$CRASH_EVERY_MODES CRASH_EVERY_STRIDE=$CRASH_EVERY_STRIDE CRASH_KERNEL_EVERY=$CRASH_KERNEL_EVERY CRASH_POINTS=$CRASH_POINTS CRASH_MODE_POINTS=$CRASH_MODE_POINTS" \
 	"CRASH_RESUME_CHECK_EVERY=$CRASH_RESUME_CHECK_EVERY; $(( $(date +%s) - start_s )) s"
 [ "$failures" -eq 0 ] || pf_fail "$failures failed checks"
 echo "PASS: every cut repaired by e2fsck -p alone, no file changed, every resumed run completed"
