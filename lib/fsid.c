@@ -26,8 +26,11 @@ static int hexval(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-int pf_uuid_parse(const char *s, uint8_t out[16])
+/* Hex digits in pairs, dashes ignored, into out (zeros past the last pair): the number of bytes, or -EINVAL
+ * (an odd digit, a non-hex character, more than 16 bytes). */
+static int hex_id(const char *s, uint8_t out[16])
 {
+	uint8_t u[16] = { 0 };
 	int n = 0;
 	for (const char *p = s; *p; p++) {
 		if (*p == '-')
@@ -35,10 +38,20 @@ int pf_uuid_parse(const char *s, uint8_t out[16])
 		int hi = hexval(p[0]), lo = p[1] ? hexval(p[1]) : -1;
 		if (hi < 0 || lo < 0 || n >= 16)
 			return -EINVAL;
-		out[n++] = (uint8_t)(hi << 4 | lo);
+		u[n++] = (uint8_t)(hi << 4 | lo);
 		p++;
 	}
-	return n == 16 ? 0 : -EINVAL;
+	memcpy(out, u, 16);
+	return n;
+}
+
+int pf_uuid_parse(const char *s, uint8_t out[16])
+{
+	uint8_t u[16];
+	if (hex_id(s, u) != 16)
+		return -EINVAL;
+	memcpy(out, u, 16);
+	return 0;
 }
 
 void pf_uuid_format(const uint8_t u[16], char out[37])
@@ -71,17 +84,8 @@ static int probe_ext(int fd, struct pf_fsid *out)
  * such a filesystem has to be recognised by across boots.  0, or -EINVAL (no 4 to 15 bytes of hex). */
 static int short_id(const char *s, uint8_t out[16])
 {
-	uint8_t u[16] = { 0 };
-	int n = 0;
-	for (const char *p = s; *p; p++) {
-		if (*p == '-')
-			continue;
-		int hi = hexval(p[0]), lo = p[1] ? hexval(p[1]) : -1;
-		if (hi < 0 || lo < 0 || n >= 16)
-			return -EINVAL;
-		u[n++] = (uint8_t)(hi << 4 | lo);
-		p++;
-	}
+	uint8_t u[16];
+	int n = hex_id(s, u);
 	if (n < 4 || n >= 16)
 		return -EINVAL;
 	memcpy(out, u, 16);
