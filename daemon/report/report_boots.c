@@ -97,7 +97,7 @@ static void json_int(FILE *out, int64_t v)
 		fprintf(out, "%" PRId64, v);
 }
 
-static void json_stat(FILE *out, const struct pf_stat *st)
+void pf_report_json_stat(FILE *out, const struct pf_stat *st)
 {
 	if (!st->n) {
 		fputs("null", out);
@@ -163,11 +163,11 @@ void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *rec
 		fprintf(out, "%s\n    ", s ? "," : "");
 		pf_report_json_string(out, pf_setup_name((enum pf_setup)s));
 		fputs(": {\"boot_s\": ", out);
-		json_stat(out, &rows[s].boot_s);
+		pf_report_json_stat(out, &rows[s].boot_s);
 		fputs(", \"io_s\": ", out);
-		json_stat(out, &rows[s].io_s);
+		pf_report_json_stat(out, &rows[s].io_s);
 		fputs(", \"read_mib\": ", out);
-		json_stat(out, &rows[s].read_mb);
+		pf_report_json_stat(out, &rows[s].read_mb);
 		fputc('}', out);
 	}
 	fputs("\n  },\n  \"groups\": ", out);

@@ -37,4 +37,7 @@ void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *rec
 /* s as a JSON string, quoted and escaped. */
 void pf_report_json_string(FILE *out, const char *s);
 
+/* A statistic as a JSON object {n, mean, stddev, min, max}, or null without samples. */
+void pf_report_json_stat(FILE *out, const struct pf_stat *st);
+
 #endif

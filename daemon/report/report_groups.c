@@ -276,16 +276,6 @@ void pf_report_groups_csv(FILE *out, const struct pf_grouping *g)
 	}
 }
 
-static void json_stat(FILE *out, const struct pf_stat *st)
-{
-	if (!st->n) {
-		fputs("null", out);
-		return;
-	}
-	fprintf(out, "{\"n\": %zu, \"mean\": %.3f, \"stddev\": %.3f, \"min\": %.3f, \"max\": %.3f}", st->n, st->mean,
-		st->stddev, st->min, st->max);
-}
-
 void pf_report_groups_json(FILE *out, const struct pf_grouping *g)
 {
 	fputs("{\"by\": ", out);
@@ -301,11 +291,11 @@ void pf_report_groups_json(FILE *out, const struct pf_grouping *g)
 		else
 			fputs("null", out);
 		fputs(", \"boot_s\": ", out);
-		json_stat(out, &gr->boot_s);
+		pf_report_json_stat(out, &gr->boot_s);
 		fputs(", \"io_s\": ", out);
-		json_stat(out, &gr->io_s);
+		pf_report_json_stat(out, &gr->io_s);
 		fputs(", \"stall_s\": ", out);
-		json_stat(out, &gr->stall_s);
+		pf_report_json_stat(out, &gr->stall_s);
 		fputs(", \"against\": ", out);
 		if (gr->against < 0) {
 			fputs("null, \"comparison\": null}", out);
