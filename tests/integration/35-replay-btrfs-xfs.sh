@@ -125,11 +125,19 @@ run_pipeline() {
 }
 
 # ---- btrfs, two subvolumes mounted apart ----
-if ! command -v mkfs.btrfs >/dev/null; then
-	pf_note "btrfs part skipped: mkfs.btrfs not installed (btrfs-progs)"
-	skipped_btrfs=1
-elif ! grep -qw btrfs /proc/filesystems; then
-	pf_note "btrfs part skipped: the kernel has no btrfs"
+# fs_usable NAME TYPE PACKAGE: 0 if mkfs.TYPE is installed and the kernel has TYPE, else a note of why not
+fs_usable() {
+	if ! command -v "mkfs.$2" >/dev/null; then
+		pf_note "$1 part skipped: mkfs.$2 not installed ($3)"
+	elif ! grep -qw "$2" /proc/filesystems; then
+		pf_note "$1 part skipped: the kernel has no $2"
+	else
+		return 0
+	fi
+	return 1
+}
+
+if ! fs_usable btrfs btrfs btrfs-progs; then
 	skipped_btrfs=1
 else
 	truncate -s 300M "$tmp/btrfs.img"
@@ -162,11 +170,7 @@ else
 fi
 
 # ---- XFS ----
-if ! command -v mkfs.xfs >/dev/null; then
-	pf_note "XFS part skipped: mkfs.xfs not installed (xfsprogs)"
-	skipped_xfs=1
-elif ! grep -qw xfs /proc/filesystems; then
-	pf_note "XFS part skipped: the kernel has no xfs"
+if ! fs_usable XFS xfs xfsprogs; then
 	skipped_xfs=1
 else
 	truncate -s 300M "$tmp/xfs.img"
