@@ -4,8 +4,8 @@
 int pf_inode_reserved(ext2_filsys fs, ext2_ino_t ino)
 {
 	const struct ext2_super_block *s = fs->super;
-	/* the root directory is an ordinary directory (every lookup reads it: worth moving) */
-	if (ino < EXT2_FIRST_INODE(s) && ino != EXT2_ROOT_INO)
+	/* the root directory too: e2fsck checks it by number, and a damaged root is a question, not a preen fix */
+	if (ino < EXT2_FIRST_INODE(s))
 		return 1;
 	const __u32 named[] = { s->s_journal_inum,   s->s_usr_quota_inum, s->s_grp_quota_inum,
 				s->s_prj_quota_inum, s->s_orphan_file_inum, s->s_snapshot_inum,

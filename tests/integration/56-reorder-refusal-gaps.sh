@@ -5,7 +5,8 @@
 #     changed (sha256 before and after); a --dry-run still looks;
 #  2. an image shorter than its superblock says (truncated to half): refused the same way;
 #  3. a layout naming inodes the filesystem itself uses above first_ino (mke2fs -O orphan_file; tune2fs -O
-#     quota,project adds a project quota inode): their blocks stay where they are, the other files move,
+#     quota,project adds a project quota inode) or below it (the root directory, inode 2): their blocks stay
+#     where they are, the other files move,
 #     e2fsck -fn is clean and the kernel mounts the result (the orphan file case: a kernel without quota
 #     support mounts no quota filesystem);
 #  4. --outcome through a hard link (the outcome file linked to a root-only file elsewhere on the filesystem):
@@ -73,8 +74,8 @@ prj=$(field "$work/quota.img" 'Project quota inode')
 first=$(field "$base" 'First inode')
 [ -n "$orph" ] && [ -n "$prj" ] && [ "$orph" -ge "$first" ] && [ "$prj" -ge "$first" ] ||
 	pf_fail "want the orphan file ($orph) and project quota ($prj) inodes at or above first_ino ($first)"
-for ino in "$orph" "$prj"; do
-	if [ "$ino" = "$orph" ]; then cp --sparse=always "$base" "$img"; else cp --sparse=always "$work/quota.img" "$img"; fi
+for ino in "$orph" "$prj" 2; do
+	if [ "$ino" != "$prj" ]; then cp --sparse=always "$base" "$img"; else cp --sparse=always "$work/quota.img" "$img"; fi
 	"$TOOLS/mklayout" --order reverse --percent 100 --inode "$ino" -o "$work/l$ino" "$img" >/dev/null ||
 		pf_fail "mklayout --inode $ino"
 	chmod 0644 "$work/l$ino"
