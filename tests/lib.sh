@@ -32,18 +32,16 @@ trap 'exit 130' INT TERM
 # The test's own prefetch configuration, state and runtime directories: prefetchd and prefetch-reorder read
 # $PREFETCH_CONFIG where no --config is given, so nothing a test runs reaches the machine's /etc/default/prefetch,
 # /var/lib/prefetch or /run/prefetch (tests/guard.sh fails a test that does).
+# Nor do the host's boot id and kernel command line decide a test's boot roles: a test that wants other draws
+# sets its own.
+. "$(dirname "${BASH_SOURCE[0]}")/test_home.sh"
 pf_test_home() {
 	PF_TEST_HOME=$(mktemp -d "${TMPDIR:-/tmp}/prefetch-home.XXXXXX") || return 1
-	mkdir -p "$PF_TEST_HOME/state" "$PF_TEST_HOME/run"
-	printf 'PREFETCH_DIR=%s/state\nPREFETCH_RUNTIME_DIR=%s/run\n' "$PF_TEST_HOME" "$PF_TEST_HOME" \
-		>"$PF_TEST_HOME/prefetch.conf"
 	pf_cleanup_add "rm -rf '$PF_TEST_HOME'"
-	export PF_TEST_HOME PREFETCH_CONFIG=$PF_TEST_HOME/prefetch.conf
+	export PF_TEST_HOME
+	pf_home_make "$PF_TEST_HOME"
 }
 pf_test_home || { echo "cannot make a temporary directory" >&2; exit 1; }
-# Nor do the host's boot id and kernel command line decide a test's boot roles (lib/host.h): a test that wants
-# other draws sets its own.
-export PREFETCH_BOOT_ID=${PREFETCH_BOOT_ID:-prefetch-test-boot} PREFETCH_CMDLINE=${PREFETCH_CMDLINE-}
 # pf_reexec_prepare: before a script runs itself again (exec), drop what this instance made; the new one makes
 # its own.
 pf_reexec_prepare() {
@@ -182,6 +180,30 @@ pf_bg() {
 }
 
 pf_drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+
+# A scripted boot as the init scripts run it.  pf_boot_start CONF RUNDIR LOG: `prefetchd boot` in the
+# background (killed at exit; under the command in PF_BOOT_WRAP if set, which must exec it), its output in LOG;
+# returns once its pid file in RUNDIR says tracing is set up, fails the test if it exits first or takes over
+# 10 s.  Its pid in PF_BOOT_PID.
+pf_boot_start() {
+	${PF_BOOT_WRAP:-} "$PREFETCHD" boot --config "$1" >"$3" 2>&1 &
+	PF_BOOT_PID=$!
+	pf_kill_later $PF_BOOT_PID
+	local i
+	for ((i = 0; i < 400; i++)); do
+		[ -s "$2/prefetchd.pid" ] && return 0
+		kill -0 $PF_BOOT_PID 2>/dev/null || { cat "$3"; pf_fail "$3: prefetchd boot exited early"; }
+		sleep 0.025
+	done
+	pf_fail "$3: prefetchd boot set up no tracing within 10 s"
+}
+# pf_boot_stop RUNDIR LOG [STOP_OUT]: the end of that boot as the stop script makes it (`prefetchd stop`, its
+# output to STOP_OUT or nowhere); fails the test unless both exit 0.
+pf_boot_stop() {
+	"$PREFETCHD" stop --pid-file "$1/prefetchd.pid" --timeout 60 >"${3:-/dev/null}" ||
+		{ cat "$2"; pf_fail "$2: prefetchd stop exited $?"; }
+	wait $PF_BOOT_PID || { cat "$2"; pf_fail "$2: prefetchd boot exited $?"; }
+}
 
 # pf_replay_figs OUTPUT COLUMN: the "replay:" table of a prefetch-reorder --dry-run or --check output, one
 # "NAME VALUE" a line (metadata_pass 0.137s, metadata_blocks 184, ...); COLUMN 1 is the replay now, 2 after the plan.

@@ -32,13 +32,12 @@ scratch_on_disk "$PF_TEST_SCRATCH" ||
 
 # The unit tests' own prefetch configuration and stand-ins for the boot id and the kernel command line (the
 # integration tests make theirs in tests/lib.sh).
-export PREFETCH_BOOT_ID=${PREFETCH_BOOT_ID:-prefetch-test-boot} PREFETCH_CMDLINE=${PREFETCH_CMDLINE-}
+. "$top/tests/test_home.sh"
 unit_home=$(mktemp -d "${TMPDIR:-/tmp}/prefetch-home.XXXXXX") || exit 1
 trap 'rm -rf "$unit_home"' EXIT
-mkdir -p "$unit_home/state" "$unit_home/run"
-printf 'PREFETCH_DIR=%s/state\nPREFETCH_RUNTIME_DIR=%s/run\n' "$unit_home" "$unit_home" >"$unit_home/prefetch.conf"
+pf_home_make "$unit_home" || exit 1
 for bin in "$@"; do
-	out=$(PREFETCH_CONFIG=$unit_home/prefetch.conf "$top/tests/guard.sh" "$bin" 2>&1); rc=$?
+	out=$("$top/tests/guard.sh" "$bin" 2>&1); rc=$?
 	printf '%s\n' "$out"
 	p=$(printf '%s\n' "$out" | sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' | tail -1)
 	f=$(printf '%s\n' "$out" | sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*/\1/p' | tail -1)

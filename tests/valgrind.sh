@@ -14,10 +14,9 @@ case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 vg=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no)
 passed=0 failed=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-# Nothing of the machine's prefetch (configuration, state, boot id): as in tests/lib.sh.
-mkdir "$tmp/state" "$tmp/run"
-printf 'PREFETCH_DIR=%s/state\nPREFETCH_RUNTIME_DIR=%s/run\n' "$tmp" "$tmp" >"$tmp/prefetch.conf"
-export PREFETCH_CONFIG=$tmp/prefetch.conf PREFETCH_BOOT_ID=prefetch-test-boot PREFETCH_CMDLINE=
+# Nothing of the machine's prefetch (configuration, state, boot id).
+. "$top/tests/test_home.sh"
+pf_home_make "$tmp" || exit 1
 
 run() { # name, expected-exit-or-any, cmd...
 	local name=$1 want=$2; shift 2

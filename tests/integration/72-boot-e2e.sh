@@ -79,15 +79,8 @@ shell_write_bytes() { awk '$1 == "write_bytes:" { print $2 }' /proc/$$/io; }
 boot() { # N: one scripted boot
 	cold
 	state_files >"$tmp/state$1.before" 2>/dev/null || :
-	"$PREFETCHD" boot --config "$conf" >"$tmp/boot$1.log" 2>&1 &
-	local pid=$! i
-	pf_kill_later $pid
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$tmp/run/prefetchd.pid" ] && break
-		kill -0 $pid 2>/dev/null || { cat "$tmp/boot$1.log"; pf_fail "boot $1: prefetchd boot exited early"; }
-		sleep 0.05
-	done
-	[ -s "$tmp/run/prefetchd.pid" ] || pf_fail "boot $1: tracing not set up within 5 s"
+	pf_boot_start "$conf" "$tmp/run" "$tmp/boot$1.log"
+	local pid=$PF_BOOT_PID i
 	# Tracing yields the CPU to the boot (the main thread's nice value, field 19 of stat).
 	for ((i = 0; i < 40; i++)); do [ "$(awk '{ print $19 }' /proc/$pid/stat)" = 19 ] && break; sleep 0.05; done
 	[ "$(awk '{ print $19 }' /proc/$pid/stat)" = 19 ] || pf_fail "boot $1: tracing at nice $(awk '{ print $19 }' /proc/$pid/stat)"
@@ -105,8 +98,7 @@ boot() { # N: one scripted boot
 	# (its log lines to bootN.log included) and prefetchd stop's (none).
 	local wb0
 	wb0=$(shell_write_bytes)
-	"$PREFETCHD" stop --pid-file "$tmp/run/prefetchd.pid" --timeout 60 >/dev/null || pf_fail "boot $1: prefetchd stop"
-	wait $pid || pf_fail "boot $1: prefetchd boot exited $?"
+	pf_boot_stop "$tmp/run" "$tmp/boot$1.log"
 	local wb=$(($(shell_write_bytes) - wb0))
 	grep -qi "error" "$tmp/boot$1.log" && { cat "$tmp/boot$1.log"; pf_fail "boot $1 logged an error"; }
 	state_files >"$tmp/state$1.after"

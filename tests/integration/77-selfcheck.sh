@@ -76,15 +76,7 @@ boot() { # one scripted boot on the current medium; its time is written as the b
 	pf_drop_caches
 	mount -o ro "$(device)" "$mnt" || pf_fail "boot $nboot: mount"
 	[ "$medium" = slow ] && sim_reset
-	PREFETCH_BOOT_ID=$seed-$nboot "$PREFETCHD" boot --config "$conf" >"$log" 2>&1 &
-	local pid=$!
-	pf_kill_later $pid
-	for ((i = 0; i < 200; i++)); do
-		[ -s "$tmp/run/prefetchd.pid" ] && break
-		kill -0 $pid 2>/dev/null || { cat "$log"; pf_fail "boot $nboot: prefetchd boot exited early"; }
-		sleep 0.025
-	done
-	[ -s "$tmp/run/prefetchd.pid" ] || pf_fail "boot $nboot: tracing not set up"
+	PREFETCH_BOOT_ID=$seed-$nboot pf_boot_start "$conf" "$tmp/run" "$log"
 	# The replay gets going before the boot reads (a real boot is long; this one is milliseconds): wait until
 	# the simulated disk has been quiet for 0.3 s.  (One quiet 50 ms was not enough on a loaded machine: a
 	# replay starved of CPU that long went on reading among the boot's reads, and its boot came out slower.)
@@ -103,8 +95,7 @@ boot() { # one scripted boot on the current medium; its time is written as the b
 	t1=$(date +%s%N)
 	if [ "$medium" = slow ]; then disk=$(sim_seconds); else disk=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }'); fi
 	awk -v d="$disk" 'BEGIN { printf "%.3f\n", 1 + d }' >"$tmp/run/boot-end"
-	"$PREFETCHD" stop --pid-file "$tmp/run/prefetchd.pid" --timeout 60 >/dev/null || { cat "$log"; pf_fail "boot $nboot: prefetchd stop"; }
-	wait $pid || { cat "$log"; pf_fail "boot $nboot: prefetchd boot exited $?"; }
+	pf_boot_stop "$tmp/run" "$log"
 	grep -q "failed\|cannot" "$log" && { cat "$log"; pf_fail "boot $nboot logged a failure"; }
 	return 0
 }

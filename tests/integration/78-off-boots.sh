@@ -37,23 +37,14 @@ EOF
 last() { grep -v '^#' "$tmp/state/boottime.log" | tail -1; }
 field() { last | awk -v n="$1" '{ print $n }'; }
 
-boot() { # N: one scripted boot (under $wrap, if set)
-	${wrap:-} "$PREFETCHD" boot --config "$conf" >"$tmp/boot$1.log" 2>&1 &
-	local pid=$! i
-	pf_kill_later $pid
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$tmp/run/prefetchd.pid" ] && break
-		kill -0 $pid 2>/dev/null || { cat "$tmp/boot$1.log"; pf_fail "boot $1: prefetchd boot exited early"; }
-		sleep 0.05
-	done
-	[ -s "$tmp/run/prefetchd.pid" ] || pf_fail "boot $1: no pid file within 5 s"
+boot() { # N: one scripted boot (under $PF_BOOT_WRAP, if set)
+	pf_boot_start "$conf" "$tmp/run" "$tmp/boot$1.log"
+	local pid=$PF_BOOT_PID
 	# what the process holds while the boot runs: a fanotify group when it traces, none when off
 	ls -l "/proc/$pid/fd" 2>/dev/null | grep -c "anon_inode:\[fanotify\]" >"$tmp/fanotify$1" || :
 	cat "$mnt"/usr/lib/* >/dev/null
 	cut -d' ' -f1 /proc/uptime >"$tmp/run/boot-end"
-	"$PREFETCHD" stop --pid-file "$tmp/run/prefetchd.pid" --timeout 60 >"$tmp/stop$1.log" ||
-		{ cat "$tmp/boot$1.log"; pf_fail "boot $1: prefetchd stop"; }
-	wait $pid || pf_fail "boot $1: prefetchd boot exited $?"
+	pf_boot_stop "$tmp/run" "$tmp/boot$1.log" "$tmp/stop$1.log"
 	grep -qi "error" "$tmp/boot$1.log" && { cat "$tmp/boot$1.log"; pf_fail "boot $1 logged an error"; }
 	return 0
 }
@@ -82,7 +73,7 @@ grep -q "prefetch=off: recording this boot's time only" "$tmp/boot2.log" || { ca
 
 # Boots 3, 4: on (trace only, then a replay), the first as prefetch.service runs it where systemd's sandbox can
 # be had without systemd: UMask=0077 and a UTS namespace of its own (ProtectHostname=).
-(umask 0077; wrap="unshare --uts" boot 3) || exit 1
+(umask 0077; PF_BOOT_WRAP="unshare --uts" boot 3) || exit 1
 [ "$(stat -c %a "$tmp/state/traces/"trace-*.pf)" = 600 ] && [ "$(stat -c %a "$tmp/state/layout")" = 600 ] ||
 	pf_fail "files of a boot under UMask=0077: $(ls -l "$tmp/state" "$tmp/state/traces")"
 boot 4
