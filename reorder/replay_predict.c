@@ -7,6 +7,7 @@
 #include "format.h"
 #include "ext_inode.h"
 #include "layout_order.h"
+#include "read_plan.h"
 #include "relocate.h"
 
 #include <errno.h>
@@ -230,10 +231,9 @@ static int by_owner(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
-/* The slow-flash replay's data (daemon/replay/replay_flash.c): each file's ranges merged where they lie
- * within PF_PREDICT_FLASH_HOLE of each other on the device, one request per merged range, in first-touch
+/* The slow-flash replay's data (read_plan.h, pf_rplan_flash): each file's ranges merged where they lie
+ * within PF_RPLAN_FLASH_HOLE of each other on the device, one request per merged range, in first-touch
  * order (which costs nothing on flash: no head).  One pass per file, relocated, merged with that gap. */
-#define PF_PREDICT_FLASH_HOLE_BYTES ((((uint64_t)(PF_SD_REQUEST_S * PF_SD_RATE_BPS)) + 4095) / 4096 * 4096)
 static int flash_data(const struct pf_collect *c, const uint32_t *bins, struct passes *ps)
 {
 	(void)bins; /* a file's ranges are all in its first bin's turn on flash too */
@@ -243,7 +243,7 @@ static int flash_data(const struct pf_collect *c, const uint32_t *bins, struct p
 	for (size_t i = 0; i < c->nsegs; i++)
 		ord[i] = i;
 	qsort_r(ord, c->nsegs, sizeof(*ord), by_owner, (void *)c);
-	uint64_t gap = PF_PREDICT_FLASH_HOLE_BYTES / ps->block_size;
+	uint64_t gap = PF_RPLAN_FLASH_HOLE / ps->block_size;
 	int rc = 0;
 	struct sink *v = NULL;
 	for (size_t k = 0; k < c->nsegs && !rc; k++) {

@@ -36,12 +36,6 @@ static int fd_budget(void)
 	return b < 16 ? 16 : b > 1024 ? 1024 : (int)b;
 }
 
-/* Of the head (init's files), in their bin of their own (layout_order.h). */
-static int is_head(const struct pf_image *l, const struct pf_ritem *it)
-{
-	return pf_lorder_is_head(&l->files[it->file]);
-}
-
 /* A filesystem the metadata pass works on: ext2/3/4 on a device of this medium (rotational: seeks saved; slow
  * flash: requests saved, the inode tables read in a few large ones). */
 static int is_swept_ext(const struct pf_rfs *f, int medium)
@@ -116,16 +110,8 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 		/* init's files (their bin of their own, first: layout_order.h) before the metadata pass, which takes
 		 * a while: init can start nothing until they are in.  Their inodes and the directories above them
 		 * come first, in one sweep of their own (the head of the metadata pass). */
-		size_t nhead = 0;
-		for (size_t i = 0; i < nrot; i++)
-			nhead += is_head(l, &items[i]);
-		struct pf_ritem *tmp = nhead && nhead < nrot ? malloc(nrot * sizeof(*tmp)) : NULL;
-		if (tmp) {
-			size_t h = 0, r = nhead; /* stable: heads to the front */
-			for (size_t i = 0; i < nrot; i++)
-				tmp[is_head(l, &items[i]) ? h++ : r++] = items[i];
-			memcpy(items, tmp, nrot * sizeof(*items));
-			free(tmp);
+		size_t nhead = pf_rplan_head_first(l, items, nrot);
+		if (nhead) {
 			unsigned head_blocks = 0;
 			for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
 				if (is_swept_ext(&c.fs[f], PF_MEDIUM_ROTATIONAL))
@@ -133,8 +119,6 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 			rc = pf_replay_sweep(&c, items, nhead);
 			if (rc)
 				goto out;
-		} else {
-			nhead = 0; /* all of it init's, or no memory to spare: one sweep as before */
 		}
 		if (o && o->nice_after_head) /* Linux: the calling thread's own nice value */
 			(void)setpriority(PRIO_PROCESS, 0, o->nice_after_head);
@@ -169,7 +153,7 @@ int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct p
 	st->placed_layout = c.map.layout;
 	st->placed_moved = c.map.moved;
 	st->placed_pieces = c.map.pieces;
-	st->at_placed = c.map.at;
+	st->at_placed = c.map_at;
 	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nslow ? PF_MEDIUM_SLOW_FLASH : nsolid ? PF_MEDIUM_FAST_FLASH : PF_MEDIUM_UNKNOWN;
 out:
 	pf_replay_parallel_join(par);

@@ -4,7 +4,8 @@
 #define PREFETCH_REPLAY_INTERNAL_H
 
 #include "replay.h"
-#include "replay_plan.h"
+#include "block_ranges.h" /* pf_brange: the metadata pass's runs */
+#include "read_plan.h"
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -49,13 +50,8 @@ struct pf_rctx {
 	atomic_ullong bytes;
 	atomic_int timed_out, stopped;
 	int fd_budget;                   /* fds the sweep may keep open at once */
-	struct {                         /* the rotational sweep's placing (one thread) */
-		unsigned files, failed;  /* files asked with FIEMAP; of those, FIEMAP refused */
-		unsigned now, layout;    /* data items placed by FIEMAP; by the layout's record (fallback) */
-		unsigned moved;          /* placed by FIEMAP elsewhere than the layout said */
-		unsigned pieces;         /* pieces cut off ranges that now lie in several places */
-		double at;               /* when the placing ended (CLOCK_MONOTONIC s) */
-	} map;
+	struct pf_rplan_placed map;      /* the placing (FIEMAP) of the sweeps and the flash reads (one thread) */
+	double map_at;                   /* when the last placing ended (CLOCK_MONOTONIC s) */
 };
 
 /* Stop flag set or deadline passed (records which).  Cheap; call between reads. */
@@ -73,17 +69,12 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd);
 /* Do one item on an open fd: readahead in chunks, or read a directory.  Returns 0 or -errno / -EINTR. */
 int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it);
 
-/* A growable list of items. */
-struct pf_rvec {
-	struct pf_ritem *v;
-	size_t n, cap;
-};
-
-/* replay_fiemap.c: physical places of DATA items of one file (sorted by offset, not overlapping), from FIEMAP
- * now.  Each item gets the place of its first piece (PF_RPHYS_NOW; none in a hole or an extent without a
- * place; moved set when the layout said otherwise); a range now lying in several places apart is cut, the
- * pieces after the first appended to more.  0, or -errno / -ENOMEM (FIEMAP refused: items untouched, the
- * layout's places stand). */
+/* replay_fiemap.c: the replay's block mapper (read_plan.h): each file opened after its identity check (the
+ * outcome recorded), its extents from FIEMAP; stops when pf_rctx_should_stop. */
+struct pf_rplan_mapper pf_replay_mapper(struct pf_rctx *c);
+/* The places of DATA items of one file (sorted by offset, not overlapping) from FIEMAP on fd, as
+ * pf_rplan_place_file places them.  0, or -errno / -ENOMEM (FIEMAP refused: items untouched, the layout's
+ * places stand). */
 int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n, struct pf_rvec *more);
 
 /* replay_metadata.c: metadata pass on one ext2/3/4 filesystem; adds the blocks read to *blocks.  head: only the
@@ -103,19 +94,12 @@ int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
  * are counted).  0 or -errno. */
 int pf_replay_btrfs_metadata(struct pf_rctx *c, uint32_t fs);
 
-/* replay_place.c: place the DATA items of *items (n of them) where they are now (FIEMAP, file by file in inode
- * order; records the figures in c->map).  Pieces cut off ranges that now lie in several places are added:
- * then *items and *n change to a new array, also returned in *own for the caller to free (else *own is NULL).
- * 0 or -ENOMEM. */
-int pf_replay_place(struct pf_rctx *c, struct pf_ritem **items, size_t *n, struct pf_ritem **own);
-/* Write the plan to o->plan_dump (if any), one line per item in reading order. */
-void pf_replay_dump_plan(const struct pf_rctx *c, const struct pf_ritem *items, size_t n);
-
-/* replay_rotational.c: place (FIEMAP now), sort and sweep items (all on rotational filesystems). */
+/* replay_rotational.c: the plan's sweep of items (read_plan.h, pf_rplan_sweep: placed by FIEMAP now, sorted,
+ * coalesced), read (all on rotational filesystems). */
 int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n);
 
-/* replay_flash.c: the slow-flash reads: place items (FIEMAP now), merge each file's ranges that lie adjacent on
- * the device (holes up to PF_REPLAY_FLASH_HOLE read through), read them in first-touch order with
+/* replay_flash.c: the slow-flash reads: the plan's (read_plan.h, pf_rplan_flash: placed by FIEMAP now, each
+ * file's ranges adjacent on the device merged, holes up to PF_RPLAN_FLASH_HOLE read through), read them in first-touch order with
  * PF_REPLAY_FLASH_READERS readers.  Returns when done: 0 or -ENOMEM. */
 int pf_replay_flash(struct pf_rctx *c, struct pf_ritem *items, size_t n);
 
