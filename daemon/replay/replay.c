@@ -2,6 +2,7 @@
 /* pf_replay: plan the layout's reads, then sweep the rotational filesystems (metadata pass, physical order) and
  * read the slow-flash ones (metadata pass, merged ranges in first-touch order) while readers pull the fast-flash
  * ones in access order. */
+#include "replay.h"
 #include "replay_internal.h"
 
 #include "clock.h"
@@ -11,23 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-
-int pf_rctx_should_stop(struct pf_rctx *c)
-{
-	if (c->o && c->o->stop && *c->o->stop) {
-		atomic_store(&c->stopped, 1);
-		return 1;
-	}
-	if (atomic_load(&c->stopped) || atomic_load(&c->timed_out))
-		return 1;
-	if (c->has_deadline) {
-		if (pf_monotonic_ns() >= c->deadline_ns) {
-			atomic_store(&c->timed_out, 1);
-			return 1;
-		}
-	}
-	return 0;
-}
 
 static int fd_budget(void)
 {

@@ -10,6 +10,10 @@
 
 #include <stdlib.h>
 
+/* Readers on slow flash: the device serves one request at a time; a second reader overlaps its waits in open()
+ * and block mapping with the first one's reads. */
+#define PF_REPLAY_FLASH_READERS 2
+
 int pf_replay_flash(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 {
 	if (!n)
