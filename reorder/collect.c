@@ -336,3 +336,26 @@ void pf_collect_free(struct pf_collect *c)
 	free(c->segs);
 	memset(c, 0, sizeof(*c));
 }
+
+int pf_collect_warm_directories(ext2_filsys fs, const struct pf_collect *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!c->files[i].skip && S_ISDIR(c->files[i].rec->mode))
+			for (size_t r = 0; r < c->files[i].nruns; r++)
+				n += c->files[i].runs[r].len;
+	if (!n || n > (64u << 20) / fs->blocksize) /* more directory than a cheap sweep: leave it */
+		return 0;
+	uint64_t *b = malloc(n * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!c->files[i].skip && S_ISDIR(c->files[i].rec->mode))
+			for (size_t r = 0; r < c->files[i].nruns; r++)
+				for (uint64_t j = 0; j < c->files[i].runs[r].len; j++)
+					b[k++] = c->files[i].runs[r].pblk + j;
+	int rc = pf_warm_blocks(fs, b, k);
+	free(b);
+	return rc;
+}

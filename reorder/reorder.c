@@ -661,7 +661,7 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	if (write && plan.nunits == 0)
 		goto out;
 	struct pf_replay_prediction pred;
-	rc = pf_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
+	rc = pf_collect_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
 	if (!rc)
 		rc = pf_replay_predict(fs, &lay, &col, &plan, o->medium, &pred);
 	if (!rc && plan.nunits > 0 && o->make_room && !pf_medium_is_flash(o->medium) && !o->write_budget_bytes)

@@ -4,7 +4,7 @@
 #ifndef PREFETCH_REORDER_RUNS_H
 #define PREFETCH_REORDER_RUNS_H
 
-#include "plan.h"
+#include "run.h"
 
 #include <stddef.h>
 #include <stdint.h>
