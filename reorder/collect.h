@@ -34,7 +34,7 @@ struct pf_cfile {
 	int checked;
 	struct pf_bmap_run *runs;
 	size_t nruns;
-	struct pf_run *covered;      /* logical ranges already taken (a block is laid out once) */
+	struct pf_brange *covered;      /* logical ranges already taken (a block is laid out once) */
 	size_t ncov, capcov;
 };
 

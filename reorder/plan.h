@@ -97,7 +97,7 @@ struct pf_plan {
 };
 
 /* free must be sorted by start and not overlap.  Returns 0, -EINVAL or -ENOMEM. */
-int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_brange *free_runs, size_t nfree,
 		 const struct pf_plan_params *p, struct pf_plan *out);
 void pf_plan_free(struct pf_plan *p);
 
