@@ -691,17 +691,19 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_br
 	return rc;
 }
 
-/* The sorted sweep of the set as a plan leaves it (what the rotational replay reads); < 0 on -ENOMEM. */
-static double sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span)
+/* The sorted sweep of the set as a plan leaves it (what the rotational replay reads), in *sweep_s.  0 or -ENOMEM. */
+static int sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span, double *sweep_s)
 {
 	struct pf_seg *after = NULL;
 	size_t n = 0;
-	if (pf_plan_result(p, &after, &n))
-		return -1;
+	int rc = pf_plan_result(p, &after, &n);
+	if (rc)
+		return rc;
 	struct pf_layout_figures f;
 	pf_figures(after, n, bsize, span, &f);
 	free(after);
-	return f.sweep_s;
+	*sweep_s = f.sweep_s;
+	return 0;
 }
 
 /* The free space as plan p leaves it: free_runs less the units' destinations, plus the moved blocks' old
@@ -836,10 +838,10 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_brange
 	 * the set can still spread (holes where files left, pieces placed apart).  When moving the whole set
 	 * into one run would read faster by more than a move must save (allowance), do that instead. */
 	struct model m = model_for(prm, segs, nsegs);
-	double now = sweep_after(out, m.disk.unit, m.disk.span);
-	if (now < 0) {
+	double now, whole;
+	if ((rc = sweep_after(out, m.disk.unit, m.disk.span, &now))) {
 		pf_plan_free(out);
-		return -ENOMEM;
+		return rc;
 	}
 	/* Once compact, a new order moves nothing: one copy of the set buys every later boot its gain, so the
 	 * bar is lower than a chunk's allowance (which it must save at every shutdown it moves): a tenth of the
@@ -856,11 +858,10 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_brange
 		pf_plan_free(out);
 		return rc;
 	}
-	double whole = sweep_after(&c, m.disk.unit, m.disk.span);
-	if (whole < 0) {
+	if ((rc = sweep_after(&c, m.disk.unit, m.disk.span, &whole))) {
 		pf_plan_free(&c);
 		pf_plan_free(out);
-		return -ENOMEM;
+		return rc;
 	}
 	if (c.blocks_failed == 0 && c.chunks_split == 0 && now - whole > bar) {
 		pf_plan_free(out);
