@@ -12,11 +12,14 @@
 #include "format.h"
 #include "read_map.h"
 #include "read_plan.h"
+#include "replay_cost.h"
+#include "replay_predict.h"
 
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* One sweep of items[0 .. n): built with the mapper, printed. */
 static int sweep(const struct pf_image *img, const struct pf_rplan_mapper *m, struct pf_ritem *items, size_t n)
@@ -32,10 +35,57 @@ static int sweep(const struct pf_image *img, const struct pf_rplan_mapper *m, st
 	return rc;
 }
 
+/* The data items of the plan of filesystem fsi (placed by the mapper) costed bin by bin on the disk model. */
+static int data_cost(ext2_filsys fs, const struct pf_image *img, uint32_t fsi, const struct pf_rplan_mapper *m)
+{
+	struct pf_lorder_opts o = { .flags = PF_LORDER_ONE_FS, .fs = fsi };
+	struct pf_ritem *items = NULL, *own = NULL, *it;
+	size_t n = 0;
+	struct pf_rplan_placed placed = { 0 };
+	int rc = pf_rplan_build(img, &o, &items, &n);
+	it = items;
+	if (!rc)
+		rc = pf_rplan_sweep(img, m, &it, &n, &own, &placed);
+	uint32_t nbins = 0;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (it[i].bin + 1 > nbins)
+			nbins = it[i].bin + 1;
+	struct pf_bvec *v = calloc(nbins ? nbins : 1, sizeof(*v));
+	struct pf_cost_pass *p = calloc(nbins ? nbins : 1, sizeof(*p));
+	if (!rc && (!v || !p))
+		rc = -ENOMEM;
+	uint64_t bs = fs->blocksize;
+	for (size_t i = 0; i < n && !rc; i++)
+		if (it[i].kind == PF_RITEM_DATA && it[i].phys_known)
+			rc = pf_bvec_push(&v[it[i].bin], it[i].physical / bs,
+					  (it[i].physical + it[i].length + bs - 1) / bs - it[i].physical / bs);
+	for (uint32_t b = 0; b < nbins; b++)
+		p[b] = (struct pf_cost_pass){ .r = v[b].r, .n = v[b].n, .cache = PF_COST_FILES, .data = 1 };
+	struct pf_disk_model d = pf_replay_model(fs, PF_MEDIUM_ROTATIONAL);
+	struct pf_cost c;
+	if (!rc)
+		rc = pf_replay_cost(&d, p, nbins, NULL, 0, &c);
+	if (!rc)
+		printf("data_s %.17g requests %llu blocks %llu\n", c.data_s, (unsigned long long)c.requests,
+		       (unsigned long long)c.data_blocks);
+	for (uint32_t b = 0; v && b < nbins; b++)
+		free(v[b].r);
+	free(v);
+	free(p);
+	free(own);
+	free(items);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
+	int cost = argc == 4 && !strcmp(argv[1], "--data-cost");
+	if (cost) {
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: read_plan_ext LAYOUT IMAGE\n");
+		fprintf(stderr, "usage: read_plan_ext [--data-cost] LAYOUT IMAGE\n");
 		return 2;
 	}
 	struct pf_image *img;
@@ -58,10 +108,14 @@ int main(int argc, char **argv)
 	if (!rc) {
 		struct pf_read_map rm = { .fs = fs, .img = img, .fsi = (uint32_t)fsi };
 		struct pf_rplan_mapper m = pf_read_map_mapper(&rm);
-		size_t nhead = pf_rplan_head_first(img, items, n);
-		rc = sweep(img, &m, items, nhead);
-		if (!rc)
-			rc = sweep(img, &m, items + nhead, n - nhead);
+		if (cost) {
+			rc = data_cost(fs, img, (uint32_t)fsi, &m);
+		} else {
+			size_t nhead = pf_rplan_head_first(img, items, n);
+			rc = sweep(img, &m, items, nhead);
+			if (!rc)
+				rc = sweep(img, &m, items + nhead, n - nhead);
+		}
 	}
 	if (rc)
 		fprintf(stderr, "read_plan_ext: %s\n", fsi < 0 ? "the layout does not name the image's filesystem"
