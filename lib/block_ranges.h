@@ -12,7 +12,8 @@
  * blocks costs less than a seek. */
 #define PF_META_GAP_BLOCKS 32
 
-/* A run of device blocks. */
+/* A run of blocks: device blocks (the replay's, the reorder's physical extents), or a file's logical blocks
+ * where its user says so. */
 struct pf_brange {
 	uint64_t start, count;
 };

@@ -75,7 +75,7 @@ int pf_medium_override_parse(const char *val)
 	if (!strcasecmp(val, "fast-flash") || !strcasecmp(val, "ssd") || !strcasecmp(val, "solid") ||
 	    !strcasecmp(val, "nonrotational"))
 		return PF_MEDIUM_FORCE_FAST_FLASH;
-	return -1;
+	return -EINVAL;
 }
 
 void pf_config_defaults(struct pf_config *cfg)
@@ -166,7 +166,7 @@ static int parse_bool(const char *s, int *out)
 		if (!strcasecmp(s, no[i]))
 			return *out = 0, 0;
 	}
-	return -1;
+	return -EINVAL;
 }
 
 static int is_blank(char c)

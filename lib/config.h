@@ -109,7 +109,7 @@ const char *pf_config_key_name(size_t i);
  * they are.  Returns 0, -ENOENT when key names no setting, -ENOSPC when len is too small (buf truncated). */
 int pf_config_get(const struct pf_config *cfg, const char *key, char *buf, size_t len);
 
-/* A PREFETCH_MEDIUM value (also --medium's): its enum pf_medium_override, or -1 when it names none. */
+/* A PREFETCH_MEDIUM value (also --medium's): its enum pf_medium_override, or -EINVAL when it names none. */
 int pf_medium_override_parse(const char *val);
 
 /* Parse text (for tests and for the loader). */

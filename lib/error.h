@@ -8,6 +8,11 @@
  *   PF_EEXT2_FIRST - k             libext2fs's own code EXT2_ET_BASE + k, when it has no errno equivalent
  *                                  (pf_err_from_ext2; k < PF_EEXT2_SPAN)
  * pf_strerror gives the text of any of them; a value in none of them reads "unknown error".
+ *
+ * A reason beyond the code travels one way: a function that can say more than its code takes (char *err,
+ * size_t errlen) as its last parameters and, when it fails, writes one line there (no newline; "" when the
+ * code says it all) for the caller to log once, at the edge.  A -1 is never returned as an error (it reads as
+ * -EPERM): "not found" and "not known" values are documented as such by their functions.
  */
 #ifndef PREFETCH_ERROR_H
 #define PREFETCH_ERROR_H

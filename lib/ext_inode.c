@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "ext_inode.h"
 
+#include "error.h"
+
 #include <errno.h>
 #include <ext2fs/ext3_extents.h>
 
@@ -8,12 +10,12 @@ int pf_ext_inode_table_block(ext2_filsys fs, uint64_t ino, uint64_t *blk)
 {
 	struct ext2_super_block *sb = fs->super;
 	if (ino < 1 || ino > sb->s_inodes_count || !sb->s_inodes_per_group)
-		return -1;
+		return -EINVAL;
 	dgrp_t g = (dgrp_t)((ino - 1) / sb->s_inodes_per_group);
 	uint64_t idx = (ino - 1) % sb->s_inodes_per_group;
 	blk64_t tab = ext2fs_inode_table_loc(fs, g);
 	if (!tab)
-		return -1;
+		return PF_ECORRUPT;
 	*blk = tab + idx * EXT2_INODE_SIZE(sb) / fs->blocksize;
 	return 0;
 }

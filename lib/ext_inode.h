@@ -12,8 +12,8 @@
 /* Receives runs of device blocks; a non-zero return stops the walk and is returned. */
 typedef int (*pf_ext_block_fn)(void *ctx, uint64_t start, uint64_t count);
 
-/* The inode-table block holding ino.  Returns 0, or -1 for an inode number out of range or a group without an
- * inode table. */
+/* The inode-table block holding ino.  Returns 0, -EINVAL for an inode number out of range, or PF_ECORRUPT for a
+ * group without an inode table. */
 int pf_ext_inode_table_block(ext2_filsys fs, uint64_t ino, uint64_t *blk);
 
 /* The blocks reading ino needs beyond its inode: its tree (extent blocks below the inode, indirect blocks) and,

@@ -4,7 +4,8 @@
 #ifndef PREFETCH_NUMBER_H
 #define PREFETCH_NUMBER_H
 
-/* Returns 0 with *out set, or -1 (*out untouched) when s is not such a number or lies outside lo..hi. */
+/* Returns 0 with *out set, or (*out untouched) -EINVAL when s is not a decimal number, -ERANGE when it lies
+ * outside lo..hi. */
 int pf_parse_long(const char *s, long lo, long hi, long *out);
 
 #endif

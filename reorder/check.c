@@ -72,24 +72,3 @@ void pf_figures(const struct pf_seg *segs, size_t n, uint32_t bsize, uint64_t sp
 	free(owners);
 }
 
-int pf_plan_result(const struct pf_plan *p, struct pf_seg **out, size_t *n)
-{
-	*out = malloc((p->nsegs + p->nmoves + 1) * sizeof(**out));
-	if (!*out)
-		return -ENOMEM;
-	size_t k = 0;
-	for (size_t c = 0; c < p->nchunks; c++) {
-		const struct pf_chunk *ch = &p->chunks[c];
-		if (ch->state == PF_CHUNK_IN_PLACE || ch->state == PF_CHUNK_FAILED) {
-			for (size_t i = ch->first_seg; i < ch->first_seg + ch->nsegs; i++)
-				(*out)[k++] = p->segs[i];
-			continue;
-		}
-		for (size_t u = ch->first_unit; u < ch->first_unit + ch->nunits; u++)
-			for (size_t m = p->units[u].first; m < p->units[u].first + p->units[u].count; m++)
-				(*out)[k++] = (struct pf_seg){ .owner = p->moves[m].owner, .lblk = p->moves[m].lblk,
-							       .pblk = p->moves[m].dst, .len = p->moves[m].len };
-	}
-	*n = k;
-	return 0;
-}

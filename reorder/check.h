@@ -5,7 +5,7 @@
 #ifndef PREFETCH_REORDER_CHECK_H
 #define PREFETCH_REORDER_CHECK_H
 
-#include "plan.h"
+#include "run.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,8 +24,6 @@ struct pf_layout_figures {
 /* Figures for segs (pblk/len; owner distinguishes files) on a filesystem of span blocks of bsize bytes. */
 void pf_figures(const struct pf_seg *segs, size_t n, uint32_t bsize, uint64_t span, struct pf_layout_figures *f);
 
-/* The segments as they would lie after the plan: moved chunks at their destinations.  *out is malloc'd. */
-int pf_plan_result(const struct pf_plan *p, struct pf_seg **out, size_t *n);
 
 /* Model time in seconds of moving the head from block `from` to block `to` (pf_disk_move_s in blocks). */
 double pf_seek_time(uint64_t from, uint64_t to, uint32_t bsize, uint64_t span, int *is_seek);

@@ -148,8 +148,8 @@ static int take_range(struct pf_collect *c, size_t *cap, uint32_t fi, uint64_t a
 	struct pf_cfile *f = &c->files[fi];
 	uint64_t pos = a;
 	for (size_t i = 0; i < f->ncov && pos < b; i++) {
-		const struct pf_run *cv = &f->covered[i];
-		if (cv->start + cv->len <= pos)
+		const struct pf_brange *cv = &f->covered[i];
+		if (cv->start + cv->count <= pos)
 			continue;
 		if (cv->start >= b)
 			break;
@@ -158,7 +158,7 @@ static int take_range(struct pf_collect *c, size_t *cap, uint32_t fi, uint64_t a
 			if (rc)
 				return rc;
 		}
-		pos = cv->start + cv->len;
+		pos = cv->start + cv->count;
 	}
 	if (pos < b) {
 		int rc = emit_mapped(c, cap, fi, pos, b);
@@ -169,15 +169,15 @@ static int take_range(struct pf_collect *c, size_t *cap, uint32_t fi, uint64_t a
 	if (PF_ARRAY_RESERVE(f->covered, f->capcov, f->ncov + 1, 4))
 		return -ENOMEM;
 	size_t i = 0;
-	while (i < f->ncov && f->covered[i].start + f->covered[i].len < a)
+	while (i < f->ncov && f->covered[i].start + f->covered[i].count < a)
 		i++;
 	size_t j = i;
 	uint64_t s = a, e = b;
 	while (j < f->ncov && f->covered[j].start <= b) {
 		if (f->covered[j].start < s)
 			s = f->covered[j].start;
-		if (f->covered[j].start + f->covered[j].len > e)
-			e = f->covered[j].start + f->covered[j].len;
+		if (f->covered[j].start + f->covered[j].count > e)
+			e = f->covered[j].start + f->covered[j].count;
 		j++;
 	}
 	if (j == i) {
@@ -187,7 +187,7 @@ static int take_range(struct pf_collect *c, size_t *cap, uint32_t fi, uint64_t a
 		memmove(&f->covered[i + 1], &f->covered[j], (f->ncov - j) * sizeof(*f->covered));
 		f->ncov -= j - i - 1;
 	}
-	f->covered[i] = (struct pf_run){ .start = s, .len = e - s };
+	f->covered[i] = (struct pf_brange){ .start = s, .count = e - s };
 	return 0;
 }
 
@@ -335,4 +335,27 @@ void pf_collect_free(struct pf_collect *c)
 	free(c->files);
 	free(c->segs);
 	memset(c, 0, sizeof(*c));
+}
+
+int pf_collect_warm_directories(ext2_filsys fs, const struct pf_collect *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!c->files[i].skip && S_ISDIR(c->files[i].rec->mode))
+			for (size_t r = 0; r < c->files[i].nruns; r++)
+				n += c->files[i].runs[r].len;
+	if (!n || n > (64u << 20) / fs->blocksize) /* more directory than a cheap sweep: leave it */
+		return 0;
+	uint64_t *b = malloc(n * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!c->files[i].skip && S_ISDIR(c->files[i].rec->mode))
+			for (size_t r = 0; r < c->files[i].nruns; r++)
+				for (uint64_t j = 0; j < c->files[i].runs[r].len; j++)
+					b[k++] = c->files[i].runs[r].pblk + j;
+	int rc = pf_warm_blocks(fs, b, k);
+	free(b);
+	return rc;
 }

@@ -34,7 +34,7 @@ struct pf_cfile {
 	int checked;
 	struct pf_bmap_run *runs;
 	size_t nruns;
-	struct pf_run *covered;      /* logical ranges already taken (a block is laid out once) */
+	struct pf_brange *covered;      /* logical ranges already taken (a block is laid out once) */
 	size_t ncov, capcov;
 };
 
@@ -58,5 +58,9 @@ int64_t pf_inode_mtime_ns(ext2_filsys fs, const struct ext2_inode_large *in, int
 
 /* The index in c->files of inode ino (the files are sorted by inode), or -1. */
 long pf_collect_find(const struct pf_collect *c, ext2_ino_t ino);
+
+/* Read the blocks of the layout's directories (those collected, c->files) in one sweep (warm.h), for the
+ * replay prediction's path lookups, which read them a block at a time.  Returns 0 or -ENOMEM. */
+int pf_collect_warm_directories(ext2_filsys fs, const struct pf_collect *c);
 
 #endif

@@ -38,19 +38,19 @@ int pf_discard_freed(ext2_filsys fs, const struct pf_plan *p, size_t done, uint6
 		n += 2 * p->units[u].count;
 	if (!n)
 		return 0;
-	struct pf_run *r = malloc(n * sizeof(*r));
+	struct pf_brange *r = malloc(n * sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	n = 0;
 	for (size_t u = 0; u < done && u < p->nunits; u++)
 		for (size_t i = p->units[u].first; i < p->units[u].first + p->units[u].count; i++) {
-			r[n++] = (struct pf_run){ p->moves[i].src, p->moves[i].len };
-			r[n++] = (struct pf_run){ p->moves[i].dst, p->moves[i].len };
+			r[n++] = (struct pf_brange){ p->moves[i].src, p->moves[i].len };
+			r[n++] = (struct pf_brange){ p->moves[i].dst, p->moves[i].len };
 		}
-	n = pf_runs_normalize(r, n); /* merge what touches: fewer, longer discards */
+	n = pf_branges_normalize(r, n, 0); /* merge what touches: fewer, longer discards */
 	int rc = 0;
 	for (size_t i = 0; i < n && !rc; i++)
-		rc = discard_free(fs, r[i].start, r[i].len, blocks, requests);
+		rc = discard_free(fs, r[i].start, r[i].count, blocks, requests);
 	free(r);
 	return rc;
 }

@@ -39,7 +39,7 @@ static int candidate(ext2_filsys fs, ext2_ino_t ino, const struct ext2_inode_lar
 }
 
 /* Step 1: every inode; the runs of the candidates that lie in the window become wishes. */
-static int scan_inodes(ext2_filsys fs, struct pf_run win, struct pf_evac *e, struct wish **wishes, size_t *nwishes)
+static int scan_inodes(ext2_filsys fs, struct pf_brange win, struct pf_evac *e, struct wish **wishes, size_t *nwishes)
 {
 	ext2_inode_scan scan = NULL;
 	int bpg = (int)(fs->inode_blocks_per_group < 512 ? fs->inode_blocks_per_group : 512);
@@ -47,7 +47,7 @@ static int scan_inodes(ext2_filsys fs, struct pf_run win, struct pf_evac *e, str
 	if (rc)
 		return rc;
 	size_t capf = 0, capw = 0;
-	uint64_t end = win.start + win.len;
+	uint64_t end = win.start + win.count;
 	struct ext2_inode_large in;
 	for (;;) {
 		ext2_ino_t ino = 0;
@@ -112,7 +112,7 @@ static int wishes_to_layout(ext2_filsys fs, struct wish *w, size_t n, struct pf_
 	return 0;
 }
 
-int pf_evac_collect(ext2_filsys fs, const struct pf_run *free_runs, size_t nfree, struct pf_run window,
+int pf_evac_collect(ext2_filsys fs, const struct pf_brange *free_runs, size_t nfree, struct pf_brange window,
 		    struct pf_evac *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -133,20 +133,20 @@ int pf_evac_collect(ext2_filsys fs, const struct pf_run *free_runs, size_t nfree
 	uint64_t movable = 0;
 	for (size_t i = 0; i < out->col.nsegs; i++)
 		movable += out->col.segs[i].len; /* all inside the window (the wishes were cut to it) */
-	uint64_t used = window.len - pf_runs_count_in(free_runs, nfree, window.start, window.len);
+	uint64_t used = window.count - pf_runs_count_in(free_runs, nfree, window.start, window.count);
 	out->stuck_blocks = used > movable ? used - movable : 0;
 	return 0;
 }
 
-int pf_evac_window_free(const struct pf_evac *e, const struct pf_run *free_runs, size_t nfree, struct pf_run **out,
-			size_t *nout)
+int pf_evac_window_free(const struct pf_evac *e, const struct pf_brange *free_runs, size_t nfree,
+			struct pf_brange **out, size_t *nout)
 {
-	struct pf_run *fm = NULL;
+	struct pf_brange *fm = NULL;
 	size_t n = 0;
 	int rc = pf_runs_with_segs(free_runs, nfree, e->col.segs, e->col.nsegs, &fm, &n);
 	if (rc)
 		return rc;
-	rc = pf_runs_clip(fm, n, e->window.start, e->window.len, 1, out, nout);
+	rc = pf_runs_clip(fm, n, e->window.start, e->window.count, 1, out, nout);
 	free(fm);
 	return rc;
 }
@@ -215,7 +215,7 @@ int pf_evac_compose(const struct pf_plan *out, const struct pf_plan *in, struct 
 	int rc = cost_moves(out, &p1, &n1);
 	if (!rc)
 		rc = cost_moves(in, &p2, &n2);
-	struct pf_run *edst = malloc((n1 + 1) * sizeof(*edst));
+	struct pf_brange *edst = malloc((n1 + 1) * sizeof(*edst));
 	struct pf_bvec v = { 0 };
 	size_t k = 0, cap = 0;
 	if (!rc && !edst)
@@ -223,7 +223,7 @@ int pf_evac_compose(const struct pf_plan *out, const struct pf_plan *in, struct 
 	/* each evacuated piece: where the second plan takes it from there, or where the first left it */
 	for (size_t i = 0; i < n1 && !rc; i++) {
 		const struct pf_cost_move *e = &p1[i];
-		edst[i] = (struct pf_run){ e->dst, e->len };
+		edst[i] = (struct pf_brange){ e->dst, e->len };
 		v.n = 0;
 		rc = pf_cost_relocate_run(p2, n2, e->dst, e->len, &v);
 		uint64_t src = e->src;
@@ -233,13 +233,13 @@ int pf_evac_compose(const struct pf_plan *out, const struct pf_plan *in, struct 
 		}
 	}
 	/* the second plan's moves from places the first did not fill */
-	size_t ne = rc ? 0 : pf_runs_normalize(edst, n1);
+	size_t ne = rc ? 0 : pf_branges_normalize(edst, n1, 0);
 	for (size_t i = 0; i < n2 && !rc; i++) {
-		struct pf_run *parts = NULL;
+		struct pf_brange *parts = NULL;
 		size_t np = 0;
 		rc = pf_runs_complement(edst, ne, p2[i].src, p2[i].len, &parts, &np);
 		for (size_t f = 0; f < np && !rc; f++)
-			rc = push_move(&r, &k, &cap, parts[f].start, p2[i].dst + (parts[f].start - p2[i].src), parts[f].len);
+			rc = push_move(&r, &k, &cap, parts[f].start, p2[i].dst + (parts[f].start - p2[i].src), parts[f].count);
 		free(parts);
 	}
 	free(p1);

@@ -16,7 +16,7 @@
 #include <ext2fs/ext2fs.h>
 
 struct pf_evac {
-	struct pf_run window;
+	struct pf_brange window;
 	struct pf_file *files;       /* one record per inode with blocks in the window, as the inode is now */
 	size_t nfiles;
 	struct pf_layouts lay;       /* its wishes: the logical ranges lying in the window, by physical block */
@@ -28,14 +28,14 @@ struct pf_evac {
 /* Everything movable in window, the layout's own files included (the layout's plan brings their blocks back
  * into the window in order), from a scan of all inodes.  free_runs (normalized) counts the window's free
  * blocks for stuck_blocks.  Returns 0 or a negative pf error (lib/error.h). */
-int pf_evac_collect(ext2_filsys fs, const struct pf_run *free_runs, size_t nfree, struct pf_run window,
+int pf_evac_collect(ext2_filsys fs, const struct pf_brange *free_runs, size_t nfree, struct pf_brange window,
 		    struct pf_evac *out);
 void pf_evac_free(struct pf_evac *e);
 
 /* The window's free space once everything movable has left it: window ∩ (free_runs ∪ e->col's segments).
  * *out is malloc'd, sorted.  Returns 0 or -ENOMEM. */
-int pf_evac_window_free(const struct pf_evac *e, const struct pf_run *free_runs, size_t nfree, struct pf_run **out,
-			size_t *nout);
+int pf_evac_window_free(const struct pf_evac *e, const struct pf_brange *free_runs, size_t nfree,
+			struct pf_brange **out, size_t *nout);
 
 /* Pure helpers for predicting the two plans of a run that makes room (first `out`, the evacuation, then `in`,
  * the layout's plan made on the set as `out` leaves it), each plan taken as the copies it carries out

@@ -7,10 +7,10 @@
 #include <errno.h>
 #include <stdlib.h>
 
-int pf_freespace(ext2_filsys fs, struct pf_run **runs, size_t *n)
+int pf_freespace(ext2_filsys fs, struct pf_brange **runs, size_t *n)
 {
 	blk64_t first = fs->super->s_first_data_block, last = ext2fs_blocks_count(fs->super) - 1;
-	struct pf_run *r = NULL;
+	struct pf_brange *r = NULL;
 	size_t cnt = 0, cap = 0;
 	blk64_t pos = first;
 	while (pos <= last) {
@@ -23,7 +23,7 @@ int pf_freespace(ext2_filsys fs, struct pf_run **runs, size_t *n)
 			free(r);
 			return -ENOMEM;
 		}
-		r[cnt++] = (struct pf_run){ .start = z, .len = s - z };
+		r[cnt++] = (struct pf_brange){ .start = z, .count = s - z };
 		pos = s;
 	}
 	*runs = r;

@@ -8,6 +8,6 @@
 #include <ext2fs/ext2fs.h>
 
 /* Sorted, non-overlapping free runs (fs->block_map must be loaded).  Returns 0 or -ENOMEM. */
-int pf_freespace(ext2_filsys fs, struct pf_run **runs, size_t *n);
+int pf_freespace(ext2_filsys fs, struct pf_brange **runs, size_t *n);
 
 #endif

@@ -2,6 +2,7 @@
 /* The gain gate in words (see gain_report.h). */
 #include "gain_report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +14,7 @@ int pf_parse_min_gain(const char *s, double *pct)
 	char *end;
 	double v = strtod(s, &end);
 	if (end == s || *end || !isfinite(v) || v > 100 || v < -1000)
-		return -1;
+		return -EINVAL;
 	*pct = v;
 	return 1;
 }

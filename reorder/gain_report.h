@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 /* --min-gain's value: "off" (returns 0: no gate) or a percentage, negative allowed (returns 1, *pct set).
- * Returns -1 with a message on stderr when it is neither. */
+ * Returns -EINVAL when it is neither. */
 int pf_parse_min_gain(const char *s, double *pct);
 
 /* The decision in one line, e.g. "not moving: predicted replay 0.68 s now, 0.71 s after the plan (gain -4 %,

@@ -86,9 +86,9 @@ static int write_jsb(struct pf_jtxn *j, uint32_t seq, uint32_t start)
 	return jwrite(j, 0, j->jsb);
 }
 
-static int refuse(char *why, size_t whylen, const char *msg)
+static int refuse(char *err, size_t errlen, const char *msg)
 {
-	snprintf(why, whylen, "%s", msg);
+	snprintf(err, errlen, "%s", msg);
 	return -ENOTSUP;
 }
 
@@ -114,28 +114,28 @@ static int map_journal(struct pf_jtxn *j, ext2_ino_t ino, uint32_t n)
 	return 0;
 }
 
-static int check_jsb(struct pf_jtxn *j, char *why, size_t whylen)
+static int check_jsb(struct pf_jtxn *j, char *err, size_t errlen)
 {
 	const char *s = j->jsb;
 	uint32_t type = get32(s, 4);
 	if (get32(s, 0) != JBD2_MAGIC || (type != JT_SB_V1 && type != JT_SB_V2))
-		return refuse(why, whylen, "the journal superblock is not a jbd2 superblock");
+		return refuse(err, errlen, "the journal superblock is not a jbd2 superblock");
 	if (get32(s, JS_BLOCKSIZE) != j->bs)
-		return refuse(why, whylen, "the journal's block size is not the filesystem's");
+		return refuse(err, errlen, "the journal's block size is not the filesystem's");
 	j->incompat = type == JT_SB_V2 ? get32(s, JS_INCOMPAT) : 0;
 	if (j->incompat & ~(uint32_t)(JI_REVOKE | JI_64BIT | JI_ASYNC_COMMIT | JI_CSUM_V2 | JI_CSUM_V3))
-		return refuse(why, whylen, "the journal has incompatible features this writer does not know (fast commit?)");
+		return refuse(err, errlen, "the journal has incompatible features this writer does not know (fast commit?)");
 	if (type == JT_SB_V2 && get32(s, JS_ROCOMPAT))
-		return refuse(why, whylen, "the journal has read-only-compatible features this writer does not know");
+		return refuse(err, errlen, "the journal has read-only-compatible features this writer does not know");
 	if (get32(s, JS_START) != 0)
-		return refuse(why, whylen, "the journal is not empty: run fsck first");
+		return refuse(err, errlen, "the journal is not empty: run fsck first");
 	if (get32(s, JS_ERRNO) != 0)
-		return refuse(why, whylen, "the journal records an error: run fsck first");
+		return refuse(err, errlen, "the journal records an error: run fsck first");
 	j->first = get32(s, JS_FIRST);
 	j->last = get32(s, JS_MAXLEN);
 	j->seq = get32(s, JS_SEQUENCE);
 	if (j->first < 1 || j->last <= j->first + 3)
-		return refuse(why, whylen, "the journal is too small");
+		return refuse(err, errlen, "the journal is too small");
 	if (j->incompat & JI_CSUM_V3)
 		j->tag_bytes = 16;
 	else
@@ -146,13 +146,13 @@ static int check_jsb(struct pf_jtxn *j, char *why, size_t whylen)
 	return 0;
 }
 
-int pf_jtxn_open(ext2_filsys fs, io_channel raw, struct pf_jtxn **out, char *why, size_t whylen)
+int pf_jtxn_open(ext2_filsys fs, io_channel raw, struct pf_jtxn **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	snprintf(why, whylen, "%s", "");
+	snprintf(err, errlen, "%s", "");
 	ext2_ino_t ino = fs->super->s_journal_inum;
 	if (!ext2fs_has_feature_journal(fs->super) || !ino)
-		return refuse(why, whylen, "no internal journal");
+		return refuse(err, errlen, "no internal journal");
 	struct pf_jtxn *j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
@@ -167,15 +167,15 @@ int pf_jtxn_open(ext2_filsys fs, io_channel raw, struct pf_jtxn **out, char *why
 	if (!rc)
 		rc = pf_err_from_ext2(io_channel_read_blk64(raw, j->pblk[0], 1, j->jsb));
 	if (!rc)
-		rc = check_jsb(j, why, whylen);
+		rc = check_jsb(j, err, errlen);
 	if (!rc) {
 		free(j->pblk);
 		j->pblk = NULL;
 		rc = map_journal(j, ino, j->last);
 	}
 	if (rc) {
-		if (!*why)
-			snprintf(why, whylen, "reading the journal: %s", pf_strerror(rc));
+		if (!*err)
+			snprintf(err, errlen, "reading the journal: %s", pf_strerror(rc));
 		pf_jtxn_close(j);
 		return rc;
 	}

@@ -29,8 +29,8 @@
 struct pf_jtxn;
 
 /* fs: the filesystem (its journal inode and superblock fields); raw: the channel that writes to the disk (block
- * size fs->blocksize).  why (whylen bytes) says why a journal is refused. */
-int pf_jtxn_open(ext2_filsys fs, io_channel raw, struct pf_jtxn **out, char *why, size_t whylen);
+ * size fs->blocksize).  err (errlen bytes) says why a journal is refused (lib/error.h). */
+int pf_jtxn_open(ext2_filsys fs, io_channel raw, struct pf_jtxn **out, char *err, size_t errlen);
 /* The most filesystem blocks one transaction holds. */
 size_t pf_jtxn_capacity(const struct pf_jtxn *j);
 /* Write blocks blk[i] (contents data[i], fs->blocksize bytes each) as one committed transaction (n <=

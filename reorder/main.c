@@ -159,7 +159,70 @@ __attribute__((format(printf, 3, 4))) static int record(const struct outcome_rec
 	return exit;
 }
 
-int main(int argc, char **argv)
+/* The command line. */
+struct args {
+	const char *layouts[MAX_LAYOUTS];
+	int nlayouts, check, dry, final, level, gate, gain_given, force_flash, discard, make_room;
+	double min_gain;
+	long chunk, budget, wbudget; /* budget in ms, wbudget in MB; -1: not given */
+	const char *config, *outcome, *device;
+};
+
+/* One option (getopt_long's c, optarg).  Returns 1 with *status when the program ends here (help, version,
+ * usage error), else 0. */
+static int one_option(int c, char **argv, struct args *a, int *status)
+{
+	*status = 0;
+	switch (c) {
+	case 'l':
+		if (a->nlayouts == MAX_LAYOUTS)
+			return *status = pf_usage_error("at most %d --layout options", MAX_LAYOUTS), 1;
+		a->layouts[a->nlayouts++] = optarg;
+		return 0;
+	case 'c':
+		if (pf_parse_long(optarg, 1, 1L << 30, &a->chunk))
+			return *status = pf_usage_error("--chunk-blocks: '%s' is not a number of blocks (1..%ld)", optarg,
+						      1L << 30), 1;
+		return 0;
+	case 't': {
+		char *end;
+		double v = strtod(optarg, &end);
+		if (end == optarg || *end || !(v >= 0) || v > 86400)
+			return *status = pf_usage_error("--time-budget: '%s' is not a number of seconds (0..86400)", optarg), 1;
+		a->budget = (long)(v * 1000 + 0.5);
+		if (v > 0 && a->budget == 0)
+			a->budget = 1;
+		return 0;
+	}
+	case 'w':
+		if (pf_parse_long(optarg, 0, 1L << 20, &a->wbudget))
+			return *status = pf_usage_error("--write-budget: '%s' is not a number of megabytes (0..%ld)", optarg,
+						      1L << 20), 1;
+		return 0;
+	case 'D': a->discard = 0; return 0;
+	case 'R': a->make_room = 1; return 0;
+	case 'N': a->make_room = 0; return 0;
+	case 'n': a->dry = 1; return 0;
+	case 'C': a->check = 1; return 0;
+	case 'F': a->config = optarg; return 0;
+	case 'S': a->final = 1; return 0;
+	case 'f': a->force_flash = 1; return 0;
+	case 'O': a->outcome = optarg; return 0;
+	case 'G':
+		if ((a->gate = pf_parse_min_gain(optarg, &a->min_gain)) < 0)
+			return *status = pf_usage_error("--min-gain: '%s' is not a percentage (-1000..100) or off", optarg), 1;
+		a->gain_given = 1;
+		return 0;
+	case 'v': a->level = PF_LOG_INFO; return 0;
+	case 'q': a->level = PF_LOG_ERR; return 0;
+	case 'h': usage(stdout); return 1;
+	case 'V': printf("prefetch-reorder %s\n", PREFETCH_VERSION); return 1;
+	default: return *status = pf_usage_bad_option(c, argv), 1;
+	}
+}
+
+/* The command line into *a.  Returns 1 with *status when the program ends here, else 0. */
+static int parse_args(int argc, char **argv, struct args *a, int *status)
 {
 	static const struct option longopts[] = {
 		{ "layout", required_argument, NULL, 'l' },     { "chunk-blocks", required_argument, NULL, 'c' },
@@ -173,130 +236,173 @@ int main(int argc, char **argv)
 		{ "make-room", no_argument, NULL, 'R' },        { "no-make-room", no_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *layouts[MAX_LAYOUTS];
-	int nlayouts = 0, check = 0, dry = 0, final = 0, level = PF_LOG_NOTICE, gate = 1, gain_given = 0, force_flash = 0;
-	double min_gain = PF_REORDER_MIN_GAIN_PERCENT;
-	long chunk = -1, budget = -1; /* budget in ms */
-	long wbudget = -1;            /* MB */
-	int discard = 1, make_room = -1;
-	const char *config = NULL, *outcome = NULL;
+	*a = (struct args){ .level = PF_LOG_NOTICE, .gate = 1, .min_gain = PF_REORDER_MIN_GAIN_PERCENT, .chunk = -1,
+			    .budget = -1, .wbudget = -1, .discard = 1, .make_room = -1 };
 	int c;
-	pf_log_init("prefetch-reorder", PF_LOG_NOTICE); /* -v/-q set the level below */
 	opterr = 0; /* one message of our own */
-	while ((c = getopt_long(argc, argv, ":l:c:t:w:nvqhV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			if (nlayouts == MAX_LAYOUTS)
-				return pf_usage_error("at most %d --layout options", MAX_LAYOUTS);
-			layouts[nlayouts++] = optarg;
-			break;
-		case 'c':
-			if (pf_parse_long(optarg, 1, 1L << 30, &chunk))
-				return pf_usage_error("--chunk-blocks: '%s' is not a number of blocks (1..%ld)", optarg,
-						      1L << 30);
-			break;
-		case 't': {
-			char *end;
-			double v = strtod(optarg, &end);
-			if (end == optarg || *end || !(v >= 0) || v > 86400)
-				return pf_usage_error("--time-budget: '%s' is not a number of seconds (0..86400)", optarg);
-			budget = (long)(v * 1000 + 0.5);
-			if (v > 0 && budget == 0)
-				budget = 1;
-			break;
-		}
-		case 'w':
-			if (pf_parse_long(optarg, 0, 1L << 20, &wbudget))
-				return pf_usage_error("--write-budget: '%s' is not a number of megabytes (0..%ld)", optarg,
-						      1L << 20);
-			break;
-		case 'D': discard = 0; break;
-		case 'R': make_room = 1; break;
-		case 'N': make_room = 0; break;
-		case 'n': dry = 1; break;
-		case 'C': check = 1; break;
-		case 'F': config = optarg; break;
-		case 'S': final = 1; break;
-		case 'f': force_flash = 1; break;
-		case 'O': outcome = optarg; break;
-		case 'G':
-			if ((gate = pf_parse_min_gain(optarg, &min_gain)) < 0)
-				return pf_usage_error("--min-gain: '%s' is not a percentage (-1000..100) or off", optarg);
-			gain_given = 1;
-			break;
-		case 'v': level = PF_LOG_INFO; break;
-		case 'q': level = PF_LOG_ERR; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("prefetch-reorder %s\n", PREFETCH_VERSION); return 0;
-		default: return pf_usage_bad_option(c, argv);
-		}
-	}
+	while ((c = getopt_long(argc, argv, ":l:c:t:w:nvqhV", longopts, NULL)) != -1)
+		if (one_option(c, argv, a, status))
+			return 1;
 	if (optind != argc - 1)
-		return pf_usage_error(optind == argc ? "no DEVICE or IMAGE given" : "want exactly one DEVICE or IMAGE");
-	const char *device = argv[optind];
-	if (outcome && (check || dry))
-		return pf_usage_error("--outcome records a run: not with --check or --dry-run");
-	pf_log_init("prefetch-reorder", level);
-	struct outcome_record rec = { .device = device, .path = outcome, .final = final };
+		return *status = pf_usage_error(optind == argc ? "no DEVICE or IMAGE given" : "want exactly one DEVICE or IMAGE"), 1;
+	a->device = argv[optind];
+	if (a->outcome && (a->check || a->dry))
+		return *status = pf_usage_error("--outcome records a run: not with --check or --dry-run"), 1;
+	return 0;
+}
+
+/* The reorder's options from the command line and the configuration (deflayout: room for the default
+ * layout's path). */
+static struct pf_reorder_opts reorder_opts(struct args *a, const struct pf_config *cfg, int medium, char *deflayout,
+					   size_t deflen)
+{
+	int state_layout = a->nlayouts == 0;
+	if (a->nlayouts == 0) {
+		snprintf(deflayout, deflen, "%s/layout", cfg->state_dir);
+		a->layouts[a->nlayouts++] = deflayout;
+	}
+	if (!a->gain_given) /* REORDER_MIN_GAIN_PERCENT; --min-gain overrides it */
+		a->min_gain = cfg->reorder_min_gain_percent;
+	return (struct pf_reorder_opts){
+		.layouts = a->layouts,
+		.nlayouts = a->nlayouts,
+		.chunk_blocks = a->chunk > 0 ? a->chunk : cfg->chunk_size_blocks,
+		.time_budget_s = a->budget == 0 ? 0 : cfg->reorder_time_budget,
+		.time_budget_ms = a->budget > 0 ? (int)a->budget : 0,
+		.reserve_percent = cfg->reorder_reserve_percent,
+		.dry_run = a->dry,
+		.check_only = a->check,
+		.progress = !a->check && !a->dry && isatty(STDERR_FILENO) && a->level >= PF_LOG_NOTICE,
+		.allow_any_owner = 0, /* never from the command line: a layout anyone could write decides what moves */
+		.layouts_are_state = state_layout,
+		.allow_ro_mount = a->final,
+		.progress_cb = pf_progress_show,
+		.note = note_cb,
+		.gain_gate = a->gate,
+		.min_gain_percent = a->min_gain,
+		.chunk_sweep = a->check,
+		.medium = medium,
+		.erase_block_bytes = (uint64_t)cfg->reorder_erase_block_kb << 10,
+		.write_budget_bytes = (uint64_t)(a->wbudget >= 0 ? a->wbudget : cfg->reorder_write_budget_mb) * 1000000,
+		.discard = a->discard,
+		.make_room = a->make_room >= 0 ? a->make_room : cfg->reorder_make_room,
+	};
+}
+
+/* --check and --dry-run: the figures, the room, the prediction; --check's chunk trials, --dry-run's plan. */
+static int print_report(const struct args *a, const struct pf_config *cfg, const struct pf_reorder_result *r,
+			const char *skipped)
+{
+	printf("%s: %llu blocks of the layout in %u files%s\n", a->device, (unsigned long long)r->layout_blocks,
+	       r->files, skipped);
+	print_figures(r, a->check);
+	pf_print_room(stdout, r);
+	pf_print_replay_prediction(stdout, r);
+	if (a->check)
+		pf_print_chunk_trials(stdout, r, a->chunk > 0 ? a->chunk : cfg->chunk_size_blocks);
+	if (a->dry) {
+		printf("dry run: nothing written\n");
+		pf_print_plan_line(stdout, r);
+	}
+	return 0;
+}
+
+/* What the run wrote and discarded, and where it stopped, for its one line. */
+static void run_words(const struct pf_reorder_result *r, const struct pf_reorder_opts *o, char *wrote, size_t wlen,
+		      char *stopped, size_t slen)
+{
+	stopped[0] = 0;
+	if (!r->complete && r->stopped_by_write_budget && !r->units_done)
+		snprintf(stopped, slen, "; the write budget (%.1f MB) holds not even the first unit: nothing "
+			 "moved (raise REORDER_WRITE_BUDGET_MB)", o->write_budget_bytes / 1e6);
+	else if (!r->complete)
+		snprintf(stopped, slen, "; stopped by the %s budget after %llu of %llu blocks: the next run "
+			 "continues", r->stopped_by_write_budget ? "write" : "time", (unsigned long long)r->moved_blocks,
+			 (unsigned long long)r->planned_blocks);
+	snprintf(wrote, wlen, "; wrote %.1f MB in %llu %s", r->written_bytes / 1e6,
+		 (unsigned long long)r->written_erase_blocks, r->erase_block_bytes ? "erase blocks" : "blocks");
+	if (r->erase_block_bytes)
+		snprintf(wrote + strlen(wrote), wlen - strlen(wrote), " of %llu KiB (%llu whole)",
+			 (unsigned long long)(r->erase_block_bytes >> 10), (unsigned long long)r->written_whole_erase_blocks);
+	if (r->discard_state > 0)
+		snprintf(wrote + strlen(wrote), wlen - strlen(wrote), "; discarded %llu freed blocks",
+			 (unsigned long long)r->discarded_blocks);
+	else if (r->discard_state == -1)
+		snprintf(wrote + strlen(wrote), wlen - strlen(wrote), "; no discard (not supported)");
+	else if (r->discard_state == -2)
+		snprintf(wrote + strlen(wrote), wlen - strlen(wrote), "; no discard (mounted)");
+}
+
+/* A run: the gate's decision, and what it did in one line (what a boot log or the hook's output file keeps). */
+static int report_run(const struct args *a, const struct pf_reorder_opts *o, const struct pf_reorder_result *r,
+		      const char *skipped, const struct outcome_record *rec)
+{
+	char decision[256], room[320];
+	pf_notice("%s", pf_gain_decision(r, a->gate, a->min_gain, decision, sizeof(decision)));
+	if (pf_room_line(r, room, sizeof(room))) { /* why not: only with -v (a refusal stays one line) */
+		if (r->room == 2)
+			pf_notice("%s", room);
+		else
+			pf_info("%s", room);
+	}
+	if (r->not_worth)
+		return record(rec, 0, "not moved: %s", decision); /* a decision, not an error */
+	char stopped[200], wrote[160];
+	run_words(r, o, wrote, sizeof(wrote), stopped, sizeof(stopped));
+	char why[sizeof(r->not_fit) + 4] = "";
+	if (r->not_fit[0])
+		snprintf(why, sizeof(why), " (%s)", r->not_fit);
+	char summary[PF_OUTCOME_MAX];
+	snprintf(summary, sizeof(summary), "moved %llu blocks (%.1f MB) in %llu units%s; %llu chunks: %llu already in "
+		 "place (%llu blocks, %llu near enough), %llu split, %llu did not fit%s%s%s%s; %.2f s",
+		 (unsigned long long)r->moved_blocks, r->moved_blocks * (double)r->block_size / 1e6,
+		 (unsigned long long)r->units_done, r->compacted ? " (compacted: the set had spread)" : "",
+		 (unsigned long long)r->chunks, (unsigned long long)r->chunks_in_place,
+		 (unsigned long long)r->already_in_place_blocks, (unsigned long long)r->near_blocks,
+		 (unsigned long long)r->chunks_split, (unsigned long long)r->chunks_failed, why, skipped, wrote, stopped,
+		 r->seconds);
+	pf_notice("%s", summary);
+	return record(rec, r->complete ? 0 : EXIT_BUDGET, "%s: %s",
+		      r->complete ? "done" : r->stopped_by_write_budget ? "write budget spent" : "time budget spent", summary);
+}
+
+int main(int argc, char **argv)
+{
+	struct args a;
+	int status;
+	pf_log_init("prefetch-reorder", PF_LOG_NOTICE); /* -v/-q set the level below */
+	if (parse_args(argc, argv, &a, &status))
+		return status;
+	pf_log_init("prefetch-reorder", a.level);
+	struct outcome_record rec = { .device = a.device, .path = a.outcome, .final = a.final };
 
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, config);
+	int rc = pf_config_read(&cfg, a.config);
 	if (rc) {
-		pf_err("cannot read %s: %s", config ? config : pf_config_default_path(), pf_strerror(rc));
-		return record(&rec, 1, "failed: cannot read %s: %s", config ? config : pf_config_default_path(),
+		pf_err("cannot read %s: %s", a.config ? a.config : pf_config_default_path(), pf_strerror(rc));
+		return record(&rec, 1, "failed: cannot read %s: %s", a.config ? a.config : pf_config_default_path(),
 			      pf_strerror(rc));
 	}
 	char medium_why[160];
-	int medium = target_medium(device, cfg.medium, medium_why, sizeof(medium_why));
-	if (!check && !dry && !force_flash && medium == PF_MEDIUM_FAST_FLASH) {
+	int medium = target_medium(a.device, cfg.medium, medium_why, sizeof(medium_why));
+	if (!a.check && !a.dry && !a.force_flash && medium == PF_MEDIUM_FAST_FLASH) {
 		/* a decision, not an error: what a boot log keeps, in one line */
 		pf_notice("%s: fast flash (%s): no seeks to save, a reorder would only wear it; not reordering "
-			  "(--force-flash to do it anyway)", device, medium_why);
+			  "(--force-flash to do it anyway)", a.device, medium_why);
 		return record(&rec, 0, "not moved: fast flash (%s)", medium_why);
 	}
-	if (!gain_given) /* REORDER_MIN_GAIN_PERCENT; --min-gain overrides it */
-		min_gain = cfg.reorder_min_gain_percent;
 	char deflayout[300];
-	int state_layout = nlayouts == 0;
-	if (nlayouts == 0) {
-		snprintf(deflayout, sizeof(deflayout), "%s/layout", cfg.state_dir);
-		layouts[nlayouts++] = deflayout;
-	}
-
-	struct pf_reorder_opts o = {
-		.layouts = layouts,
-		.nlayouts = nlayouts,
-		.chunk_blocks = chunk > 0 ? chunk : cfg.chunk_size_blocks,
-		.time_budget_s = budget == 0 ? 0 : cfg.reorder_time_budget,
-		.time_budget_ms = budget > 0 ? (int)budget : 0,
-		.reserve_percent = cfg.reorder_reserve_percent,
-		.dry_run = dry,
-		.check_only = check,
-		.progress = !check && !dry && isatty(STDERR_FILENO) && level >= PF_LOG_NOTICE,
-		.allow_any_owner = 0, /* never from the command line: a layout anyone could write decides what moves */
-		.layouts_are_state = state_layout,
-		.allow_ro_mount = final,
-		.progress_cb = pf_progress_show,
-		.note = note_cb,
-		.gain_gate = gate,
-		.min_gain_percent = min_gain,
-		.chunk_sweep = check,
-		.medium = medium,
-		.erase_block_bytes = (uint64_t)cfg.reorder_erase_block_kb << 10,
-		.write_budget_bytes = (uint64_t)(wbudget >= 0 ? wbudget : cfg.reorder_write_budget_mb) * 1000000,
-		.discard = discard,
-		.make_room = make_room >= 0 ? make_room : cfg.reorder_make_room,
-	};
+	struct pf_reorder_opts o = reorder_opts(&a, &cfg, medium, deflayout, sizeof(deflayout));
 	if (medium != PF_MEDIUM_UNKNOWN)
-		pf_info("%s: %s (%s)", device, pf_medium_name(medium), medium_why);
+		pf_info("%s: %s (%s)", a.device, pf_medium_name(medium), medium_why);
 	struct pf_reorder_result r;
 	char err[512];
-	rc = pf_reorder(device, &o, &r, err, sizeof(err));
+	rc = pf_reorder(a.device, &o, &r, err, sizeof(err));
 	pf_progress_done();
 	if (rc) {
 		pf_err("%s", err[0] ? err : pf_strerror(rc));
 		if (r.fsck_needed)
-			pf_err("%s is left marked for checking: run e2fsck -p on it", device);
+			pf_err("%s is left marked for checking: run e2fsck -p on it", a.device);
 		return record(&rec, 1, "failed: %s%s", err[0] ? err : pf_strerror(rc),
 			      r.fsck_needed ? " (left marked for checking)" : "");
 	}
@@ -304,64 +410,5 @@ int main(int argc, char **argv)
 	if (r.files_skipped)
 		snprintf(skipped, sizeof(skipped), "; skipped %u file%s: %s", r.files_skipped,
 			 r.files_skipped == 1 ? "" : "s", r.skipped);
-	if (check || dry) {
-		printf("%s: %llu blocks of the layout in %u files%s\n", device, (unsigned long long)r.layout_blocks,
-		       r.files, skipped);
-		print_figures(&r, check);
-		pf_print_room(stdout, &r);
-		pf_print_replay_prediction(stdout, &r);
-		if (check)
-			pf_print_chunk_trials(stdout, &r, chunk > 0 ? chunk : cfg.chunk_size_blocks);
-		if (dry) {
-			printf("dry run: nothing written\n");
-			pf_print_plan_line(stdout, &r);
-		}
-		return 0;
-	}
-	char decision[256], room[320];
-	pf_notice("%s", pf_gain_decision(&r, gate, min_gain, decision, sizeof(decision)));
-	if (pf_room_line(&r, room, sizeof(room))) { /* why not: only with -v (a refusal stays one line) */
-		if (r.room == 2)
-			pf_notice("%s", room);
-		else
-			pf_info("%s", room);
-	}
-	if (r.not_worth)
-		return record(&rec, 0, "not moved: %s", decision); /* a decision, not an error */
-	char stopped[200] = "";
-	if (!r.complete && r.stopped_by_write_budget && !r.units_done)
-		snprintf(stopped, sizeof(stopped), "; the write budget (%.1f MB) holds not even the first unit: nothing "
-			 "moved (raise REORDER_WRITE_BUDGET_MB)", o.write_budget_bytes / 1e6);
-	else if (!r.complete)
-		snprintf(stopped, sizeof(stopped), "; stopped by the %s budget after %llu of %llu blocks: the next run "
-			 "continues", r.stopped_by_write_budget ? "write" : "time", (unsigned long long)r.moved_blocks,
-			 (unsigned long long)r.planned_blocks);
-	char wrote[160];
-	snprintf(wrote, sizeof(wrote), "; wrote %.1f MB in %llu %s", r.written_bytes / 1e6,
-		 (unsigned long long)r.written_erase_blocks, r.erase_block_bytes ? "erase blocks" : "blocks");
-	if (r.erase_block_bytes)
-		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), " of %llu KiB (%llu whole)",
-			 (unsigned long long)(r.erase_block_bytes >> 10), (unsigned long long)r.written_whole_erase_blocks);
-	if (r.discard_state > 0)
-		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; discarded %llu freed blocks",
-			 (unsigned long long)r.discarded_blocks);
-	else if (r.discard_state == -1)
-		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; no discard (not supported)");
-	else if (r.discard_state == -2)
-		snprintf(wrote + strlen(wrote), sizeof(wrote) - strlen(wrote), "; no discard (mounted)");
-	/* one line: what a boot log or the hook's output file keeps */
-	char why[sizeof(r.not_fit) + 4] = "";
-	if (r.not_fit[0])
-		snprintf(why, sizeof(why), " (%s)", r.not_fit);
-	char summary[PF_OUTCOME_MAX];
-	snprintf(summary, sizeof(summary), "moved %llu blocks (%.1f MB) in %llu units%s; %llu chunks: %llu already in "
-		 "place (%llu blocks, %llu near enough), %llu split, %llu did not fit%s%s%s%s; %.2f s",
-		 (unsigned long long)r.moved_blocks, r.moved_blocks * (double)r.block_size / 1e6,
-		 (unsigned long long)r.units_done, r.compacted ? " (compacted: the set had spread)" : "",
-		 (unsigned long long)r.chunks, (unsigned long long)r.chunks_in_place, (unsigned long long)r.already_in_place_blocks,
-		 (unsigned long long)r.near_blocks, (unsigned long long)r.chunks_split,
-		 (unsigned long long)r.chunks_failed, why, skipped, wrote, stopped, r.seconds);
-	pf_notice("%s", summary);
-	return record(&rec, r.complete ? 0 : EXIT_BUDGET, "%s: %s",
-		      r.complete ? "done" : r.stopped_by_write_budget ? "write budget spent" : "time budget spent", summary);
+	return a.check || a.dry ? print_report(&a, &cfg, &r, skipped) : report_run(&a, &o, &r, skipped, &rec);
 }

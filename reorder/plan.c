@@ -19,7 +19,7 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
 }
 
 struct areas {
-	struct pf_run *a;
+	struct pf_brange *a;
 	size_t n;
 };
 
@@ -35,7 +35,7 @@ static long area_at(const struct areas *ar, uint64_t blk)
 		else
 			hi = mid;
 	}
-	if (lo < ar->n && ar->a[lo].start == blk && ar->a[lo].len > 0)
+	if (lo < ar->n && ar->a[lo].start == blk && ar->a[lo].count > 0)
 		return (long)lo;
 	return -1;
 }
@@ -46,13 +46,13 @@ static long best_fit(const struct areas *ar, uint64_t need)
 {
 	uint64_t min = UINT64_MAX;
 	for (size_t i = 0; i < ar->n; i++)
-		if (ar->a[i].len >= need && ar->a[i].len < min)
-			min = ar->a[i].len;
+		if (ar->a[i].count >= need && ar->a[i].count < min)
+			min = ar->a[i].count;
 	if (min == UINT64_MAX)
 		return -1;
 	uint64_t good = min + need / 8;
 	for (size_t i = 0; i < ar->n; i++)
-		if (ar->a[i].len >= need && ar->a[i].len <= good)
+		if (ar->a[i].count >= need && ar->a[i].count <= good)
 			return (long)i;
 	return -1;
 }
@@ -61,7 +61,7 @@ static long largest(const struct areas *ar)
 {
 	long best = -1;
 	for (size_t i = 0; i < ar->n; i++)
-		if (ar->a[i].len > 0 && (best < 0 || ar->a[i].len > ar->a[best].len))
+		if (ar->a[i].count > 0 && (best < 0 || ar->a[i].count > ar->a[best].count))
 			best = (long)i;
 	return best;
 }
@@ -148,7 +148,7 @@ static long nearest(const struct areas *ar, uint64_t blk, uint64_t need)
 	long best = -1;
 	uint64_t bd = UINT64_MAX;
 	for (size_t i = 0; i < ar->n; i++) {
-		if (ar->a[i].len < need)
+		if (ar->a[i].count < need)
 			continue;
 		uint64_t d = ar->a[i].start > blk ? ar->a[i].start - blk : blk - ar->a[i].start;
 		if (d < bd) {
@@ -168,7 +168,7 @@ static long next_piece(const struct areas *ar, uint64_t cursor, uint64_t need, u
 	uint64_t mp = relaxed ? 1 : min_piece;
 	long a = area_at(ar, cursor);
 	if (a >= 0) {
-		uint64_t t = ar->a[a].len < need ? ar->a[a].len : need;
+		uint64_t t = ar->a[a].count < need ? ar->a[a].count : need;
 		if (t < need) {
 			if (t < mp)
 				t = 0;
@@ -188,7 +188,7 @@ static long next_piece(const struct areas *ar, uint64_t cursor, uint64_t need, u
 	a = largest(ar); /* exists: the caller checked that the usable space holds need */
 	if (a < 0)
 		return -1;
-	uint64_t t = ar->a[a].len;
+	uint64_t t = ar->a[a].count;
 	if (!relaxed) {
 		if (t < min_piece)
 			return -1;
@@ -225,7 +225,7 @@ static int place_chunk(struct builder *b, struct areas *ar, size_t ci, uint64_t 
 		}
 		uint64_t dst = ar->a[a].start;
 		ar->a[a].start += take;
-		ar->a[a].len -= take;
+		ar->a[a].count -= take;
 		*cursor = dst + take;
 		need -= take;
 		if (add_unit(b, ci, dst, take))
@@ -265,7 +265,7 @@ struct model {
 	double *waste;         /* read time lost before it (seek, or a gap read through) from the previous segment
 	                        * in block order that is not an island */
 	unsigned char *island; /* a small group reached and left by a seek in that sweep */
-	struct pf_run *main;   /* the segments that are not islands, sorted by block */
+	struct pf_brange *main;   /* the segments that are not islands, sorted by block */
 	size_t nmain;
 };
 
@@ -314,7 +314,7 @@ static double detour(const struct model *m, uint64_t s, uint64_t e)
 			hi = mid;
 	}
 	int seek, has_pred = lo > 0, has_succ = lo < m->nmain;
-	uint64_t pred_end = has_pred ? m->main[lo - 1].start + m->main[lo - 1].len : 0;
+	uint64_t pred_end = has_pred ? m->main[lo - 1].start + m->main[lo - 1].count : 0;
 	uint64_t succ = has_succ ? m->main[lo].start : 0;
 	double t = 0;
 	if (has_pred)
@@ -412,10 +412,10 @@ static int place_alone(struct builder *b, struct areas *ar, size_t ci, const str
 	int tail = 0;
 	double then = 0;
 	for (size_t i = 0; i < ar->n; i++) {
-		if (ar->a[i].len < need)
+		if (ar->a[i].count < need)
 			continue;
 		for (int t = 0; t < 2; t++) {
-			uint64_t d = t ? ar->a[i].start + ar->a[i].len - need : ar->a[i].start;
+			uint64_t d = t ? ar->a[i].start + ar->a[i].count - need : ar->a[i].start;
 			double cost = detour(m, d, d + need);
 			if (a < 0 || cost < then) {
 				a = (long)i;
@@ -434,10 +434,10 @@ static int place_alone(struct builder *b, struct areas *ar, size_t ci, const str
 	if (now - then < m->short_seek)
 		return 0;
 	if (tail)
-		ar->a[a].len -= need;
+		ar->a[a].count -= need;
 	else {
 		ar->a[a].start += need;
-		ar->a[a].len -= need;
+		ar->a[a].count -= need;
 	}
 	c->first_unit = p->nunits;
 	if (add_unit(b, ci, dst, need))
@@ -505,7 +505,7 @@ static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t island_
 			m->waste[ord[k]] = have_main ? gap(m, end_main, s->pblk, &seek) : 0;
 			end_main = s->pblk + s->len;
 			have_main = 1;
-			m->main[m->nmain++] = (struct pf_run){ s->pblk, s->len };
+			m->main[m->nmain++] = (struct pf_brange){ s->pblk, s->len };
 		}
 		end_any = s->pblk + s->len;
 		have_any = 1;
@@ -515,92 +515,86 @@ static int sweep_view(const struct pf_plan *p, struct model *m, uint64_t island_
 }
 
 /* Cut a free area to the whole erase blocks it holds (slow flash, plan.h); 0 when it holds none. */
-static int erase_align(struct pf_run *a, uint64_t eb, uint64_t phase)
+static int erase_align(struct pf_brange *a, uint64_t eb, uint64_t phase)
 {
-	uint64_t s = a->start + phase, e = s + a->len;
+	uint64_t s = a->start + phase, e = s + a->count;
 	uint64_t as = (s + eb - 1) / eb * eb, ae = e / eb * eb;
 	if (ae <= as)
 		return 0;
 	a->start = as - phase;
-	a->len = ae - as;
+	a->count = ae - as;
 	return 1;
 }
 
-/* force: per chunk (in cut order), 1 = move it even if it is near enough (see stable_plan), or NULL. */
-static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
-		     const struct pf_plan_params *prm, int compact, const unsigned char *force, struct pf_plan *out)
+/* The free areas the plan may fill (ar: cut to whole erase blocks on slow flash), and what it may use of
+ * them above the reserve (out->free_blocks, out->usable_blocks).  0 or -ENOMEM. */
+static int free_areas(struct pf_plan *out, const struct pf_brange *free_runs, size_t nfree,
+		      const struct pf_plan_params *prm, struct areas *ar)
 {
-	memset(out, 0, sizeof(*out));
-	if (!prm || prm->chunk_blocks == 0 || (nsegs && !segs) || (nfree && !free_runs))
-		return -EINVAL;
-	for (size_t i = 1; i < nfree; i++)
-		if (free_runs[i].start < free_runs[i - 1].start + free_runs[i - 1].len)
-			return -EINVAL;
-
-	uint64_t min_piece = prm->min_piece ? prm->min_piece : prm->chunk_blocks / 4;
-	if (min_piece == 0)
-		min_piece = 1;
-	struct builder b = { .p = out };
-	struct areas ar = { 0 };
-	struct model m = { 0 };
-	unsigned char *kinds = NULL, *alone = NULL;
-	int rc = cut_chunks(&b, segs, nsegs, prm->chunk_blocks);
-	if (rc)
-		goto fail;
-
-	ar.a = malloc((nfree ? nfree : 1) * sizeof(*ar.a));
-	if (!ar.a) {
-		rc = -ENOMEM;
-		goto fail;
-	}
+	ar->a = malloc((nfree ? nfree : 1) * sizeof(*ar->a));
+	if (!ar->a)
+		return -ENOMEM;
 	uint64_t aligned = 0;
 	for (size_t i = 0; i < nfree; i++) {
-		if (free_runs[i].len == 0)
+		if (free_runs[i].count == 0)
 			continue;
-		out->free_blocks += free_runs[i].len;
-		struct pf_run a = free_runs[i];
+		out->free_blocks += free_runs[i].count;
+		struct pf_brange a = free_runs[i];
 		if (prm->erase_blocks > 1 && !erase_align(&a, prm->erase_blocks, prm->erase_phase))
 			continue; /* holds no whole erase block */
-		ar.a[ar.n++] = a;
-		aligned += a.len;
+		ar->a[ar->n++] = a;
+		aligned += a.count;
 	}
 	out->usable_blocks = out->free_blocks > prm->reserve_blocks ? out->free_blocks - prm->reserve_blocks : 0;
 	if (out->usable_blocks > aligned)
 		out->usable_blocks = aligned; /* the reserve still counts all free blocks: never filled past it */
+	return 0;
+}
 
-	/* What stays: in place by the contiguity rule, or (block_size set) near enough by the seek model. */
-	m = model_for(prm, segs, nsegs);
-	if (m.disk.unit && !compact && (rc = sweep_view(out, &m, prm->chunk_blocks)))
-		goto fail;
-	kinds = malloc(out->nchunks ? out->nchunks : 1);
-	alone = calloc(out->nsegs ? out->nsegs : 1, 1);
-	if (!kinds || !alone) {
-		rc = -ENOMEM;
-		goto fail;
-	}
-	int any_alone = 0;
-	for (size_t ci = 0; ci < out->nchunks; ci++) {
+/* What each chunk is (*kinds, malloc'd, K_*): what stays, in place by the contiguity rule, or (block_size set)
+ * near enough by the seek model; chunks near enough that hold a file to move alone cut (split_near).
+ * 0 or -ENOMEM. */
+static int chunk_kinds(struct pf_plan *out, const struct pf_plan_params *prm, int compact, const unsigned char *force,
+		       const struct model *m, uint64_t min_piece, unsigned char **kinds)
+{
+	unsigned char *k = malloc(out->nchunks ? out->nchunks : 1), *alone = calloc(out->nsegs ? out->nsegs : 1, 1);
+	int rc = k && alone ? 0 : -ENOMEM, any_alone = 0;
+	for (size_t ci = 0; ci < out->nchunks && !rc; ci++) {
 		const struct pf_chunk *c = &out->chunks[ci];
-		kinds[ci] = compact || prm->move_all ? K_MOVE
-			    : in_place(out, c, min_piece) ? K_KEEP
-			    : force && force[ci]	 ? K_MOVE
-			    : m.disk.unit		 ? (unsigned char)classify(out, c, &m, alone)
-						 : K_MOVE;
-		for (size_t i = c->first_seg; i < c->first_seg + c->nsegs && kinds[ci] == K_NEAR; i++)
+		k[ci] = compact || prm->move_all ? K_MOVE
+			: in_place(out, c, min_piece) ? K_KEEP
+			: force && force[ci]	     ? K_MOVE
+			: m->disk.unit		     ? (unsigned char)classify(out, c, m, alone)
+						     : K_MOVE;
+		for (size_t i = c->first_seg; i < c->first_seg + c->nsegs && k[ci] == K_NEAR; i++)
 			any_alone |= alone[i];
 	}
-	if (any_alone) {
+	if (!rc && any_alone) {
 		unsigned char *k2 = NULL;
-		rc = split_near(out, alone, kinds, &k2);
-		if (rc)
-			goto fail;
-		free(kinds);
-		kinds = k2;
+		rc = split_near(out, alone, k, &k2);
+		if (!rc) {
+			free(k);
+			k = k2;
+		}
 	}
+	free(alone);
+	if (rc) {
+		free(k);
+		return rc;
+	}
+	*kinds = k;
+	return 0;
+}
 
-	/* One run for everything: when one free area holds all the chunks to move, they go one after the other
-	 * into the lowest such area (nearest the start of the disk, where the boot's other reads — inode tables,
-	 * with flex_bg all of them — are), so the data read is one forward sweep after the metadata. */
+/* The chunks placed by their kinds.  One run for everything: when one free area holds all the chunks to move,
+ * they go one after the other into the lowest such area (nearest the start of the disk, where the boot's
+ * other reads — inode tables, with flex_bg all of them — are), so the data read is one forward sweep after
+ * the metadata.  Incremental (seek model on, most of the set stays): what moves goes next to its neighbours
+ * instead.  0 or -ENOMEM. */
+static int place_chunks(struct builder *b, struct areas *ar, const struct pf_plan_params *prm, const struct model *m,
+			const unsigned char *kinds, uint64_t min_piece)
+{
+	struct pf_plan *out = b->p;
 	uint64_t to_move = 0, kept = 0;
 	for (size_t ci = 0; ci < out->nchunks; ci++) {
 		if (kinds[ci] == K_MOVE && to_move + out->chunks[ci].blocks <= out->usable_blocks)
@@ -608,22 +602,21 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 		if (kinds[ci] == K_KEEP || kinds[ci] == K_NEAR)
 			kept += out->chunks[ci].blocks;
 	}
-	/* Incremental (seek model on, most of the set stays): what moves goes next to its neighbours instead. */
-	int near = m.disk.unit && kept > to_move;
+	int near = m->disk.unit && kept > to_move, rc;
 	uint64_t used = 0, cursor = prm->start, home = UINT64_MAX;
-	for (size_t i = 0; i < ar.n && to_move && !near; i++)
-		if (ar.a[i].len >= to_move && ar.a[i].start + ar.a[i].len > prm->start) {
-			cursor = home = ar.a[i].start;
+	for (size_t i = 0; i < ar->n && to_move && !near; i++)
+		if (ar->a[i].count >= to_move && ar->a[i].start + ar->a[i].count > prm->start) {
+			cursor = home = ar->a[i].start;
 			break;
 		}
 	for (size_t ci = 0; ci < out->nchunks; ci++) {
 		struct pf_chunk *c = &out->chunks[ci];
-		if (home != UINT64_MAX && area_at(&ar, cursor) < 0)
+		if (home != UINT64_MAX && area_at(ar, cursor) < 0)
 			cursor = home; /* after a chunk in place: back to the common run */
 		if (kinds[ci] == K_ALONE && used + c->blocks <= out->usable_blocks) {
-			rc = place_alone(&b, &ar, ci, &m, &cursor);
+			rc = place_alone(b, ar, ci, m, &cursor);
 			if (rc < 0)
-				goto fail;
+				return rc;
 			if (rc == 1) {
 				used += c->blocks;
 				out->blocks_to_move += c->blocks;
@@ -646,9 +639,8 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 			out->blocks_failed += c->blocks;
 			continue;
 		}
-		rc = place_chunk(&b, &ar, ci, min_piece, near, &cursor);
-		if (rc)
-			goto fail;
+		if ((rc = place_chunk(b, ar, ci, min_piece, near, &cursor)))
+			return rc;
 		if (home != UINT64_MAX)
 			home = cursor;
 		used += c->blocks;
@@ -656,70 +648,97 @@ static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_ru
 		if (c->state == PF_CHUNK_SPLIT)
 			out->chunks_split++;
 	}
-	free(ar.a);
-	free(kinds);
-	free(alone);
-	free(m.waste);
-	free(m.island);
-	free(m.main);
 	return 0;
-fail:
+}
+
+/* force: per chunk (in cut order), 1 = move it even if it is near enough (see stable_plan), or NULL. */
+static int plan_pass(const struct pf_seg *segs, size_t nsegs, const struct pf_brange *free_runs, size_t nfree,
+		     const struct pf_plan_params *prm, int compact, const unsigned char *force, struct pf_plan *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!prm || prm->chunk_blocks == 0 || (nsegs && !segs) || (nfree && !free_runs))
+		return -EINVAL;
+	for (size_t i = 1; i < nfree; i++)
+		if (free_runs[i].start < free_runs[i - 1].start + free_runs[i - 1].count)
+			return -EINVAL;
+
+	uint64_t min_piece = prm->min_piece ? prm->min_piece : prm->chunk_blocks / 4;
+	if (min_piece == 0)
+		min_piece = 1;
+	struct builder b = { .p = out };
+	struct areas ar = { 0 };
+	struct model m = { 0 };
+	unsigned char *kinds = NULL;
+	int rc = cut_chunks(&b, segs, nsegs, prm->chunk_blocks);
+	if (!rc)
+		rc = free_areas(out, free_runs, nfree, prm, &ar);
+	if (!rc) {
+		m = model_for(prm, segs, nsegs);
+		if (m.disk.unit && !compact)
+			rc = sweep_view(out, &m, prm->chunk_blocks);
+	}
+	if (!rc)
+		rc = chunk_kinds(out, prm, compact, force, &m, min_piece, &kinds);
+	if (!rc)
+		rc = place_chunks(&b, &ar, prm, &m, kinds, min_piece);
 	free(ar.a);
 	free(kinds);
-	free(alone);
 	free(m.waste);
 	free(m.island);
 	free(m.main);
-	pf_plan_free(out);
+	if (rc)
+		pf_plan_free(out);
 	return rc;
 }
 
-/* The sorted sweep of the set as a plan leaves it (what the rotational replay reads); < 0 on -ENOMEM. */
-static double sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span)
+/* The sorted sweep of the set as a plan leaves it (what the rotational replay reads), in *sweep_s.  0 or -ENOMEM. */
+static int sweep_after(const struct pf_plan *p, uint32_t bsize, uint64_t span, double *sweep_s)
 {
 	struct pf_seg *after = NULL;
 	size_t n = 0;
-	if (pf_plan_result(p, &after, &n))
-		return -1;
+	int rc = pf_plan_result(p, &after, &n);
+	if (rc)
+		return rc;
 	struct pf_layout_figures f;
 	pf_figures(after, n, bsize, span, &f);
 	free(after);
-	return f.sweep_s;
+	*sweep_s = f.sweep_s;
+	return 0;
 }
 
 /* The free space as plan p leaves it: free_runs less the units' destinations, plus the moved blocks' old
  * places; sorted, merged.  *out is malloc'd.  Returns 0 or -ENOMEM. */
-static int free_after(const struct pf_run *free_runs, size_t nfree, const struct pf_plan *p, struct pf_run **out,
+static int free_after(const struct pf_brange *free_runs, size_t nfree, const struct pf_plan *p, struct pf_brange **out,
 		      size_t *nout)
 {
 	size_t cap = nfree + p->nunits + p->nmoves + 1, n = 0;
-	struct pf_run *r = malloc(cap * sizeof(*r)), *d = malloc((p->nunits + 1) * sizeof(*d));
+	struct pf_brange *r = malloc(cap * sizeof(*r)), *d = malloc((p->nunits + 1) * sizeof(*d));
 	if (!r || !d) {
 		free(r);
 		free(d);
 		return -ENOMEM;
 	}
 	for (size_t u = 0; u < p->nunits; u++)
-		d[u] = (struct pf_run){ p->units[u].dst, p->units[u].len };
-	size_t nd = pf_runs_normalize(d, p->nunits), k = 0;
+		d[u] = (struct pf_brange){ p->units[u].dst, p->units[u].len };
+	size_t nd = pf_branges_normalize(d, p->nunits, 0), k = 0;
 	for (size_t i = 0; i < nfree; i++) { /* each free run less the destinations inside it */
-		uint64_t s = free_runs[i].start, e = s + free_runs[i].len;
-		while (k < nd && d[k].start + d[k].len <= s)
+		uint64_t s = free_runs[i].start, e = s + free_runs[i].count;
+		while (k < nd && d[k].start + d[k].count <= s)
 			k++;
 		for (size_t j = k; j < nd && d[j].start < e; j++) {
 			if (d[j].start > s)
-				r[n++] = (struct pf_run){ s, d[j].start - s };
-			if (d[j].start + d[j].len > s)
-				s = d[j].start + d[j].len;
+				r[n++] = (struct pf_brange){ s, d[j].start - s };
+			if (d[j].start + d[j].count > s)
+				s = d[j].start + d[j].count;
 		}
 		if (s < e)
-			r[n++] = (struct pf_run){ s, e - s };
+			r[n++] = (struct pf_brange){ s, e - s };
 	}
 	for (size_t m = 0; m < p->nmoves; m++)
-		r[n++] = (struct pf_run){ p->moves[m].src, p->moves[m].len };
+		r[n++] = (struct pf_brange){ p->moves[m].src, p->moves[m].len };
 	free(d);
 	*out = r;
-	*nout = pf_runs_normalize(r, n);
+	*nout = pf_branges_normalize(r, n, 0);
 	return 0;
 }
 
@@ -727,11 +746,11 @@ static int free_after(const struct pf_run *free_runs, size_t nfree, const struct
  * planning on the set and the free space as p leaves them — would move: set in force; returns how many were
  * newly set, or -ENOMEM.  "Near enough" weighs a chunk against the rest of the set, and the rest moves under
  * it. */
-static long moves_next_time(const struct pf_plan *p, const struct pf_run *free_runs, size_t nfree,
+static long moves_next_time(const struct pf_plan *p, const struct pf_brange *free_runs, size_t nfree,
 			    const struct pf_plan_params *prm, unsigned char *force, size_t nforce)
 {
 	struct pf_seg *after = NULL;
-	struct pf_run *fr = NULL;
+	struct pf_brange *fr = NULL;
 	unsigned char *kept = calloc(nforce ? nforce : 1, 1);
 	size_t n = 0, nfr = 0;
 	struct pf_plan next = { 0 };
@@ -780,7 +799,7 @@ out:
  * moves away would be moved by the next run (a second run right after a complete one would not be a no-op);
  * move it now instead.  Each pass only adds chunks to move, so this ends (at the latest when every near chunk
  * moves). */
-static int stable_plan(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+static int stable_plan(const struct pf_seg *segs, size_t nsegs, const struct pf_brange *free_runs, size_t nfree,
 		       const struct pf_plan_params *prm, struct pf_plan *out)
 {
 	uint64_t total = 0;
@@ -809,7 +828,7 @@ static int stable_plan(const struct pf_seg *segs, size_t nsegs, const struct pf_
 	return rc;
 }
 
-int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_brange *free_runs, size_t nfree,
 		 const struct pf_plan_params *prm, struct pf_plan *out)
 {
 	int rc = stable_plan(segs, nsegs, free_runs, nfree, prm, out);
@@ -819,10 +838,10 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 	 * the set can still spread (holes where files left, pieces placed apart).  When moving the whole set
 	 * into one run would read faster by more than a move must save (allowance), do that instead. */
 	struct model m = model_for(prm, segs, nsegs);
-	double now = sweep_after(out, m.disk.unit, m.disk.span);
-	if (now < 0) {
+	double now, whole;
+	if ((rc = sweep_after(out, m.disk.unit, m.disk.span, &now))) {
 		pf_plan_free(out);
-		return -ENOMEM;
+		return rc;
 	}
 	/* Once compact, a new order moves nothing: one copy of the set buys every later boot its gain, so the
 	 * bar is lower than a chunk's allowance (which it must save at every shutdown it moves): a tenth of the
@@ -839,11 +858,10 @@ int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *f
 		pf_plan_free(out);
 		return rc;
 	}
-	double whole = sweep_after(&c, m.disk.unit, m.disk.span);
-	if (whole < 0) {
+	if ((rc = sweep_after(&c, m.disk.unit, m.disk.span, &whole))) {
 		pf_plan_free(&c);
 		pf_plan_free(out);
-		return -ENOMEM;
+		return rc;
 	}
 	if (c.blocks_failed == 0 && c.chunks_split == 0 && now - whole > bar) {
 		pf_plan_free(out);
@@ -864,4 +882,26 @@ void pf_plan_free(struct pf_plan *p)
 	free(p->moves);
 	free(p->units);
 	memset(p, 0, sizeof(*p));
+}
+
+int pf_plan_result(const struct pf_plan *p, struct pf_seg **out, size_t *n)
+{
+	*out = malloc((p->nsegs + p->nmoves + 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	size_t k = 0;
+	for (size_t c = 0; c < p->nchunks; c++) {
+		const struct pf_chunk *ch = &p->chunks[c];
+		if (ch->state == PF_CHUNK_IN_PLACE || ch->state == PF_CHUNK_FAILED) {
+			for (size_t i = ch->first_seg; i < ch->first_seg + ch->nsegs; i++)
+				(*out)[k++] = p->segs[i];
+			continue;
+		}
+		for (size_t u = ch->first_unit; u < ch->first_unit + ch->nunits; u++)
+			for (size_t m = p->units[u].first; m < p->units[u].first + p->units[u].count; m++)
+				(*out)[k++] = (struct pf_seg){ .owner = p->moves[m].owner, .lblk = p->moves[m].lblk,
+							       .pblk = p->moves[m].dst, .len = p->moves[m].len };
+	}
+	*n = k;
+	return 0;
 }

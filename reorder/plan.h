@@ -25,17 +25,10 @@
 #ifndef PREFETCH_REORDER_PLAN_H
 #define PREFETCH_REORDER_PLAN_H
 
+#include "run.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-struct pf_run {                /* a physical extent */
-	uint64_t start, len;
-};
-
-struct pf_seg {                /* part of one file: logical blocks [lblk, lblk+len) now at [pblk, pblk+len) */
-	uint32_t owner;            /* the caller's file index (opaque here) */
-	uint64_t lblk, pblk, len;
-};
 
 struct pf_move {               /* blocks to copy: owner's [lblk, lblk+len) from src to dst */
 	uint32_t owner;
@@ -104,8 +97,11 @@ struct pf_plan {
 };
 
 /* free must be sorted by start and not overlap.  Returns 0, -EINVAL or -ENOMEM. */
-int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_run *free_runs, size_t nfree,
+int pf_plan_make(const struct pf_seg *segs, size_t nsegs, const struct pf_brange *free_runs, size_t nfree,
 		 const struct pf_plan_params *p, struct pf_plan *out);
 void pf_plan_free(struct pf_plan *p);
+
+/* The segments as they would lie after the plan: moved chunks at their destinations.  *out is malloc'd. */
+int pf_plan_result(const struct pf_plan *p, struct pf_seg **out, size_t *n);
 
 #endif

@@ -234,17 +234,18 @@ static int by_src(const void *a, const void *b)
 
 /* The first free block of map at or after goal, else from the first data block on (ext2fs_new_block2's
  * rule), outside avoid while there is such a block.  Returns 0 or a negative pf error (lib/error.h). */
-static int first_free(ext2_filsys fs, ext2fs_block_bitmap map, blk64_t goal, const struct pf_run *avoid, blk64_t *out)
+static int first_free(ext2_filsys fs, ext2fs_block_bitmap map, blk64_t goal, const struct pf_brange *avoid,
+		      blk64_t *out)
 {
 	blk64_t first = fs->super->s_first_data_block, last = ext2fs_blocks_count(fs->super) - 1;
 	if (goal < first || goal > last)
 		goal = first;
-	for (int keep_out = avoid && avoid->len; keep_out >= 0; keep_out--)
+	for (int keep_out = avoid && avoid->count; keep_out >= 0; keep_out--)
 		for (int wrap = 0; wrap <= (goal > first); wrap++) {
 			blk64_t s = wrap ? first : goal, to = wrap ? goal - 1 : last, b;
 			while (s <= to && !ext2fs_find_first_zero_block_bitmap2(map, s, to, &b)) {
-				if (keep_out && b >= avoid->start && b - avoid->start < avoid->len) {
-					s = avoid->start + avoid->len;
+				if (keep_out && b >= avoid->start && b - avoid->start < avoid->count) {
+					s = avoid->start + avoid->count;
 					continue;
 				}
 				*out = b;
@@ -279,7 +280,7 @@ static size_t owner_remaps(const struct pf_plan *p, const size_t *order, size_t 
  * inodes as a simulation (pf_reloc_sim) has them; map: fs->block_map for a run (allocated), else the
  * simulation's copy (marked). */
 static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners, size_t *order,
-		  const struct pf_reloc_sim *sim, ext2fs_block_bitmap map, const struct pf_run *avoid, blk64_t *spare,
+		  const struct pf_reloc_sim *sim, ext2fs_block_bitmap map, const struct pf_brange *avoid, blk64_t *spare,
 		  uint64_t *count)
 {
 	*count = 0;
@@ -315,7 +316,7 @@ static int spares(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *ino
 }
 
 static int reserve_spares(struct pf_reloc *r, const struct pf_plan *p, const ext2_ino_t *inos,
-			  const struct pf_run *avoid)
+			  const struct pf_brange *avoid)
 {
 	uint64_t n;
 	return spares(r->fs, p, inos, r->nowners, r->order, NULL, r->fs->block_map, avoid, r->spare, &n);
@@ -332,25 +333,12 @@ int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_i
 	return rc;
 }
 
-int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		   const struct pf_run *avoid, struct pf_reloc **out)
+/* The copy's buffers (NULL where there is no memory): the stage, where the sources of several units are read
+ * in one sweep, up to STAGE_BYTES of them (at least one unit, the largest maxlen blocks), less when memory is
+ * short; the read-back buffer of one unit; the bounce buffer. */
+static void alloc_io_buffers(struct pf_reloc *r, uint64_t maxlen, uint64_t total)
 {
-	*out = NULL;
-	uint64_t maxlen = 1, total = 0;
-	for (size_t u = 0; u < p->nunits; u++) {
-		if (p->units[u].len > maxlen)
-			maxlen = p->units[u].len;
-		total += p->units[u].len;
-	}
-	/* a unit is at most one chunk; bound the buffer anyway */
-	if (maxlen > (256u << 20) / fs->blocksize)
-		return -E2BIG;
-	struct pf_reloc *r = calloc(1, sizeof(*r));
-	if (!r)
-		return -ENOMEM;
-	r->fs = fs;
-	r->vfd = -1;
-	/* the sources of several units read in one sweep: up to STAGE_BYTES of them (at least one unit) */
+	ext2_filsys fs = r->fs;
 	uint64_t stage = STAGE_BYTES;
 	long pages = sysconf(_SC_AVPHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
 	if (pages > 0 && psize > 0 && (uint64_t)pages * (uint64_t)psize / 8 < stage)
@@ -371,6 +359,27 @@ int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *in
 	r->bounce_blocks = BOUNCE_BYTES / fs->blocksize;
 	if (posix_memalign((void **)&r->bounce, VERIFY_ALIGN, r->bounce_blocks * fs->blocksize))
 		r->bounce = NULL;
+}
+
+int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
+		   const struct pf_brange *avoid, struct pf_reloc **out)
+{
+	*out = NULL;
+	uint64_t maxlen = 1, total = 0;
+	for (size_t u = 0; u < p->nunits; u++) {
+		if (p->units[u].len > maxlen)
+			maxlen = p->units[u].len;
+		total += p->units[u].len;
+	}
+	/* a unit is at most one chunk; bound the buffer anyway */
+	if (maxlen > (256u << 20) / fs->blocksize)
+		return -E2BIG;
+	struct pf_reloc *r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->fs = fs;
+	r->vfd = -1;
+	alloc_io_buffers(r, maxlen, total);
 	r->ubase = malloc((p->nunits + 1) * sizeof(*r->ubase));
 	r->uerr = calloc(p->nunits + 1, sizeof(*r->uerr));
 	r->switched = calloc(total / 8 + 1, 1);
@@ -746,7 +755,7 @@ struct sim_inode {
 struct pf_reloc_sim {
 	ext2_filsys fs;
 	ext2fs_block_bitmap map; /* fs's block bitmap as the runs leave it; NULL until a spare is placed */
-	struct pf_run *ops;      /* till then, the changes to make to it: runs marked (set[i]) or freed */
+	struct pf_brange *ops;      /* till then, the changes to make to it: runs marked (set[i]) or freed */
 	unsigned char *set;
 	size_t nops, capops, capset;
 	struct sim_inode *in;    /* sorted by inode: those the runs moved blocks of while depth 0 */
@@ -793,7 +802,7 @@ static int sim_op(struct pf_reloc_sim *s, uint64_t start, uint64_t len, int set)
 	if (PF_ARRAY_RESERVE(s->ops, s->capops, s->nops + 1, 256) ||
 	    PF_ARRAY_RESERVE(s->set, s->capset, s->nops + 1, 256))
 		return -ENOMEM;
-	s->ops[s->nops] = (struct pf_run){ start, len };
+	s->ops[s->nops] = (struct pf_brange){ start, len };
 	s->set[s->nops++] = (unsigned char)set;
 	return 0;
 }
@@ -809,7 +818,7 @@ static int sim_map(struct pf_reloc_sim *s)
 		return rc;
 	}
 	for (size_t i = 0; i < s->nops; i++)
-		map_range(s->map, s->ops[i].start, s->ops[i].len, s->set[i]);
+		map_range(s->map, s->ops[i].start, s->ops[i].count, s->set[i]);
 	s->nops = 0;
 	return 0;
 }
@@ -870,7 +879,7 @@ static int root_of(ext2_filsys fs, const struct pf_reloc_sim *sim, ext2_ino_t in
 }
 
 int pf_reloc_sim_run(struct pf_reloc_sim *s, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		     const struct pf_run *avoid)
+		     const struct pf_brange *avoid)
 {
 	ext2_filsys fs = s->fs;
 	size_t leaf_max = (fs->blocksize - sizeof(struct ext3_extent_header)) / sizeof(struct ext3_extent);

@@ -18,7 +18,7 @@ struct pf_reloc;
  * left in the window would stay in the layout's way).  inos[owner] gives each move's inode.  Returns 0 or a
  * negative pf error (lib/error.h). */
 int pf_reloc_begin(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		   const struct pf_run *avoid, struct pf_reloc **out);
+		   const struct pf_brange *avoid, struct pf_reloc **out);
 
 struct pf_reloc_sim;
 
@@ -38,7 +38,7 @@ int pf_reloc_spares_needed(ext2_filsys fs, const struct pf_plan *p, const ext2_i
 int pf_reloc_sim_new(ext2_filsys fs, struct pf_reloc_sim **out);
 /* A complete run of plan p (pf_reloc_begin with avoid, every unit, pf_reloc_end) on the state so far. */
 int pf_reloc_sim_run(struct pf_reloc_sim *s, const struct pf_plan *p, const ext2_ino_t *inos, size_t nowners,
-		     const struct pf_run *avoid);
+		     const struct pf_brange *avoid);
 /* The extent leaf the simulated runs added to ino (its tree grew out of the inode), or 0. */
 uint64_t pf_reloc_sim_leaf(const struct pf_reloc_sim *s, ext2_ino_t ino);
 void pf_reloc_sim_free(struct pf_reloc_sim *s);

@@ -81,7 +81,7 @@ static int inos_of(const struct pf_collect *col, ext2_ino_t **out)
  * allocates them from what the plan left): a plan that took every free block could not start.  Planning
  * again with a bigger reserve needs no more spares than before (fewer moves), so this ends quickly.  sim:
  * the inodes as earlier runs will leave them (NULL: as they are). */
-static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const struct pf_run *free_runs,
+static int plan_with_spares(ext2_filsys fs, const struct pf_collect *col, const struct pf_brange *free_runs,
 			    size_t nfree, const struct pf_reloc_sim *sim, struct pf_plan_params *prm, struct pf_plan *plan)
 {
 	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
@@ -112,7 +112,7 @@ static uint64_t erase_round(uint64_t n, uint64_t eb)
 
 static int run_cmp(const void *a, const void *b)
 {
-	const struct pf_run *x = a, *y = b;
+	const struct pf_brange *x = a, *y = b;
 	return (x->start > y->start) - (x->start < y->start);
 }
 
@@ -124,21 +124,21 @@ static void unit_writes(const struct pf_plan *p, size_t n, uint32_t bsize, const
 	*bytes = *ebs = 0;
 	if (whole)
 		*whole = 0;
-	struct pf_run *r = malloc((n ? n : 1) * sizeof(*r));
+	struct pf_brange *r = malloc((n ? n : 1) * sizeof(*r));
 	if (!r)
 		return; /* figures only */
 	for (size_t u = 0; u < n; u++) {
-		r[u] = (struct pf_run){ p->units[u].dst, p->units[u].len };
+		r[u] = (struct pf_brange){ p->units[u].dst, p->units[u].len };
 		*bytes += p->units[u].len * bsize;
 	}
 	/* in block order, adjacent units joined: two units sharing an erase block count it once */
 	qsort(r, n, sizeof(*r), run_cmp);
 	uint64_t last = UINT64_MAX; /* the last erase block counted */
 	for (size_t i = 0; i < n;) {
-		uint64_t s = r[i].start, e = s + r[i].len;
+		uint64_t s = r[i].start, e = s + r[i].count;
 		for (i++; i < n && r[i].start <= e; i++)
-			if (r[i].start + r[i].len > e)
-				e = r[i].start + r[i].len;
+			if (r[i].start + r[i].count > e)
+				e = r[i].start + r[i].count;
 		uint64_t w = 0, t = pf_erase_blocks_touched(eb, s, e - s, &w);
 		uint64_t first = eb->blocks > 1 ? (s + eb->phase) / eb->blocks : s;
 		if (first == last)
@@ -156,7 +156,7 @@ _Static_assert(sizeof((long[])PF_CHUNK_TRIALS) / sizeof(long) < PF_MAX_CHUNK_TRI
 /* --check: the plan and the predicted replay for each size of PF_CHUNK_TRIALS and the configured one (as
  * configured: on slow flash each is rounded up to erase blocks when planned). */
 static int sweep_chunk_sizes(ext2_filsys fs, const struct pf_layouts *lay, const struct pf_collect *col,
-			     const struct pf_run *free_runs, size_t nfree, const struct pf_plan_params *base,
+			     const struct pf_brange *free_runs, size_t nfree, const struct pf_plan_params *base,
 			     int medium, long configured, struct pf_reorder_result *res)
 {
 	static const long sizes[] = PF_CHUNK_TRIALS;
@@ -219,7 +219,7 @@ static double time_budget_s(const struct pf_reorder_opts *o)
 /* plan: the units this run may do (the write budget's prefix of the plan: units past it are not even
  * allocated); budget_cut: the plan had more; avoid: where no spare extent leaf goes (pf_reloc_begin). */
 static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_plan *plan,
-		       const struct pf_collect *col, const struct pf_run *avoid, double t0, int budget_cut,
+		       const struct pf_collect *col, const struct pf_brange *avoid, double t0, int budget_cut,
 		       const struct pf_erase_block *eb, struct pf_reorder_result *res, char *err, size_t errlen)
 {
 	ext2_ino_t *inos = malloc((col->nfiles ? col->nfiles : 1) * sizeof(*inos));
@@ -355,7 +355,7 @@ static void room_free(struct pf_room *r)
 
 /* The layout planned into the window's free space wfree: the run's reserve still holds (what the plan takes
  * comes out of all the free space, free_total).  sim: the evacuation simulated (NULL: it is done). */
-static int plan_in_window(ext2_filsys fs, const struct pf_collect *col, const struct pf_run *wfree, size_t nw,
+static int plan_in_window(ext2_filsys fs, const struct pf_collect *col, const struct pf_brange *wfree, size_t nw,
 			  uint64_t free_total, const struct pf_reloc_sim *sim, struct pf_plan_params *prm,
 			  struct pf_plan *out)
 {
@@ -365,21 +365,13 @@ static int plan_in_window(ext2_filsys fs, const struct pf_collect *col, const st
 	return plan_with_spares(fs, col, wfree, nw, sim, prm, out);
 }
 
-/* Whether making room pays, decided in steps, each cheaper than the next and each able to say no (room_why):
- * the window (the set and a sixteenth more where the most blocks are free); the best the set could read
- * from there (no I/O); the full inode scan for what is in it; the plan of its moves out, into the rest of
- * the free space (the layout's own blocks there go too: a window read in one sweep must hold the set alone,
- * in order); the layout's plan into the emptied window made on the set as those moves leave it, and the
- * replay after both plans predicted against the plain plan's.  When it pays by the margin, the plan and
- * the prediction are replaced and room->chosen is set. */
-static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_layouts *lay,
-			 const struct pf_collect *col, const struct pf_run *free_runs, size_t nfree,
-			 const struct pf_plan_params *prm, struct pf_plan *plan, struct pf_replay_prediction *pred,
-			 struct pf_room *room, struct pf_reorder_result *res)
+/* Steps 1 and 2 of consider_room: the window, and whether making room could pay at all.  Returns 1 (win set),
+ * or 0 with res->room_why saying why not. */
+static int room_window(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_brange *free_runs, size_t nfree,
+		       const struct pf_plan_params *prm, const struct pf_plan *plan,
+		       const struct pf_replay_prediction *pred, double bar, struct pf_reorder_result *res,
+		       struct pf_window *win)
 {
-	double margin = o->gain_gate && o->min_gain_percent > PF_REORDER_MIN_GAIN_PERCENT ? o->min_gain_percent
-											: PF_REORDER_MIN_GAIN_PERCENT;
-	double bar = pred->after.seconds * (1 - margin / 100);
 	uint64_t nblocks = ext2fs_blocks_count(fs->super), total = plan->blocks_total;
 	res->room = 1;
 	res->room_without_s = pred->after.seconds;
@@ -389,20 +381,19 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 	}
 
 	/* 1. the window */
-	struct pf_window win;
-	if (pf_window_pick(free_runs, nfree, NULL, 0, total + total / 16 + 1, prm->start, nblocks, &win)) {
+	if (pf_window_pick(free_runs, nfree, NULL, 0, total + total / 16 + 1, prm->start, nblocks, win)) {
 		snprintf(res->room_why, sizeof(res->room_why), "the filesystem is smaller than the set");
 		return 0;
 	}
-	res->room_start = win.start;
-	res->room_len = win.len;
-	uint64_t free_all = pf_runs_total(free_runs, nfree), in_way = win.len - win.good;
-	if (free_all - win.good < prm->reserve_blocks + in_way) {
+	res->room_start = win->start;
+	res->room_len = win->len;
+	uint64_t free_all = pf_runs_total(free_runs, nfree), in_way = win->len - win->good;
+	if (free_all - win->good < prm->reserve_blocks + in_way) {
 		snprintf(res->room_why, sizeof(res->room_why),
 			 "no room: %llu blocks in the window, %llu free outside it above the reserve",
 			 (unsigned long long)in_way,
-			 (unsigned long long)(free_all - win.good > prm->reserve_blocks ? free_all - win.good - prm->reserve_blocks
-										  : 0));
+			 (unsigned long long)(free_all - win->good > prm->reserve_blocks ? free_all - win->good - prm->reserve_blocks
+										   : 0));
 		return 0;
 	}
 
@@ -415,9 +406,31 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 			 best, pred->after.seconds);
 		return 0;
 	}
+	return 1;
+}
+
+/* Whether making room pays, decided in steps, each cheaper than the next and each able to say no (room_why):
+ * the window (the set and a sixteenth more where the most blocks are free); the best the set could read
+ * from there (no I/O); the full inode scan for what is in it; the plan of its moves out, into the rest of
+ * the free space (the layout's own blocks there go too: a window read in one sweep must hold the set alone,
+ * in order); the layout's plan into the emptied window made on the set as those moves leave it, and the
+ * replay after both plans predicted against the plain plan's.  When it pays by the margin, the plan and
+ * the prediction are replaced and room->chosen is set. */
+static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const struct pf_layouts *lay,
+			 const struct pf_collect *col, const struct pf_brange *free_runs, size_t nfree,
+			 const struct pf_plan_params *prm, struct pf_plan *plan, struct pf_replay_prediction *pred,
+			 struct pf_room *room, struct pf_reorder_result *res)
+{
+	double margin = o->gain_gate && o->min_gain_percent > PF_REORDER_MIN_GAIN_PERCENT ? o->min_gain_percent
+											: PF_REORDER_MIN_GAIN_PERCENT;
+	double bar = pred->after.seconds * (1 - margin / 100);
+	uint64_t nblocks = ext2fs_blocks_count(fs->super), free_all = pf_runs_total(free_runs, nfree);
+	struct pf_window win;
+	if (!room_window(fs, o, free_runs, nfree, prm, plan, pred, bar, res, &win))
+		return 0;
 
 	/* 3. what is in the way (reads every inode) */
-	struct pf_run *outside = NULL, *wfree = NULL;
+	struct pf_brange *outside = NULL, *wfree = NULL;
 	struct pf_seg *moved = NULL;
 	struct pf_cost_move *both = NULL;
 	size_t nout = 0, nw = 0, nmoved = 0, nboth = 0;
@@ -425,7 +438,7 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 	struct pf_replay_prediction p2;
 	struct pf_reloc_sim *trees = NULL;
 	ext2_ino_t *einos = NULL, *linos = NULL;
-	int rc = pf_evac_collect(fs, free_runs, nfree, (struct pf_run){ win.start, win.len }, &room->ev);
+	int rc = pf_evac_collect(fs, free_runs, nfree, (struct pf_brange){ win.start, win.len }, &room->ev);
 	if (rc)
 		goto out;
 	res->room_stuck = room->ev.stuck_blocks;
@@ -521,7 +534,7 @@ static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_
 		return 0;
 	}
 	struct pf_collect again = { 0 };
-	struct pf_run *fr = NULL, *wfree = NULL;
+	struct pf_brange *fr = NULL, *wfree = NULL;
 	size_t nfr = 0, nw = 0;
 	uint64_t free_all = 0;
 	struct pf_plan in = { 0 };
@@ -532,7 +545,7 @@ static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_
 	if (!rc)
 		free_all = pf_runs_total(fr, nfr);
 	if (!rc)
-		rc = pf_runs_clip(fr, nfr, room->ev.window.start, room->ev.window.len, 1, &wfree, &nw);
+		rc = pf_runs_clip(fr, nfr, room->ev.window.start, room->ev.window.count, 1, &wfree, &nw);
 	if (!rc)
 		rc = plan_in_window(fs, &again, wfree, nw, free_all, NULL, &wp, &in);
 	free(fr);
@@ -552,6 +565,242 @@ static int make_room(ext2_filsys fs, const struct pf_reorder_opts *o, struct pf_
 	return 0;
 }
 
+/* One run's state, step by step (pf_reorder). */
+struct run {
+	const char *device;
+	const struct pf_reorder_opts *o;
+	struct pf_reorder_result *res;
+	char *err;
+	size_t errlen;
+	double t0;
+	int write;                 /* neither --check nor --dry-run */
+	struct pf_open_opts oo;
+	ext2_filsys fs;
+	struct pf_layouts lay;
+	struct pf_collect col;
+	struct pf_plan plan;
+	struct pf_brange *free_runs;
+	size_t nfree;
+	struct pf_room room;
+	uint64_t nblocks;
+	int pct;                   /* the reserve, percent */
+	struct pf_plan_params prm;
+	struct pf_erase_block eb;
+	struct pf_replay_prediction pred;
+	size_t max_units;          /* the prefix of units the write budget allows */
+};
+
+/* Step 1: the filesystem opened read-only, the layouts for it loaded, their files collected, the free space. */
+static int open_and_collect(struct run *r)
+{
+	const struct pf_reorder_opts *o = r->o;
+	int rc = pf_reorder_open(r->device, &r->oo, &r->fs, r->err, r->errlen);
+	if (rc)
+		return rc;
+	unsigned load = (o->allow_any_owner ? 0 : PF_LOAD_REQUIRE_ROOT) | (o->layouts_are_state ? PF_LOAD_STATE : 0);
+	rc = pf_layouts_load(o->layouts, o->nlayouts, load, r->fs->super->s_uuid, &r->lay, r->err, r->errlen);
+	if (rc)
+		return rc;
+	if (r->lay.matched < o->nlayouts)
+		note(o, "%d of %d layouts are for other filesystems", o->nlayouts - r->lay.matched, o->nlayouts);
+	rc = pf_collect(r->fs, &r->lay, &r->col);
+	if (!rc)
+		rc = pf_freespace(r->fs, &r->free_runs, &r->nfree);
+	if (rc) {
+		snprintf(r->err, r->errlen, "%s", pf_strerror(rc));
+		return rc;
+	}
+	summarize_skips(o, &r->col, r->res);
+	r->res->files = r->col.files_used;
+	r->res->block_size = r->fs->blocksize;
+	return 0;
+}
+
+/* Step 2: the planner's parameters: chunk size, reserve, the seek model; on slow flash whole erase blocks
+ * (chunks and pieces rounded up to them) and no seek model (no head). */
+static void set_params(struct run *r)
+{
+	const struct pf_reorder_opts *o = r->o;
+	ext2_filsys fs = r->fs;
+	r->nblocks = ext2fs_blocks_count(fs->super);
+	r->pct = o->reserve_percent < 0 ? 0 : o->reserve_percent > 100 ? 100 : o->reserve_percent;
+	r->prm = (struct pf_plan_params){
+		.chunk_blocks = o->chunk_blocks > 0 ? (uint64_t)o->chunk_blocks : 2000,
+		.reserve_blocks = r->nblocks / 100 * (uint64_t)r->pct + r->nblocks % 100 * (uint64_t)r->pct / 100,
+		.start = fs->super->s_first_data_block,
+		.block_size = fs->blocksize, /* near enough stays: a re-aggregated layout moves only what pays */
+		.span = r->nblocks,
+	};
+	pf_erase_block_find(fs, r->device, o->medium == PF_MEDIUM_SLOW_FLASH ? o->erase_block_bytes : 0,
+			    o->medium == PF_MEDIUM_SLOW_FLASH, &r->eb);
+	if (o->medium == PF_MEDIUM_SLOW_FLASH) {
+		r->prm.block_size = 0;
+		r->prm.erase_blocks = r->eb.blocks;
+		r->prm.erase_phase = r->eb.phase;
+		r->prm.chunk_blocks = erase_round(r->prm.chunk_blocks, r->eb.blocks);
+		r->prm.min_piece = erase_round(r->prm.chunk_blocks / 4 ? r->prm.chunk_blocks / 4 : 1, r->eb.blocks);
+		r->res->erase_block_bytes = r->eb.bytes;
+		snprintf(r->res->erase_block_why, sizeof(r->res->erase_block_why), "%s", r->eb.why);
+	} else {
+		r->eb = (struct pf_erase_block){ .blocks = 1 }; /* counted per block: no erase blocks to speak of */
+	}
+}
+
+/* What the chunks that do not fit leave out, in words (res->not_fit).  The planner splits a chunk over as many
+ * free areas as it takes: a chunk fails only when the space above the reserve, less what earlier chunks
+ * took, is smaller than the chunk (a chunk is moved whole or not at all, so that a later run does not move a
+ * half-moved chunk again). */
+static void explain_not_fit(struct run *r)
+{
+	const struct pf_plan *plan = &r->plan;
+	uint64_t smallest = UINT64_MAX;
+	for (size_t i = 0; i < plan->nchunks; i++)
+		if (plan->chunks[i].state == PF_CHUNK_FAILED && plan->chunks[i].blocks < smallest)
+			smallest = plan->chunks[i].blocks;
+	char taken[64] = "";
+	if (plan->blocks_to_move)
+		snprintf(taken, sizeof(taken), ", %llu of them used by earlier chunks",
+			 (unsigned long long)plan->blocks_to_move);
+	snprintf(r->res->not_fit, sizeof(r->res->not_fit),
+		 "reserve: only %llu free blocks above the %d %% reserve of %llu, %llu free%s; a chunk moves "
+		 "whole, the smallest left out has %llu",
+		 (unsigned long long)plan->usable_blocks, r->pct, (unsigned long long)r->prm.reserve_blocks,
+		 (unsigned long long)plan->free_blocks, taken, (unsigned long long)smallest);
+	note(r->o, "%llu chunk(s), %llu blocks, not moved: %s", (unsigned long long)plan->chunks_failed,
+	     (unsigned long long)plan->blocks_failed, r->res->not_fit);
+}
+
+/* Step 3: the plan, its figures recorded. */
+static int plan_layout(struct run *r)
+{
+	int rc = plan_with_spares(r->fs, &r->col, r->free_runs, r->nfree, NULL, &r->prm, &r->plan);
+	if (!rc)
+		rc = record_plan(&r->col, &r->plan, r->fs->blocksize, r->nblocks, r->res);
+	if (rc) {
+		snprintf(r->err, r->errlen, "planning failed: %s", pf_strerror(rc));
+		return rc;
+	}
+	r->res->free_blocks = r->plan.free_blocks;
+	r->res->reserve_blocks = r->prm.reserve_blocks;
+	if (r->plan.chunks_failed)
+		explain_not_fit(r);
+	return 0;
+}
+
+/* Step 4: the next replay predicted now and after the plan; on a disk, making room considered (the plan then
+ * replaced by the better one).  The gate needs it: a plan moves only when the next replay is predicted to
+ * gain more than the margin (a compaction can spread what the replay reads: directory blocks among the
+ * data, the metadata pass's records stale). */
+static int predict(struct run *r)
+{
+	const struct pf_reorder_opts *o = r->o;
+	int rc = pf_collect_warm_directories(r->fs, &r->col); /* one sweep for the prediction's path lookups */
+	if (!rc)
+		rc = pf_replay_predict(r->fs, &r->lay, &r->col, &r->plan, o->medium, &r->pred);
+	if (!rc && r->plan.nunits > 0 && o->make_room && !pf_medium_is_flash(o->medium) && !o->write_budget_bytes)
+		rc = consider_room(r->fs, o, &r->lay, &r->col, r->free_runs, r->nfree, &r->prm, &r->plan, &r->pred,
+				   &r->room, r->res);
+	if (rc) {
+		snprintf(r->err, r->errlen, "predicting the replay failed: %s", pf_strerror(rc));
+		return rc;
+	}
+	if (r->room.chosen && (rc = record_plan(&r->col, &r->plan, r->fs->blocksize, r->nblocks, r->res))) {
+		snprintf(r->err, r->errlen, "planning failed: %s", pf_strerror(rc));
+		return rc;
+	}
+	r->res->replay_now = r->pred.now;
+	r->res->replay_after = r->pred.after;
+	r->res->gain_percent = r->pred.gain_percent;
+	r->res->predicted = 1;
+	struct pf_disk_model model = pf_replay_model(r->fs, o->medium);
+	pf_disk_describe(&model, r->res->model, sizeof(r->res->model));
+	return 0;
+}
+
+/* Step 5: what the plan writes, the prefix of units this run's write budget allows, and the gate. */
+static void budget_and_gate(struct run *r)
+{
+	const struct pf_plan *plan = &r->plan;
+	uint64_t bs = r->fs->blocksize, nb = 0;
+	unit_writes(plan, plan->nunits, r->fs->blocksize, &r->eb, &r->res->plan_bytes, &r->res->plan_erase_blocks,
+		    NULL);
+	r->max_units = plan->nunits;
+	if (r->o->write_budget_bytes)
+		for (r->max_units = 0; r->max_units < plan->nunits; r->max_units++) {
+			if ((nb + plan->units[r->max_units].len) * bs > r->o->write_budget_bytes)
+				break;
+			nb += plan->units[r->max_units].len;
+		}
+	r->res->run_units = r->max_units;
+	unit_writes(plan, r->max_units, r->fs->blocksize, &r->eb, &r->res->run_bytes, &r->res->run_erase_blocks,
+		    NULL);
+	if (r->o->gain_gate && plan->nunits > 0 && !(r->pred.gain_percent > r->o->min_gain_percent))
+		r->res->not_worth = 1;
+}
+
+/* Step 6 (--check): the plan and prediction for other chunk sizes. */
+static int chunk_trials(struct run *r)
+{
+	const struct pf_reorder_opts *o = r->o;
+	if (!o->check_only || !o->chunk_sweep)
+		return 0;
+	int rc = sweep_chunk_sizes(r->fs, &r->lay, &r->col, r->free_runs, r->nfree, &r->prm, o->medium,
+				   o->chunk_blocks > 0 ? o->chunk_blocks : 2000, r->res);
+	if (rc)
+		snprintf(r->err, r->errlen, "trying chunk sizes failed: %s", pf_strerror(rc));
+	return rc;
+}
+
+/* Step 7: only now, with something to write, read-write: every refusal was decided on the read-only handle,
+ * so a refused run, a dry run and a run with nothing to move never open the filesystem for writing. */
+static int write_plan(struct run *r)
+{
+	if (!r->write || r->plan.nunits == 0 || r->res->not_worth)
+		return 0;
+	if (r->max_units == 0) {
+		r->res->complete = 0; /* the budget holds not even the first unit: nothing to open read-write for */
+		r->res->stopped_by_write_budget = 1;
+		return 0;
+	}
+	int rc = pf_reorder_reopen_rw(r->device, &r->oo, &r->fs, r->err, r->errlen);
+	if (!rc) /* before the first write: metadata through the journal, a superblock no tear breaks */
+		rc = pf_jio_install(r->fs, r->err, r->errlen);
+	int go = 1;
+	if (!rc && r->room.chosen) /* the other files out of the window first, then the layout re-planned */
+		rc = make_room(r->fs, r->o, &r->room, &r->lay, &r->col, &r->plan, r->t0, &r->eb, r->res, &go, r->err,
+			       r->errlen);
+	struct pf_plan run = r->plan; /* the units the write budget holds */
+	run.nunits = r->room.chosen ? r->plan.nunits : r->max_units;
+	if (!rc && go)
+		rc = do_relocate(r->fs, r->o, &run, &r->col, NULL, r->t0, run.nunits < r->plan.nunits, &r->eb, r->res,
+				 r->err, r->errlen);
+	return rc;
+}
+
+/* Last step, on every path: freed, the filesystem closed (the journal empty, needs_recovery cleared: here,
+ * where a failed write is still reported). */
+static int finish(struct run *r, int rc)
+{
+	room_free(&r->room);
+	free(r->free_runs);
+	pf_plan_free(&r->plan);
+	pf_collect_free(&r->col);
+	pf_layouts_free(&r->lay);
+	if (r->fs) {
+		int rc_j = pf_jio_finish(r->fs);
+		errcode_t ec = ext2fs_close_free(&r->fs);
+		if (!ec && rc_j)
+			ec = EXT2_ET_SHORT_WRITE;
+		if (ec && !rc) {
+			rc = pf_err_from_ext2(ec);
+			snprintf(r->err, r->errlen, "closing %s: %s", r->device, pf_strerror(rc));
+			r->res->fsck_needed = r->write;
+		}
+	}
+	r->res->seconds = pf_monotonic_s() - r->t0;
+	return rc;
+}
+
 int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_reorder_result *res, char *err,
 	       size_t errlen)
 {
@@ -567,174 +816,26 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		snprintf(err, errlen, "no device or no layout given");
 		return -EINVAL;
 	}
-	int write = !o->check_only && !o->dry_run;
-	struct pf_open_opts oo = { .write = write, .allow_ro_mount = o->allow_ro_mount, .io = o->io };
-	ext2_filsys fs = NULL;
-	struct pf_layouts lay = { 0 };
-	struct pf_collect col = { 0 };
-	struct pf_plan plan = { 0 };
-	struct pf_run *free_runs = NULL;
-	struct pf_room room = { 0 };
-	size_t nfree = 0;
-
-	int rc = pf_reorder_open(device, &oo, &fs, err, errlen);
-	if (rc)
-		return rc;
-	unsigned load = (o->allow_any_owner ? 0 : PF_LOAD_REQUIRE_ROOT) | (o->layouts_are_state ? PF_LOAD_STATE : 0);
-	rc = pf_layouts_load(o->layouts, o->nlayouts, load, fs->super->s_uuid, &lay, err, errlen);
-	if (rc)
-		goto out;
-	if (lay.matched < o->nlayouts)
-		note(o, "%d of %d layouts are for other filesystems", o->nlayouts - lay.matched, o->nlayouts);
-	rc = pf_collect(fs, &lay, &col);
-	if (!rc)
-		rc = pf_freespace(fs, &free_runs, &nfree);
-	if (rc) {
-		snprintf(err, errlen, "%s", pf_strerror(rc));
-		goto out;
+	struct run r = { .device = device, .o = o, .res = res, .err = err, .errlen = errlen, .t0 = t0,
+			 .write = !o->check_only && !o->dry_run };
+	r.oo = (struct pf_open_opts){ .write = r.write, .allow_ro_mount = o->allow_ro_mount, .io = o->io };
+	int rc = open_and_collect(&r);
+	if (rc && !r.fs)
+		return rc; /* not opened: nothing to close, no time to report */
+	if (!rc) {
+		set_params(&r);
+		rc = plan_layout(&r);
 	}
-	summarize_skips(o, &col, res);
-	res->files = col.files_used;
-	res->block_size = fs->blocksize;
-
-	uint64_t nblocks = ext2fs_blocks_count(fs->super);
-	int pct = o->reserve_percent < 0 ? 0 : o->reserve_percent > 100 ? 100 : o->reserve_percent;
-	struct pf_plan_params prm = {
-		.chunk_blocks = o->chunk_blocks > 0 ? (uint64_t)o->chunk_blocks : 2000,
-		.reserve_blocks = nblocks / 100 * (uint64_t)pct + nblocks % 100 * (uint64_t)pct / 100,
-		.start = fs->super->s_first_data_block,
-		.block_size = fs->blocksize, /* near enough stays: a re-aggregated layout moves only what pays */
-		.span = nblocks,
-	};
-	/* Slow flash: whole erase blocks (chunks and pieces rounded up to them), no seek model (no head). */
-	struct pf_erase_block eb;
-	pf_erase_block_find(fs, device, o->medium == PF_MEDIUM_SLOW_FLASH ? o->erase_block_bytes : 0,
-			    o->medium == PF_MEDIUM_SLOW_FLASH, &eb);
-	if (o->medium == PF_MEDIUM_SLOW_FLASH) {
-		prm.block_size = 0;
-		prm.erase_blocks = eb.blocks;
-		prm.erase_phase = eb.phase;
-		prm.chunk_blocks = erase_round(prm.chunk_blocks, eb.blocks);
-		prm.min_piece = erase_round(prm.chunk_blocks / 4 ? prm.chunk_blocks / 4 : 1, eb.blocks);
-		res->erase_block_bytes = eb.bytes;
-		snprintf(res->erase_block_why, sizeof(res->erase_block_why), "%s", eb.why);
-	} else {
-		eb = (struct pf_erase_block){ .blocks = 1 }; /* counted per block: no erase blocks to speak of */
-	}
-	rc = plan_with_spares(fs, &col, free_runs, nfree, NULL, &prm, &plan);
-	if (rc) {
-		snprintf(err, errlen, "planning failed: %s", pf_strerror(rc));
-		goto out;
-	}
-	rc = record_plan(&col, &plan, fs->blocksize, nblocks, res);
-	if (rc) {
-		snprintf(err, errlen, "planning failed: %s", pf_strerror(rc));
-		goto out;
-	}
-	res->free_blocks = plan.free_blocks;
-	res->reserve_blocks = prm.reserve_blocks;
-	if (plan.chunks_failed) {
-		/* The planner splits a chunk over as many free areas as it takes: a chunk fails only when the
-		 * space above the reserve, less what earlier chunks took, is smaller than the chunk (a chunk is
-		 * moved whole or not at all, so that a later run does not move a half-moved chunk again). */
-		uint64_t smallest = UINT64_MAX;
-		for (size_t i = 0; i < plan.nchunks; i++)
-			if (plan.chunks[i].state == PF_CHUNK_FAILED && plan.chunks[i].blocks < smallest)
-				smallest = plan.chunks[i].blocks;
-		char taken[64] = "";
-		if (plan.blocks_to_move)
-			snprintf(taken, sizeof(taken), ", %llu of them used by earlier chunks",
-				 (unsigned long long)plan.blocks_to_move);
-		snprintf(res->not_fit, sizeof(res->not_fit),
-			 "reserve: only %llu free blocks above the %d %% reserve of %llu, %llu free%s; a chunk moves "
-			 "whole, the smallest left out has %llu",
-			 (unsigned long long)plan.usable_blocks, pct, (unsigned long long)prm.reserve_blocks,
-			 (unsigned long long)plan.free_blocks, taken, (unsigned long long)smallest);
-		note(o, "%llu chunk(s), %llu blocks, not moved: %s", (unsigned long long)plan.chunks_failed,
-		     (unsigned long long)plan.blocks_failed, res->not_fit);
-	}
-
-	/* The gate: a plan moves only when the next replay is predicted to gain more than the margin (a compaction
-	 * can spread what the replay reads: directory blocks among the data, the metadata pass's records stale).
-	 * A run with nothing to move needs no prediction (it would read every directory of the layout): it ends
+	/* A run with nothing to move needs no prediction (it would read every directory of the layout): it ends
 	 * here, having read only the bitmaps, the inodes and their extent trees. */
-	if (write && plan.nunits == 0)
-		goto out;
-	struct pf_replay_prediction pred;
-	rc = pf_warm_directories(fs, &col); /* one sweep for the prediction's path lookups */
-	if (!rc)
-		rc = pf_replay_predict(fs, &lay, &col, &plan, o->medium, &pred);
-	if (!rc && plan.nunits > 0 && o->make_room && !pf_medium_is_flash(o->medium) && !o->write_budget_bytes)
-		rc = consider_room(fs, o, &lay, &col, free_runs, nfree, &prm, &plan, &pred, &room, res);
-	if (rc) {
-		snprintf(err, errlen, "predicting the replay failed: %s", pf_strerror(rc));
-		goto out;
+	if (!rc && (!r.write || r.plan.nunits > 0)) {
+		rc = predict(&r);
+		if (!rc)
+			budget_and_gate(&r);
+		if (!rc)
+			rc = chunk_trials(&r);
+		if (!rc)
+			rc = write_plan(&r);
 	}
-	if (room.chosen && (rc = record_plan(&col, &plan, fs->blocksize, nblocks, res))) {
-		snprintf(err, errlen, "planning failed: %s", pf_strerror(rc));
-		goto out;
-	}
-	res->replay_now = pred.now;
-	res->replay_after = pred.after;
-	res->gain_percent = pred.gain_percent;
-	res->predicted = 1;
-	struct pf_disk_model model = pf_replay_model(fs, o->medium);
-	pf_disk_describe(&model, res->model, sizeof(res->model));
-	/* what the plan writes, and the prefix of units this run's write budget allows */
-	uint64_t bs = fs->blocksize, nb = 0;
-	unit_writes(&plan, plan.nunits, fs->blocksize, &eb, &res->plan_bytes, &res->plan_erase_blocks, NULL);
-	size_t max_units = plan.nunits;
-	if (o->write_budget_bytes)
-		for (max_units = 0; max_units < plan.nunits; max_units++) {
-			if ((nb + plan.units[max_units].len) * bs > o->write_budget_bytes)
-				break;
-			nb += plan.units[max_units].len;
-		}
-	res->run_units = max_units;
-	unit_writes(&plan, max_units, fs->blocksize, &eb, &res->run_bytes, &res->run_erase_blocks, NULL);
-	if (o->gain_gate && plan.nunits > 0 && !(pred.gain_percent > o->min_gain_percent))
-		res->not_worth = 1;
-	if (o->check_only && o->chunk_sweep && (rc = sweep_chunk_sizes(fs, &lay, &col, free_runs, nfree, &prm, o->medium,
-								 o->chunk_blocks > 0 ? o->chunk_blocks : 2000, res))) {
-		snprintf(err, errlen, "trying chunk sizes failed: %s", pf_strerror(rc));
-		goto out;
-	}
-
-	/* Only now, with something to write, read-write: every refusal was decided on the read-only handle, so a
-	 * refused run, a dry run and a run with nothing to move never open the filesystem for writing. */
-	if (write && plan.nunits > 0 && !res->not_worth && max_units == 0) {
-		res->complete = 0; /* the budget holds not even the first unit: nothing to open read-write for */
-		res->stopped_by_write_budget = 1;
-	} else if (write && plan.nunits > 0 && !res->not_worth) {
-		rc = pf_reorder_reopen_rw(device, &oo, &fs, err, errlen);
-		if (!rc) /* before the first write: metadata through the journal, a superblock no tear breaks */
-			rc = pf_jio_install(fs, err, errlen);
-		int go = 1;
-		if (!rc && room.chosen) /* the other files out of the window first, then the layout re-planned */
-			rc = make_room(fs, o, &room, &lay, &col, &plan, t0, &eb, res, &go, err, errlen);
-		struct pf_plan run = plan; /* the units the write budget holds */
-		run.nunits = room.chosen ? plan.nunits : max_units;
-		if (!rc && go)
-			rc = do_relocate(fs, o, &run, &col, NULL, t0, run.nunits < plan.nunits, &eb, res, err, errlen);
-	}
-out:
-	room_free(&room);
-	free(free_runs);
-	pf_plan_free(&plan);
-	pf_collect_free(&col);
-	pf_layouts_free(&lay);
-	if (fs) {
-		/* the journal empty, needs_recovery cleared: here, where a failed write is still reported */
-		int rc_j = pf_jio_finish(fs);
-		errcode_t ec = ext2fs_close_free(&fs);
-		if (!ec && rc_j)
-			ec = EXT2_ET_SHORT_WRITE;
-		if (ec && !rc) {
-			rc = pf_err_from_ext2(ec);
-			snprintf(err, errlen, "closing %s: %s", device, pf_strerror(rc));
-			res->fsck_needed = write;
-		}
-	}
-	res->seconds = pf_monotonic_s() - t0;
-	return rc;
+	return finish(&r, rc);
 }

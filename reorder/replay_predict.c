@@ -6,7 +6,7 @@
 #include "disk_model.h"
 #include "format.h"
 #include "ext_inode.h"
-#include "layout_order.h"
+#include "read_plan.h"
 #include "relocate.h"
 
 #include <errno.h>
@@ -191,7 +191,7 @@ nomem:
 
 /* ---- data bins ---- */
 
-/* Each owner's bin: that of its first data item in the replay's order (UINT32_MAX: none). */
+/* Each owner's bin: that of its first data item in the read plan's work list (read_plan.h; UINT32_MAX: none). */
 static int owner_bins(const struct pf_collect *c, const struct fsfile *ims, size_t nims, uint32_t **bins,
 		      uint32_t *nbins)
 {
@@ -202,13 +202,13 @@ static int owner_bins(const struct pf_collect *c, const struct fsfile *ims, size
 		(*bins)[i] = UINT32_MAX;
 	*nbins = 1;
 	for (size_t k = 0; k < nims; k++) {
-		struct pf_litem *it;
+		struct pf_ritem *it;
 		size_t n;
 		struct pf_lorder_opts o = { .flags = PF_LORDER_ONE_FS, .fs = ims[k].fsi };
-		if (pf_layout_order(ims[k].img, &o, &it, &n))
+		if (pf_rplan_build(ims[k].img, &o, &it, &n))
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++) {
-			if (it[i].kind != PF_LITEM_DATA)
+			if (it[i].kind != PF_RITEM_DATA)
 				continue;
 			long ow = pf_collect_find(c, (ext2_ino_t)ims[k].img->files[it[i].file].ino);
 			if (ow >= 0 && it[i].bin < (*bins)[ow])
@@ -230,10 +230,9 @@ static int by_owner(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
-/* The slow-flash replay's data (daemon/replay/replay_flash.c): each file's ranges merged where they lie
- * within PF_PREDICT_FLASH_HOLE of each other on the device, one request per merged range, in first-touch
+/* The slow-flash replay's data (read_plan.h, pf_rplan_flash): each file's ranges merged where they lie
+ * within PF_RPLAN_FLASH_HOLE of each other on the device, one request per merged range, in first-touch
  * order (which costs nothing on flash: no head).  One pass per file, relocated, merged with that gap. */
-#define PF_PREDICT_FLASH_HOLE_BYTES ((((uint64_t)(PF_SD_REQUEST_S * PF_SD_RATE_BPS)) + 4095) / 4096 * 4096)
 static int flash_data(const struct pf_collect *c, const uint32_t *bins, struct passes *ps)
 {
 	(void)bins; /* a file's ranges are all in its first bin's turn on flash too */
@@ -243,7 +242,7 @@ static int flash_data(const struct pf_collect *c, const uint32_t *bins, struct p
 	for (size_t i = 0; i < c->nsegs; i++)
 		ord[i] = i;
 	qsort_r(ord, c->nsegs, sizeof(*ord), by_owner, (void *)c);
-	uint64_t gap = PF_PREDICT_FLASH_HOLE_BYTES / ps->block_size;
+	uint64_t gap = PF_RPLAN_FLASH_HOLE / ps->block_size;
 	int rc = 0;
 	struct sink *v = NULL;
 	for (size_t k = 0; k < c->nsegs && !rc; k++) {
@@ -261,6 +260,125 @@ static int flash_data(const struct pf_collect *c, const uint32_t *bins, struct p
 	return rc;
 }
 
+/* A new pass, or -ENOMEM. */
+#define NEW_PASS(v, ps, gap, cache, relocate, data)                     \
+	do {                                                            \
+		if (!((v) = new_pass(ps, gap, cache, relocate, data)))  \
+			return -ENOMEM;                                 \
+	} while (0)
+
+/* Pass 0: what opening the filesystem reads (superblock, group descriptors). */
+static int pass_open(ext2_filsys fs, struct passes *ps)
+{
+	struct sink *v;
+	NEW_PASS(v, ps, 0, PF_COST_DEVICE, 0, 0);
+	return sink_push(v, 0, fs->super->s_first_data_block + 1 + fs->desc_blocks);
+}
+
+/* Pass 1: the inode-table blocks of the root and of the layouts' files. */
+static int pass_inode_tables(ext2_filsys fs, const struct fsfile *ims, size_t nims, struct passes *ps)
+{
+	struct sink *v;
+	uint64_t blk;
+	int rc = 0;
+	NEW_PASS(v, ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0);
+	if (pf_ext_inode_table_block(fs, EXT2_ROOT_INO, &blk) == 0)
+		rc = sink_push(v, blk, 1);
+	for (size_t k = 0; k < nims && !rc; k++) {
+		const struct pf_image *img = ims[k].img;
+		for (uint32_t i = 0; i < img->nfiles && !rc; i++)
+			if (img->files[i].fs == ims[k].fsi && pf_ext_inode_table_block(fs, img->files[i].ino, &blk) == 0)
+				rc = sink_push(v, blk, 1);
+	}
+	return rc;
+}
+
+enum tree_step { ROOTS, WALK, SWEEP };
+
+/* One file's reads in a step of pass 2. */
+static int tree_step_file(const struct passes *ps, ext2_filsys fs, const struct pf_file *f, enum tree_step step,
+			  struct sink *v)
+{
+	int rc;
+	if (step == ROOTS) {
+		if ((rc = pf_ext_inode_tree_roots(fs, (ext2_ino_t)f->ino, push_cb, v)) == -EIO)
+			return 0; /* an unreadable inode: the replay reads nothing for it either */
+		return rc ? rc : added_leaf(ps, (ext2_ino_t)f->ino, v); /* a grown tree's first level: its leaf */
+	}
+	if (step == SWEEP && (f->flags & PF_FILE_DIR)) {
+		rc = pf_ext_layout_dir_blocks(fs, f, push_cb, v);
+		return rc ? rc : added_leaf(ps, (ext2_ino_t)f->ino, v);
+	}
+	return inode_blocks(ps, fs, (ext2_ino_t)f->ino, 0, v);
+}
+
+/* Pass 2: the layouts' directories, whole, found from their inodes (relocated), and the tree blocks of the
+ * regular files, in three steps: the trees' first level as the inodes name it, in one sorted sweep; finding
+ * the rest reads the tree blocks one at a time in layout order (libext2fs walks each tree: an ordered pass,
+ * which finds the first level cached); the sorted sweep then finds those cached. */
+static int pass_trees(ext2_filsys fs, const struct fsfile *ims, size_t nims, struct passes *ps)
+{
+	int rc = 0;
+	for (enum tree_step step = ROOTS; step <= SWEEP && !rc; step++) {
+		struct sink *v;
+		NEW_PASS(v, ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0);
+		ps->p[ps->n - 1].ordered = step == WALK;
+		for (size_t k = 0; k < nims && !rc; k++) {
+			const struct pf_image *img = ims[k].img;
+			for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
+				const struct pf_file *f = &img->files[i];
+				if (f->fs == ims[k].fsi && f->ino >= 1 && f->ino <= fs->super->s_inodes_count)
+					rc = tree_step_file(ps, fs, f, step, v);
+			}
+		}
+	}
+	return rc;
+}
+
+/* Pass 3: the directory tree, level by level from the root: the inode blocks of the level's directories, then
+ * their blocks (relocated: the replay finds them where they are). */
+static int pass_dir_tree(ext2_filsys fs, const struct dirent_ *d, size_t nd, struct passes *ps)
+{
+	struct sink *v;
+	uint64_t blk;
+	NEW_PASS(v, ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0);
+	int rc = inode_blocks(ps, fs, EXT2_ROOT_INO, 1, v);
+	for (size_t lo = 0, hi; lo < nd && !rc; lo = hi) {
+		for (hi = lo; hi < nd && d[hi].depth == d[lo].depth;)
+			hi++;
+		NEW_PASS(v, ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0);
+		for (size_t i = lo; i < hi && !rc; i++)
+			if (d[i].ino && pf_ext_inode_table_block(fs, d[i].ino, &blk) == 0)
+				rc = sink_push(v, blk, 1);
+		if (rc)
+			break;
+		NEW_PASS(v, ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0);
+		for (size_t i = lo; i < hi && !rc; i++)
+			if (d[i].ino)
+				rc = inode_blocks(ps, fs, d[i].ino, 1, v);
+	}
+	return rc;
+}
+
+/* Pass 4 on a disk: the data, bin by bin (each owner in its first bin). */
+static int pass_data_bins(const struct pf_collect *c, const uint32_t *bins, uint32_t nbins, struct passes *ps)
+{
+	int rc = 0;
+	for (uint32_t b = 0; b < nbins && !rc; b++) {
+		struct sink *v;
+		NEW_PASS(v, ps, 0, PF_COST_FILES, 1, 1);
+		for (size_t i = 0; i < c->nsegs && !rc; i++) {
+			const struct pf_seg *s = &c->segs[i];
+			const struct pf_file *rec = c->files[s->owner].rec;
+			uint32_t ob = bins[s->owner] == UINT32_MAX ? 0 : bins[s->owner];
+			if (ob == b && rec && !(rec->flags & PF_FILE_DIR))
+				rc = sink_push(v, s->pblk, s->len);
+		}
+	}
+	return rc;
+}
+
+/* The replay's passes in order, as replay_predict.h lists them. */
 static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *c, struct passes *ps,
 		 int flash)
 {
@@ -270,95 +388,20 @@ static int build(ext2_filsys fs, const struct pf_layouts *l, const struct pf_col
 	size_t nd = 0;
 	uint32_t *bins = NULL, nbins = 0;
 	int rc = images_here(fs, l, &ims, &nims);
-	struct sink *v;
-	uint64_t blk;
-	/* 0: what opening the filesystem reads */
-	if (!rc && !(v = new_pass(ps, 0, PF_COST_DEVICE, 0, 0)))
-		rc = -ENOMEM;
 	if (!rc)
-		rc = sink_push(v, 0, fs->super->s_first_data_block + 1 + fs->desc_blocks);
-	/* 1: inode tables */
-	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
-		rc = -ENOMEM;
-	if (!rc && pf_ext_inode_table_block(fs, EXT2_ROOT_INO, &blk) == 0)
-		rc = sink_push(v, blk, 1);
-	for (size_t k = 0; k < nims && !rc; k++) {
-		const struct pf_image *img = ims[k].img;
-		for (uint32_t i = 0; i < img->nfiles && !rc; i++)
-			if (img->files[i].fs == ims[k].fsi && pf_ext_inode_table_block(fs, img->files[i].ino, &blk) == 0)
-				rc = sink_push(v, blk, 1);
-	}
-	/* 2: the layouts' directories, whole, found from their inodes (relocated), and the tree blocks of the
-	 * regular files, in three passes: the trees' first level as the inodes name it, in one sorted sweep;
-	 * finding the rest reads the tree blocks one at a time in layout order (libext2fs walks each tree: an
-	 * ordered pass, which finds the first level cached); the sorted sweep then finds those cached. */
-	enum { ROOTS, WALK, SWEEP };
-	for (int step = ROOTS; step <= SWEEP && !rc; step++) {
-		if (!(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0))) {
-			rc = -ENOMEM;
-			break;
-		}
-		ps->p[ps->n - 1].ordered = step == WALK;
-		for (size_t k = 0; k < nims && !rc; k++) {
-			const struct pf_image *img = ims[k].img;
-			for (uint32_t i = 0; i < img->nfiles && !rc; i++) {
-				const struct pf_file *f = &img->files[i];
-				if (f->fs != ims[k].fsi || f->ino < 1 || f->ino > fs->super->s_inodes_count)
-					continue;
-				if (step == ROOTS) {
-					if ((rc = pf_ext_inode_tree_roots(fs, (ext2_ino_t)f->ino, push_cb, v)) == -EIO)
-						rc = 0; /* an unreadable inode: the replay reads nothing for it either */
-					else if (!rc) /* a grown tree's first level: its leaf */
-						rc = added_leaf(ps, (ext2_ino_t)f->ino, v);
-				} else if (step == SWEEP && (f->flags & PF_FILE_DIR)) {
-					rc = pf_ext_layout_dir_blocks(fs, f, push_cb, v);
-					if (!rc)
-						rc = added_leaf(ps, (ext2_ino_t)f->ino, v);
-				} else {
-					rc = inode_blocks(ps, fs, (ext2_ino_t)f->ino, 0, v);
-				}
-			}
-		}
-	}
-	/* 3: the directory tree, level by level from the root */
+		rc = pass_open(fs, ps);
+	if (!rc)
+		rc = pass_inode_tables(fs, ims, nims, ps);
+	if (!rc)
+		rc = pass_trees(fs, ims, nims, ps);
 	if (!rc)
 		rc = dir_tree(fs, ims, nims, &d, &nd);
-	if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
-		rc = -ENOMEM;
 	if (!rc)
-		rc = inode_blocks(ps, fs, EXT2_ROOT_INO, 1, v);
-	for (size_t lo = 0, hi; lo < nd && !rc; lo = hi) {
-		for (hi = lo; hi < nd && d[hi].depth == d[lo].depth;)
-			hi++;
-		if (!(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 0, 0)))
-			rc = -ENOMEM;
-		for (size_t i = lo; i < hi && !rc; i++)
-			if (d[i].ino && pf_ext_inode_table_block(fs, d[i].ino, &blk) == 0)
-				rc = sink_push(v, blk, 1);
-		if (!rc && !(v = new_pass(ps, PF_META_GAP_BLOCKS, PF_COST_DEVICE, 1, 0)))
-			rc = -ENOMEM;
-		for (size_t i = lo; i < hi && !rc; i++)
-			if (d[i].ino)
-				rc = inode_blocks(ps, fs, d[i].ino, 1, v);
-	}
-	/* 4: the data, bin by bin (flash: file by file) */
+		rc = pass_dir_tree(fs, d, nd, ps);
 	if (!rc)
 		rc = owner_bins(c, ims, nims, &bins, &nbins);
-	if (!rc && flash)
-		rc = flash_data(c, bins, ps);
-	for (uint32_t b = 0; b < nbins && !rc && !flash; b++) {
-		if (!(v = new_pass(ps, 0, PF_COST_FILES, 1, 1))) {
-			rc = -ENOMEM;
-			break;
-		}
-		for (size_t i = 0; i < c->nsegs && !rc; i++) {
-			const struct pf_seg *s = &c->segs[i];
-			const struct pf_file *rec = c->files[s->owner].rec;
-			uint32_t ob = bins[s->owner] == UINT32_MAX ? 0 : bins[s->owner];
-			if (ob == b && rec && !(rec->flags & PF_FILE_DIR))
-				rc = sink_push(v, s->pblk, s->len);
-		}
-	}
+	if (!rc)
+		rc = flash ? flash_data(c, bins, ps) : pass_data_bins(c, bins, nbins, ps);
 	for (size_t i = 0; i < nd; i++)
 		free(d[i].path);
 	free(d);

@@ -3,9 +3,7 @@
 #include "warm.h"
 
 #include "blockmap.h"
-#include "collect.h"
 
-#include <sys/stat.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -93,29 +91,6 @@ int pf_warm_inodes(ext2_filsys fs, const ext2_ino_t *inos, size_t n)
 	}
 	if (!rc)
 		rc = pf_warm_blocks(fs, b, k);
-	free(b);
-	return rc;
-}
-
-int pf_warm_directories(ext2_filsys fs, const struct pf_collect *c)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < c->nfiles; i++)
-		if (!c->files[i].skip && S_ISDIR(c->files[i].rec->mode))
-			for (size_t r = 0; r < c->files[i].nruns; r++)
-				n += c->files[i].runs[r].len;
-	if (!n || n > (64u << 20) / fs->blocksize) /* more directory than a cheap sweep: leave it */
-		return 0;
-	uint64_t *b = malloc(n * sizeof(*b));
-	if (!b)
-		return -ENOMEM;
-	size_t k = 0;
-	for (size_t i = 0; i < c->nfiles; i++)
-		if (!c->files[i].skip && S_ISDIR(c->files[i].rec->mode))
-			for (size_t r = 0; r < c->files[i].nruns; r++)
-				for (uint64_t j = 0; j < c->files[i].runs[r].len; j++)
-					b[k++] = c->files[i].runs[r].pblk + j;
-	int rc = pf_warm_blocks(fs, b, k);
 	free(b);
 	return rc;
 }

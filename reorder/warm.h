@@ -18,9 +18,5 @@ int pf_warm_blocks(ext2_filsys fs, uint64_t *blocks, size_t n);
  * (one level: what a depth-1 tree needs whole). */
 int pf_warm_inodes(ext2_filsys fs, const ext2_ino_t *inos, size_t n);
 
-struct pf_collect;
-/* The blocks of the layout's directories (those collected, c->files), for the replay prediction's path
- * lookups, which read them a block at a time. */
-int pf_warm_directories(ext2_filsys fs, const struct pf_collect *c);
 
 #endif

@@ -17,7 +17,7 @@ struct pf_window {
 /* The window of len blocks inside [lo, hi) with the most blocks free (free_runs) or holding the layout (segs'
  * pblk runs); among equals the lowest (nearest the inode tables with flex_bg).  free_runs sorted, disjoint.
  * Returns 0, -ENOMEM, or -ERANGE when [lo, hi) is shorter than len. */
-int pf_window_pick(const struct pf_run *free_runs, size_t nfree, const struct pf_seg *segs, size_t nsegs,
+int pf_window_pick(const struct pf_brange *free_runs, size_t nfree, const struct pf_seg *segs, size_t nsegs,
 		   uint64_t len, uint64_t lo, uint64_t hi, struct pf_window *out);
 
 #endif

@@ -2,6 +2,7 @@
 /* pf_aggregate: the steps in order — filesystems by UUID, records by identity (aggregate_merge.c), the vote,
  * the on-disk check (aggregate_filter.c), the order (aggregate_order.c), then per file in that order its page
  * ranges (aggregate_ranges.c) under the bounds (aggregate_bound.c). */
+#include "aggregate.h"
 #include "aggregate_int.h"
 
 #include <errno.h>

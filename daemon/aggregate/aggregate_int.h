@@ -3,7 +3,8 @@
 #ifndef PREFETCH_AGGREGATE_INT_H
 #define PREFETCH_AGGREGATE_INT_H
 
-#include "aggregate.h"
+#include "aggregate_opts.h"
+#include "format.h"
 
 #include <stdint.h>
 #include <stddef.h>

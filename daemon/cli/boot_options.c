@@ -65,5 +65,5 @@ int pf_boot_options_parse(int argc, char **argv, struct pf_boot_options *o)
 	o->start = !from_initramfs ? PF_BOOT_FROM_SERVICE
 		 : o->root	   ? PF_BOOT_FROM_INITRAMFS_COPY
 				   : PF_BOOT_FROM_INITRAMFS_CHROOTED;
-	return -1;
+	return PF_EXIT_GO_ON;
 }

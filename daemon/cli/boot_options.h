@@ -24,8 +24,9 @@ struct pf_boot_options {
 	enum pf_boot_start start;
 };
 
-/* Parse the command line (argv[0] is "boot").  Returns -1 when the boot is to run; else the exit status, after
- * printing the usage to stdout (--help) or saying what is wrong with the command line (usage_error.h). */
+/* Parse the command line (argv[0] is "boot").  Returns PF_EXIT_GO_ON (commands.h) when the boot is to run; else
+ * the exit status, after printing the usage to stdout (--help) or saying what is wrong with the command line
+ * (usage_error.h). */
 int pf_boot_options_parse(int argc, char **argv, struct pf_boot_options *o);
 
 #endif

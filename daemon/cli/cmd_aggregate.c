@@ -41,8 +41,9 @@ static void usage(FILE *out)
 static int parse_count(const char *s, unsigned long max, unsigned long *out)
 {
 	long v;
-	if (pf_parse_long(s, 0, (long)max, &v))
-		return -1;
+	int rc = pf_parse_long(s, 0, (long)max, &v);
+	if (rc)
+		return rc;
 	*out = (unsigned long)v;
 	return 0;
 }

@@ -202,7 +202,8 @@ static enum replay_moment replay_moment(enum pf_boot_start start)
 /* The initramfs's copy: everything from here on (config, layout, traces, pid file) is the root's.  We start
  * right after the root is mounted, before the initramfs has moved /dev, /run, /sys and /proc into it: the root
  * is our working directory until then.  A copy that is not the installed version runs the installed one
- * instead, chrooted (which then starts as PF_BOOT_FROM_INITRAMFS_CHROOTED).  Returns 0 to go on. */
+ * instead, chrooted (which then starts as PF_BOOT_FROM_INITRAMFS_CHROOTED).  Returns 0 to go on, else the error
+ * that stops this start (-errno, logged). */
 static int enter_root(struct boot *b)
 {
 	if (b->opt.start != PF_BOOT_FROM_INITRAMFS_COPY)
@@ -210,14 +211,16 @@ static int enter_root(struct boot *b)
 	const char *root = b->opt.root, *config = b->opt.config;
 	int current = pf_boot_copy_current(root);
 	if (current ? chdir(root) != 0 : chroot(root) != 0 || chdir("/") != 0) {
-		pf_err("cannot change %s to %s: %s", current ? "directory" : "root", root, pf_strerror(-errno));
-		return -1;
+		int rc = -errno;
+		pf_err("cannot change %s to %s: %s", current ? "directory" : "root", root, pf_strerror(rc));
+		return rc;
 	}
 	if (!current) { /* an initramfs not updated since prefetch was: run the installed version instead */
 		char *args[] = { "prefetchd", "boot", "--from-initramfs", config ? "--config" : NULL, (char *)config, NULL };
 		execv(PF_PREFETCHD_PATH, args);
-		pf_err("cannot run " PF_PREFETCHD_PATH " in %s: %s", root, pf_strerror(-errno));
-		return -1;
+		int rc = -errno;
+		pf_err("cannot run " PF_PREFETCHD_PATH " in %s: %s", root, pf_strerror(rc));
+		return rc;
 	}
 	/* The kernel log at once: udev's init-bottom script moves the initramfs's /dev into the root any moment
 	 * now (it runs beside us), so /dev/kmsg is under / or under the root. */
@@ -226,8 +229,8 @@ static int enter_root(struct boot *b)
 	return 0;
 }
 
-/* The configuration and the paths it names.  Unreadable: an explicit --config is a usage error (2), the default
- * one means the defaults. */
+/* The configuration and the paths it names.  Unreadable: an explicit --config is a usage error (2; returns the
+ * error, logged), the default one means the defaults (returns 0). */
 static int read_config(struct boot *b)
 {
 	const char *config = b->opt.config;
@@ -238,7 +241,7 @@ static int read_config(struct boot *b)
 	if (rc && config) {
 		pf_err("cannot read %s: %s", config, pf_strerror(rc));
 		b->exit = PF_EXIT_USAGE;
-		return -1;
+		return rc;
 	}
 	if (rc)
 		pf_warn("cannot read %s: %s; using defaults", pf_config_default_path(), pf_strerror(rc));
@@ -307,25 +310,27 @@ static void replay_if_due(struct boot *b, enum replay_moment now)
 }
 
 /* From the initramfs: wait until the root is complete, change root into it (the copy) and log to the kernel
- * log.  Returns 0 to go on; else this start gives up and leaves the boot to prefetch.service. */
+ * log.  Returns 0 to go on; else (-ETIMEDOUT: no complete root in time; -errno: chroot) this start gives up and
+ * leaves the boot to prefetch.service. */
 static int wait_for_root(struct boot *b)
 {
 	if (b->opt.start == PF_BOOT_FROM_SERVICE)
 		return 0;
 	int copy = b->opt.start == PF_BOOT_FROM_INITRAMFS_COPY;
-	int waited = pf_boot_wait_root(copy, EARLY_WAIT_MS);
+	int waited = pf_boot_wait_root(copy, EARLY_WAIT_MS), rc = 0;
 	if (waited < 0 && !copy)
 		pf_log_to_kmsg();
-	if (waited < 0)
+	if (waited < 0) {
 		pf_warn("started from the initramfs, but the root had no /proc after %d s: not tracing from "
 			"there (prefetch.service or the init script starts prefetchd later)", EARLY_WAIT_MS / 1000);
-	else if (copy && (chroot(".") != 0 || chdir("/") != 0)) {
-		pf_err("cannot change root to %s: %s", b->opt.root, pf_strerror(-errno));
-		waited = -1;
+		rc = -ETIMEDOUT;
+	} else if (copy && (chroot(".") != 0 || chdir("/") != 0)) {
+		rc = -errno;
+		pf_err("cannot change root to %s: %s", b->opt.root, pf_strerror(rc));
 	}
-	if (waited < 0) {
+	if (rc) {
 		b->ready_owed = 0; /* not prefetch.service: nobody waits for it */
-		return -1;
+		return rc;
 	}
 	if (!copy)
 		pf_log_to_kmsg(); /* the root's /dev, which udev's init-bottom script has moved there by now */
@@ -338,7 +343,8 @@ static int wait_for_root(struct boot *b)
 }
 
 /* The pid file's lock first: when the initramfs started us already, this (prefetch.service) instance is done
- * before it sets up anything.  Our pid goes in once tracing is set up. */
+ * before it sets up anything.  Our pid goes in once tracing is set up.  Returns 0 to go on, else the pid file's
+ * error (-EBUSY: held by another instance; logged, b->exit set). */
 static int claim_the_boot(struct boot *b)
 {
 	int rc = pf_mkdir(b->p.runtime, 0755);
@@ -368,7 +374,7 @@ static int claim_the_boot(struct boot *b)
 		b->exit = PF_EXIT_FAILURE;
 	}
 	b->cut_replay = 1; /* begun from the initramfs: the instance holding the lock replays */
-	return -1;
+	return rc;
 }
 
 /* What a previous run in the same runtime dir left: its boot end (this boot has not ended) and its buffer. */
@@ -390,7 +396,7 @@ static void catch_stop_signals(void)
 }
 
 /* fanotify marks on TRACE_MOUNTS, then our pid in the pid file (drop_privileges then keeps only the
- * capabilities tracing needs). */
+ * capabilities tracing needs).  Returns 0, or the tracer's error (logged). */
 static int set_up_tracing(struct boot *b)
 {
 	if (b->opt.start != PF_BOOT_FROM_SERVICE) /* init is loading now: this can wait for idle CPU (the replay's
@@ -406,7 +412,7 @@ static int set_up_tracing(struct boot *b)
 	if (rc) {
 		pf_notice("boot tracing unavailable (%s): prefetch skipped this boot", err[0] ? err : pf_strerror(rc));
 		b->tracer = NULL;
-		return -1; /* a replay begun from the initramfs is still worth its reads to the boot */
+		return rc; /* a replay begun from the initramfs is still worth its reads to the boot */
 	}
 	if ((rc = pf_pidfile_publish(&b->pid)))
 		pf_warn("cannot write our pid to %s: %s ('prefetchd stop' cannot reach us)", b->p.pidfile,

@@ -84,7 +84,13 @@ static FILE *open_dump(const char *path)
 	return f;
 }
 
-int cmd_replay(int argc, char **argv)
+struct replay_args {
+	const char *config, *medium, *dump, *path;
+	long threads, timeout; /* -1: not given */
+};
+
+/* The command line into *a.  Returns 1 with *status when the command ends here (help, usage error), else 0. */
+static int parse_args(int argc, char **argv, struct replay_args *a, int *status)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' }, { "medium", required_argument, NULL, 'm' },
@@ -92,72 +98,86 @@ int cmd_replay(int argc, char **argv)
 		{ "dump-plan", required_argument, NULL, 'd' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	/* First thing: a stop request (systemctl stop) always ends in a clean exit. */
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	const char *config = NULL, *medium = NULL, *dump = NULL;
-	long threads = -1, timeout = -1;
+	*a = (struct replay_args){ .threads = -1, .timeout = -1 };
+	*status = PF_EXIT_OK;
 	int c;
 	optind = 1;
 	opterr = 0; /* one message of our own */
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c':
-			config = optarg;
-			break;
-		case 'm':
-			medium = optarg;
-			break;
+		case 'c': a->config = optarg; break;
+		case 'm': a->medium = optarg; break;
 		case 'j':
-			if (pf_parse_long(optarg, 1, 64, &threads))
-				return pf_usage_error("--threads: '%s' is not a number (1..64)", optarg);
+			if (pf_parse_long(optarg, 1, 64, &a->threads))
+				return *status = pf_usage_error("--threads: '%s' is not a number (1..64)", optarg), 1;
 			break;
 		case 't':
-			if (pf_parse_long(optarg, 0, 86400, &timeout))
-				return pf_usage_error("--timeout: '%s' is not a number of seconds (0..86400)", optarg);
+			if (pf_parse_long(optarg, 0, 86400, &a->timeout))
+				return *status = pf_usage_error("--timeout: '%s' is not a number of seconds (0..86400)",
+								optarg), 1;
 			break;
-		case 'd':
-			dump = optarg;
-			break;
-		case 'h':
-			usage(stdout);
-			return PF_EXIT_OK;
-		default:
-			return pf_usage_bad_option(c, argv);
+		case 'd': a->dump = optarg; break;
+		case 'h': usage(stdout); return 1;
+		default: return *status = pf_usage_bad_option(c, argv), 1;
 		}
 	}
 	if (optind != argc - 1)
-		return pf_usage_error(optind == argc ? "no LAYOUT given" : "want exactly one LAYOUT argument");
-	const char *path = argv[optind];
+		return *status = pf_usage_error(optind == argc ? "no LAYOUT given" : "want exactly one LAYOUT argument"), 1;
+	a->path = argv[optind];
+	return 0;
+}
+
+/* The replay's one-line summary. */
+static void print_summary(const struct pf_replay_stats *st)
+{
+	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MiB, %.2f s, medium %s, %u metadata blocks, "
+	       "%u ranges placed now (%u moved since the layout, %u pieces cut), %u by the layout%s\n",
+	       st->files, st->files_skipped, st->files_missing, st->files_changed, st->bytes / 1048576.0, st->seconds,
+	       st->medium == PF_MEDIUM_UNKNOWN ? "none" : pf_medium_name(st->medium), st->metadata_blocks,
+	       st->placed_now, st->placed_moved, st->placed_pieces, st->placed_layout,
+	       st->timed_out ? ", timed out" : st->stopped ? ", stopped" : "");
+	fflush(stdout);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+	/* First thing: a stop request (systemctl stop) always ends in a clean exit. */
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	struct replay_args a;
+	int status;
+	if (parse_args(argc, argv, &a, &status))
+		return status;
 
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, config);
+	int rc = pf_config_read(&cfg, a.config);
 	if (rc && rc != -ENOENT)
-		pf_warn("cannot read %s (%s); using defaults", config ? config : pf_config_default_path(), pf_strerror(rc));
+		pf_warn("cannot read %s (%s); using defaults", a.config ? a.config : pf_config_default_path(),
+			pf_strerror(rc));
 	int override = cfg.medium;
-	if (medium) {
-		override = pf_medium_override_parse(medium);
+	if (a.medium) {
+		override = pf_medium_override_parse(a.medium);
 		if (override < 0)
-			return pf_usage_error("--medium: '%s' is not auto, rotational, slow-flash or fast-flash", medium);
+			return pf_usage_error("--medium: '%s' is not auto, rotational, slow-flash or fast-flash", a.medium);
 	}
 
 	struct pf_image *layout;
-	rc = pf_image_load(path, PF_LOAD_REQUIRE_ROOT, PF_KIND_LAYOUT, &layout);
+	rc = pf_image_load(a.path, PF_LOAD_REQUIRE_ROOT, PF_KIND_LAYOUT, &layout);
 	if (rc == -ENOENT) {
-		pf_notice("no layout yet at %s: nothing to prefetch", path);
+		pf_notice("no layout yet at %s: nothing to prefetch", a.path);
 		return PF_EXIT_OK;
 	}
 	if (rc) {
-		pf_err("not prefetching: layout %s: %s", path, pf_strerror(rc));
+		pf_err("not prefetching: layout %s: %s", a.path, pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
 
 	struct pf_replay_opts o = {
 		.medium_override = override,
-		.threads = threads > 0 ? (int)threads : cfg.replay_threads,
-		.timeout_s = timeout >= 0 ? (int)timeout : cfg.replay_timeout,
+		.threads = a.threads > 0 ? (int)a.threads : cfg.replay_threads,
+		.timeout_s = a.timeout >= 0 ? (int)a.timeout : cfg.replay_timeout,
 		.max_bytes = (uint64_t)cfg.max_prefetch_mb << 20,
 		.stop = &stop_flag,
 	};
@@ -167,34 +187,26 @@ int cmd_replay(int argc, char **argv)
 		sigaction(SIGALRM, &sa, NULL);
 		alarm((unsigned)o.timeout_s + 2);
 	}
-	if (dump) {
-		o.plan_dump = open_dump(dump);
-		if (!o.plan_dump) {
-			pf_err("--dump-plan %s: %s", dump, pf_strerror(-errno));
-			pf_image_free(layout);
-			return PF_EXIT_FAILURE;
-		}
+	if (a.dump && !(o.plan_dump = open_dump(a.dump))) {
+		pf_err("--dump-plan %s: %s", a.dump, pf_strerror(-errno));
+		pf_image_free(layout);
+		return PF_EXIT_FAILURE;
 	}
 	struct pf_replay_stats st;
 	rc = pf_replay(layout, &o, &st);
 	alarm(0);
 	if (o.plan_dump && fclose(o.plan_dump) && !rc)
-		pf_warn("--dump-plan %s: %s", dump, pf_strerror(-errno));
+		pf_warn("--dump-plan %s: %s", a.dump, pf_strerror(-errno));
 	unsigned nfiles = layout->nfiles;
 	pf_image_free(layout);
 	if (rc) {
-		pf_err("replay of %s failed: %s", path, pf_strerror(rc));
+		pf_err("replay of %s failed: %s", a.path, pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
 	if (nfiles && !st.files && st.files_skipped == st.files_missing && st.files_missing == nfiles) {
-		pf_notice("layout %s matches nothing on the mounted filesystems (stale): nothing prefetched", path);
+		pf_notice("layout %s matches nothing on the mounted filesystems (stale): nothing prefetched", a.path);
 		return PF_EXIT_OK;
 	}
-	printf("replay: %u files, %u skipped (%u missing, %u changed), %.1f MiB, %.2f s, medium %s, %u metadata blocks, "
-	       "%u ranges placed now (%u moved since the layout, %u pieces cut), %u by the layout%s\n",
-	       st.files, st.files_skipped, st.files_missing, st.files_changed, st.bytes / 1048576.0, st.seconds,
-	       st.medium == PF_MEDIUM_UNKNOWN ? "none" : pf_medium_name(st.medium), st.metadata_blocks, st.placed_now, st.placed_moved, st.placed_pieces, st.placed_layout,
-	       st.timed_out ? ", timed out" : st.stopped ? ", stopped" : "");
-	fflush(stdout);
+	print_summary(&st);
 	return PF_EXIT_OK;
 }

@@ -56,7 +56,7 @@ struct report_opts {
 	enum pf_setup only;
 };
 
-/* Returns -1 to go on, else the exit status. */
+/* Returns PF_EXIT_GO_ON, else the exit status. */
 static int parse(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
@@ -100,10 +100,10 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	}
 	if (optind != argc)
 		return pf_usage_error("unexpected argument '%s'", argv[optind]);
-	return -1;
+	return PF_EXIT_GO_ON;
 }
 
-/* The log's boots (only those of --setup), or the exit status. */
+/* The log's boots (only those of --setup): PF_EXIT_GO_ON, or the exit status. */
 static int load(const struct report_opts *o, char *logpath, size_t len, struct pf_boot_record **recs, size_t *n)
 {
 	struct pf_config cfg;
@@ -128,7 +128,7 @@ static int load(const struct report_opts *o, char *logpath, size_t len, struct p
 				(*recs)[k++] = (*recs)[i];
 		*n = k;
 	}
-	return -1;
+	return PF_EXIT_GO_ON;
 }
 
 static void text_report(const struct report_opts *o, const char *logpath, const struct pf_boot_record *recs, size_t n,

@@ -81,7 +81,15 @@ static int dir_of_exists(const char *path)
 	return ok;
 }
 
-int cmd_trace(int argc, char **argv)
+struct trace_args {
+	const char *output, *pidpath, *config;
+	const char *mounts[MAX_MOUNT_ARGS];
+	int nmounts, bounded;
+	long timeout, max_files;
+};
+
+/* The command line into *a.  Returns 1 with *status when the command ends here (help, usage error), else 0. */
+static int parse_args(int argc, char **argv, struct trace_args *a, int *status)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },   { "mount", required_argument, NULL, 'm' },
@@ -90,54 +98,146 @@ int cmd_trace(int argc, char **argv)
 		{ "bounded-queue", no_argument, NULL, 'B' },  { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *output = NULL, *pidpath = NULL, *config = NULL;
-	const char *mounts[MAX_MOUNT_ARGS];
-	int nmounts = 0, c;
-	long timeout = 0, max_files = 0;
-	int bounded = 0;
+	int c;
+	*a = (struct trace_args){ 0 };
+	*status = PF_EXIT_OK;
 	optind = 1;
 	opterr = 0; /* one message of our own */
 	while ((c = getopt_long(argc, argv, ":o:m:t:p:c:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'o': output = optarg; break;
+		case 'o': a->output = optarg; break;
 		case 'm':
-			if (nmounts == MAX_MOUNT_ARGS)
-				return pf_usage_error("at most %d --mount options", MAX_MOUNT_ARGS);
-			mounts[nmounts++] = optarg;
+			if (a->nmounts == MAX_MOUNT_ARGS)
+				return *status = pf_usage_error("at most %d --mount options", MAX_MOUNT_ARGS), 1;
+			a->mounts[a->nmounts++] = optarg;
 			break;
 		case 't':
-			if (pf_parse_long(optarg, 0, INT_MAX, &timeout))
-				return pf_usage_error("--timeout: '%s' is not a number of seconds (0..%d)", optarg, INT_MAX);
+			if (pf_parse_long(optarg, 0, INT_MAX, &a->timeout))
+				return *status = pf_usage_error("--timeout: '%s' is not a number of seconds (0..%d)", optarg,
+								INT_MAX), 1;
 			break;
-		case 'p': pidpath = optarg; break;
-		case 'c': config = optarg; break;
+		case 'p': a->pidpath = optarg; break;
+		case 'c': a->config = optarg; break;
 		case 'M':
-			if (pf_parse_long(optarg, 1, PF_MAX_FILES, &max_files))
-				return pf_usage_error("--max-files: '%s' is not a number (1..%u)", optarg, PF_MAX_FILES);
+			if (pf_parse_long(optarg, 1, PF_MAX_FILES, &a->max_files))
+				return *status = pf_usage_error("--max-files: '%s' is not a number (1..%u)", optarg,
+								PF_MAX_FILES), 1;
 			break;
-		case 'B': bounded = 1; break;
-		case 'h': usage(stdout); return PF_EXIT_OK;
-		default: return pf_usage_bad_option(c, argv);
+		case 'B': a->bounded = 1; break;
+		case 'h': usage(stdout); return 1;
+		default: return *status = pf_usage_bad_option(c, argv), 1;
 		}
 	}
 	if (optind != argc)
-		return pf_usage_error("unexpected argument '%s'", argv[optind]);
-	if (!output)
-		return pf_usage_error("--output FILE is required");
-	if (!dir_of_exists(output)) {
-		pf_err("--output %s: its directory does not exist", output);
+		return *status = pf_usage_error("unexpected argument '%s'", argv[optind]), 1;
+	if (!a->output)
+		return *status = pf_usage_error("--output FILE is required"), 1;
+	if (!dir_of_exists(a->output)) {
+		pf_err("--output %s: its directory does not exist", a->output);
+		return *status = PF_EXIT_FAILURE, 1;
+	}
+	return 0;
+}
+
+/* The tracer started, the pid file held, the privileges dropped to the tracer's.  PF_EXIT_OK or
+ * PF_EXIT_FAILURE (said why; nothing left open). */
+static int start(const struct trace_args *a, const struct pf_config *cfg, const char *pidpath, struct pf_tracer **t,
+		 struct pf_pidfile *pid)
+{
+	char err[512] = "";
+	/* --timeout is the length asked for, not a cut (unlike prefetchd boot's TRACE_TIMEOUT) */
+	struct pf_trace_opts o = { .mounts = a->mounts, .nmounts = a->nmounts, .timeout_s = (int)a->timeout,
+				   .timeout_planned = 1, .medium_override = cfg->medium,
+				   .max_files = (unsigned)a->max_files, .bounded_queue = a->bounded, .err = err,
+				   .errlen = sizeof(err) };
+	int rc = pf_tracer_open(&o, t);
+	if (rc) {
+		pf_err("cannot start tracing: %s", err[0] ? err : pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
+	pid_t holder = 0;
+	rc = pf_pidfile_acquire(pidpath, pid, &holder);
+	if (rc) {
+		if (rc == -EBUSY)
+			pf_err("another tracer is running (pid %ld, %s); stop it with 'prefetchd stop'", (long)holder,
+			       pidpath);
+		else
+			pf_err("pid file %s: %s", pidpath, pf_strerror(rc));
+		pf_tracer_close(*t);
+		return PF_EXIT_FAILURE;
+	}
+	static const cap_value_t keep[] = PF_TRACER_CAPS;
+	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
+		pf_warn("could not drop capabilities: %s", pf_strerror(rc));
+	return PF_EXIT_OK;
+}
 
+/* The one-line summary of a trace written to output. */
+static void print_summary(const struct pf_image *img, const struct pf_trace_stats *st, const char *output)
+{
+	printf("trace: %u files, %u dirs, %llu bytes, %lu events (%lu own ignored), %lu overflows", st->files, st->dirs,
+	       st->bytes, st->events, st->own_events, st->overflows);
+	if (st->lost)
+		printf(", %lu lost", st->lost);
+	if (st->dropped)
+		printf(", %lu not recorded", st->dropped);
+	if (st->pages_traced)
+		printf(", ranges: pages read (%lu page events, %lu own ignored, %llu bytes read without "
+		       "an event)", st->page_events, st->own_page_events, st->page_bytes_filled);
+	else if (st->page_events_lost)
+		printf(", ranges: resident pages (mincore: %lu page events lost)", st->page_events_lost);
+	else
+		printf(", ranges: resident pages (mincore: %s)", st->pages_why ? st->pages_why : "?");
+	printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);
+	fflush(stdout);
+}
+
+/* The trace built and written (flagged incomplete when tracing failed).  Returns 1 when it failed, with the
+ * reason in lost (for 'prefetchd stop'). */
+static int store(struct pf_tracer *t, int failed, const struct pf_config *cfg, const char *output, char *lost,
+		 size_t lostlen)
+{
+	struct pf_image *img = NULL;
+	struct pf_trace_stats st = { 0 };
+	int rc = pf_tracer_finish(t, &img, &st);
+	static const cap_value_t done[] = PF_TRACER_CAPS_DONE;
+	(void)pf_privileges_drop(done, (int)(sizeof(done) / sizeof(done[0]))); /* fewer than before: cannot fail */
+	if (rc) {
+		snprintf(lost, lostlen, "building the trace failed: %s", pf_strerror(rc));
+		pf_err("%s", lost);
+		pf_image_free(img);
+		return 1;
+	}
+	if (failed)
+		img->flags |= PF_IMG_INCOMPLETE;
+	pf_medium_log_image(img, cfg->medium);
+	rc = pf_image_save(output, img);
+	if (rc) {
+		snprintf(lost, lostlen, "cannot write %s: %s", output, pf_strerror(rc));
+		pf_err("%s", lost);
+		failed = 1;
+	} else {
+		print_summary(img, &st, output);
+		pf_warn_if_incomplete(img, output);
+	}
+	pf_image_free(img);
+	return failed;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_args a;
+	int status;
+	if (parse_args(argc, argv, &a, &status))
+		return status;
 	struct pf_config cfg;
-	pf_config_read_or_defaults(&cfg, config);
+	pf_config_read_or_defaults(&cfg, a.config);
 	struct pf_boot_paths paths; /* the default pid file: the one 'prefetchd boot' holds */
 	pf_boot_paths_init(&paths, &cfg);
-	if (!pidpath)
-		pidpath = paths.pidfile;
-	if (nmounts == 0)
+	const char *pidpath = a.pidpath ? a.pidpath : paths.pidfile;
+	if (a.nmounts == 0)
 		for (int i = 0; i < cfg.nmounts && i < MAX_MOUNT_ARGS; i++)
-			mounts[nmounts++] = cfg.mounts[i];
+			a.mounts[a.nmounts++] = cfg.mounts[i];
 
 	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: poll() returns at once */
 	sigemptyset(&sa.sa_mask);
@@ -145,81 +245,20 @@ int cmd_trace(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGUSR1, &sa, NULL);
 
-	char err[512] = "";
-	/* --timeout is the length asked for, not a cut (unlike prefetchd boot's TRACE_TIMEOUT) */
-	struct pf_trace_opts o = { .mounts = mounts, .nmounts = nmounts, .timeout_s = (int)timeout, .timeout_planned = 1,
-				   .medium_override = cfg.medium, .max_files = (unsigned)max_files,
-				   .bounded_queue = bounded, .err = err, .errlen = sizeof(err) };
 	struct pf_tracer *t;
-	int rc = pf_tracer_open(&o, &t);
-	if (rc) {
-		pf_err("cannot start tracing: %s", err[0] ? err : pf_strerror(rc));
-		return PF_EXIT_FAILURE;
-	}
 	struct pf_pidfile pid = { .fd = -1 };
-	pid_t holder = 0;
-	rc = pf_pidfile_acquire(pidpath, &pid, &holder);
-	if (rc) {
-		if (rc == -EBUSY)
-			pf_err("another tracer is running (pid %ld, %s); stop it with 'prefetchd stop'", (long)holder,
-			       pidpath);
-		else
-			pf_err("pid file %s: %s", pidpath, pf_strerror(rc));
-		pf_tracer_close(t);
-		return PF_EXIT_FAILURE;
-	}
-	static const cap_value_t keep[] = PF_TRACER_CAPS;
-	if ((rc = pf_privileges_drop(keep, (int)(sizeof(keep) / sizeof(keep[0])))))
-		pf_warn("could not drop capabilities: %s", pf_strerror(rc));
+	if ((status = start(&a, &cfg, pidpath, &t, &pid)))
+		return status;
 	pf_notify_ready();
 	pf_notify_status("tracing");
-
-	int failed = 0;
-	rc = pf_tracer_run(t, &stop_requested);
+	int failed = 0, rc = pf_tracer_run(t, &stop_requested);
 	if (rc) {
 		pf_err("tracing stopped early: %s", pf_strerror(rc));
 		failed = 1;
 	}
 	pf_notify_stopping();
-	struct pf_image *img = NULL;
-	struct pf_trace_stats st = { 0 };
-	rc = pf_tracer_finish(t, &img, &st);
-	static const cap_value_t done[] = PF_TRACER_CAPS_DONE;
-	(void)pf_privileges_drop(done, (int)(sizeof(done) / sizeof(done[0]))); /* fewer than before: cannot fail */
 	char lost[PATH_MAX + 256] = ""; /* why no trace was stored, for 'prefetchd stop' */
-	if (rc) {
-		snprintf(lost, sizeof(lost), "building the trace failed: %s", pf_strerror(rc));
-		pf_err("%s", lost);
-		failed = 1;
-	} else {
-		if (failed)
-			img->flags |= PF_IMG_INCOMPLETE;
-		pf_medium_log_image(img, cfg.medium);
-		rc = pf_image_save(output, img);
-		if (rc) {
-			snprintf(lost, sizeof(lost), "cannot write %s: %s", output, pf_strerror(rc));
-			pf_err("%s", lost);
-			failed = 1;
-		} else {
-			printf("trace: %u files, %u dirs, %llu bytes, %lu events (%lu own ignored), %lu overflows",
-			       st.files, st.dirs, st.bytes, st.events, st.own_events, st.overflows);
-			if (st.lost)
-				printf(", %lu lost", st.lost);
-			if (st.dropped)
-				printf(", %lu not recorded", st.dropped);
-			if (st.pages_traced)
-				printf(", ranges: pages read (%lu page events, %lu own ignored, %llu bytes read without "
-				       "an event)", st.page_events, st.own_page_events, st.page_bytes_filled);
-			else if (st.page_events_lost)
-				printf(", ranges: resident pages (mincore: %lu page events lost)", st.page_events_lost);
-			else
-				printf(", ranges: resident pages (mincore: %s)", st.pages_why ? st.pages_why : "?");
-			printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);
-			fflush(stdout);
-			pf_warn_if_incomplete(img, output);
-		}
-	}
-	pf_image_free(img);
+	failed = store(t, failed, &cfg, a.output, lost, sizeof(lost));
 	pf_tracer_close(t);
 	if ((rc = pf_pidfile_outcome(&pid, lost[0] ? lost : NULL)))
 		pf_warn("cannot record the outcome in %s: %s", pidpath, pf_strerror(rc));

@@ -7,6 +7,8 @@
 #define PF_EXIT_OK 0
 #define PF_EXIT_FAILURE 1   /* the job could not be done (message says why) */
 #define PF_EXIT_USAGE 2     /* bad command line: pf_usage_error() (usage_error.h) says what is wrong */
+/* Not an exit status (those are >= 0): what a step that could end the command returns to let it go on. */
+#define PF_EXIT_GO_ON (-1)
 
 /* argv[0] is the subcommand name; main.c has set it as the log's command (log.h), so messages do not repeat it.
  * --help prints the full usage on stdout (exit 0); a bad command line one line and a hint (exit 2). */

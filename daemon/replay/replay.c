@@ -2,6 +2,7 @@
 /* pf_replay: plan the layout's reads, then sweep the rotational filesystems (metadata pass, physical order) and
  * read the slow-flash ones (metadata pass, merged ranges in first-touch order) while readers pull the fast-flash
  * ones in access order. */
+#include "replay.h"
 #include "replay_internal.h"
 
 #include "clock.h"
@@ -12,34 +13,11 @@
 #include <string.h>
 #include <sys/resource.h>
 
-int pf_rctx_should_stop(struct pf_rctx *c)
-{
-	if (c->o && c->o->stop && *c->o->stop) {
-		atomic_store(&c->stopped, 1);
-		return 1;
-	}
-	if (atomic_load(&c->stopped) || atomic_load(&c->timed_out))
-		return 1;
-	if (c->has_deadline) {
-		if (pf_monotonic_ns() >= c->deadline_ns) {
-			atomic_store(&c->timed_out, 1);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static int fd_budget(void)
 {
 	struct rlimit rl;
 	rlim_t b = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur / 4 : 64;
 	return b < 16 ? 16 : b > 1024 ? 1024 : (int)b;
-}
-
-/* Of the head (init's files), in their bin of their own (layout_order.h). */
-static int is_head(const struct pf_image *l, const struct pf_ritem *it)
-{
-	return pf_lorder_is_head(&l->files[it->file]);
 }
 
 /* A filesystem the metadata pass works on: ext2/3/4 on a device of this medium (rotational: seeks saved; slow
@@ -55,144 +33,177 @@ static int is_type(const struct pf_rfs *f, int medium, const char *type)
 	return f->ok && f->medium == medium && !strcmp(f->type, type);
 }
 
-int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct pf_replay_stats *st)
+/* The work list split by medium: rotational items stay in items (nrot), the others are copied out.  The
+ * files of a filesystem that is not there are skipped at once. */
+struct split {
+	struct pf_ritem *items, *solid, *slow;
+	size_t n, nrot, nsolid, nslow;
+};
+
+/* Step 1: the state, the filesystems as they are now, the metadata pass's handles.  0 or -ENOMEM. */
+static int start(struct pf_rctx *c, const struct pf_image *l, const struct pf_replay_opts *o)
 {
-	double t0 = pf_monotonic_s();
-	memset(st, 0, sizeof(*st));
-	if (!l || l->kind != PF_KIND_LAYOUT)
-		return PF_EKIND;
-	struct pf_rctx c = { .l = l, .o = o, .fd_budget = fd_budget() };
-	atomic_init(&c.bytes, 0);
-	atomic_init(&c.timed_out, 0);
-	atomic_init(&c.stopped, 0);
+	*c = (struct pf_rctx){ .l = l, .o = o, .fd_budget = fd_budget() };
+	atomic_init(&c->bytes, 0);
+	atomic_init(&c->timed_out, 0);
+	atomic_init(&c->stopped, 0);
 	if (o && o->timeout_s > 0) {
-		c.deadline_ns = pf_monotonic_ns() + (uint64_t)o->timeout_s * 1000000000ull;
-		c.has_deadline = 1;
+		c->deadline_ns = pf_monotonic_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+		c->has_deadline = 1;
 	}
-	struct pf_ritem *items = NULL, *solid = NULL, *slow = NULL;
-	struct pf_rpar *par = NULL;
-	size_t n = 0;
-	int rc = -ENOMEM;
-	c.fs = calloc(l->nfs ? l->nfs : 1, sizeof(*c.fs));
-	c.fstate = calloc(l->nfiles ? l->nfiles : 1, sizeof(*c.fstate));
-	c.dir_done = calloc(l->nfiles ? l->nfiles : 1, 1);
-	if (!c.fs || !c.fstate || !c.dir_done)
-		goto out;
-	pf_replay_resolve_fs(&c);
+	c->fs = calloc(l->nfs ? l->nfs : 1, sizeof(*c->fs));
+	c->fstate = calloc(l->nfiles ? l->nfiles : 1, sizeof(*c->fstate));
+	c->dir_done = calloc(l->nfiles ? l->nfiles : 1, 1);
+	if (!c->fs || !c->fstate || !c->dir_done)
+		return -ENOMEM;
+	pf_replay_resolve_fs(c);
 	for (uint32_t f = 0; f < l->nfs; f++)
-		if (is_swept_ext(&c.fs[f], PF_MEDIUM_ROTATIONAL) || is_swept_ext(&c.fs[f], PF_MEDIUM_SLOW_FLASH))
-			pf_replay_metadata_open(&c, f);
+		if (is_swept_ext(&c->fs[f], PF_MEDIUM_ROTATIONAL) || is_swept_ext(&c->fs[f], PF_MEDIUM_SLOW_FLASH))
+			pf_replay_metadata_open(c, f);
+	return 0;
+}
 
-	struct pf_lorder_opts po = { .max_bytes = o ? o->max_bytes : 0 };
-	rc = pf_rplan_build(l, &po, &items, &n);
+/* Step 2: the read plan's work list (read_plan.h), split by medium.  0 or -ENOMEM. */
+static int plan(struct pf_rctx *c, struct split *sp)
+{
+	struct pf_lorder_opts po = { .max_bytes = c->o ? c->o->max_bytes : 0 };
+	int rc = pf_rplan_build(c->l, &po, &sp->items, &sp->n);
 	if (rc)
-		goto out;
-
-	/* Split by medium; the files of a filesystem that is not there are skipped at once. */
-	size_t nrot = 0, nsolid = 0, nslow = 0;
-	solid = malloc((n ? n : 1) * sizeof(*solid));
-	slow = malloc((n ? n : 1) * sizeof(*slow));
-	if (!solid || !slow) {
-		rc = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct pf_rfs *f = &c.fs[items[i].fs];
+		return rc;
+	sp->solid = malloc((sp->n ? sp->n : 1) * sizeof(*sp->solid));
+	sp->slow = malloc((sp->n ? sp->n : 1) * sizeof(*sp->slow));
+	if (!sp->solid || !sp->slow)
+		return -ENOMEM;
+	for (size_t i = 0; i < sp->n; i++) {
+		const struct pf_ritem *it = &sp->items[i];
+		const struct pf_rfs *f = &c->fs[it->fs];
 		if (!f->ok)
-			atomic_store(&c.fstate[items[i].file], PF_RFILE_MISSING);
+			atomic_store(&c->fstate[it->file], PF_RFILE_MISSING);
 		else if (f->medium == PF_MEDIUM_FAST_FLASH)
-			solid[nsolid++] = items[i];
+			sp->solid[sp->nsolid++] = *it;
 		else if (f->medium == PF_MEDIUM_SLOW_FLASH)
-			slow[nslow++] = items[i];
+			sp->slow[sp->nslow++] = *it;
 		else
-			items[nrot++] = items[i];
+			sp->items[sp->nrot++] = *it;
 	}
-	if (nsolid) {
-		rc = pf_replay_parallel_start(&c, solid, nsolid, o && o->threads > 0 ? o->threads : 4, &par);
+	return 0;
+}
+
+/* The metadata pass of every rotational filesystem (ext: head only, or all of it; XFS; btrfs): only a hint,
+ * the data sweep goes on whatever it did. */
+static void metadata_rotational(struct pf_rctx *c, int head, unsigned *blocks)
+{
+	for (uint32_t f = 0; f < c->l->nfs && !pf_rctx_should_stop(c); f++)
+		if (is_swept_ext(&c->fs[f], PF_MEDIUM_ROTATIONAL))
+			(void)pf_replay_metadata(c, f, head, blocks);
+		else if (!head && is_type(&c->fs[f], PF_MEDIUM_ROTATIONAL, "xfs"))
+			(void)pf_replay_xfs_metadata(c, f, blocks);
+		else if (!head && is_type(&c->fs[f], PF_MEDIUM_ROTATIONAL, "btrfs"))
+			(void)pf_replay_btrfs_metadata(c, f);
+}
+
+/* Step 4: the rotational filesystems.  init's files (their bin of their own, first: layout_order.h) before
+ * the metadata pass, which takes a while: init can start nothing until they are in.  Their inodes and the
+ * directories above them come first, in one sweep of their own (the head of the metadata pass).  Then the
+ * rest, at the nice value asked for.  0 or -ENOMEM. */
+static int rotational(struct pf_rctx *c, struct split *sp, struct pf_replay_stats *st)
+{
+	if (!sp->nrot)
+		return 0;
+	size_t nhead = pf_rplan_head_first(c->l, sp->items, sp->nrot);
+	if (nhead) {
+		unsigned head_blocks = 0;
+		metadata_rotational(c, 1, &head_blocks);
+		int rc = pf_replay_sweep(c, sp->items, nhead);
 		if (rc)
-			goto out;
+			return rc;
 	}
-	if (nrot) {
-		/* init's files (their bin of their own, first: layout_order.h) before the metadata pass, which takes
-		 * a while: init can start nothing until they are in.  Their inodes and the directories above them
-		 * come first, in one sweep of their own (the head of the metadata pass). */
-		size_t nhead = 0;
-		for (size_t i = 0; i < nrot; i++)
-			nhead += is_head(l, &items[i]);
-		struct pf_ritem *tmp = nhead && nhead < nrot ? malloc(nrot * sizeof(*tmp)) : NULL;
-		if (tmp) {
-			size_t h = 0, r = nhead; /* stable: heads to the front */
-			for (size_t i = 0; i < nrot; i++)
-				tmp[is_head(l, &items[i]) ? h++ : r++] = items[i];
-			memcpy(items, tmp, nrot * sizeof(*items));
-			free(tmp);
-			unsigned head_blocks = 0;
-			for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
-				if (is_swept_ext(&c.fs[f], PF_MEDIUM_ROTATIONAL))
-					(void)pf_replay_metadata(&c, f, 1, &head_blocks);
-			rc = pf_replay_sweep(&c, items, nhead);
-			if (rc)
-				goto out;
-		} else {
-			nhead = 0; /* all of it init's, or no memory to spare: one sweep as before */
-		}
-		if (o && o->nice_after_head) /* Linux: the calling thread's own nice value */
-			(void)setpriority(PRIO_PROCESS, 0, o->nice_after_head);
-		unsigned blocks = 0;
-		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
-			if (is_swept_ext(&c.fs[f], PF_MEDIUM_ROTATIONAL))
-				(void)pf_replay_metadata(&c, f, 0, &blocks); /* only a hint: the data sweep goes on */
-			else if (is_type(&c.fs[f], PF_MEDIUM_ROTATIONAL, "xfs"))
-				(void)pf_replay_xfs_metadata(&c, f, &blocks);
-			else if (is_type(&c.fs[f], PF_MEDIUM_ROTATIONAL, "btrfs"))
-				(void)pf_replay_btrfs_metadata(&c, f);
-		st->metadata_blocks += blocks;
-		st->at_metadata = pf_monotonic_s();
-		rc = pf_replay_sweep(&c, items + nhead, nrot - nhead);
-		if (rc)
-			goto out;
-	}
-	if (nslow) {
-		/* The metadata pass first, as on a disk: the inode tables and directories in a few large reads
-		 * instead of a request per inode-table block the opens would ask for one at a time. */
-		unsigned blocks = 0;
-		for (uint32_t f = 0; f < l->nfs && !pf_rctx_should_stop(&c); f++)
-			if (is_swept_ext(&c.fs[f], PF_MEDIUM_SLOW_FLASH))
-				(void)pf_replay_metadata(&c, f, 0, &blocks);
-		st->metadata_blocks += blocks;
-		st->at_metadata = pf_monotonic_s();
-		rc = pf_replay_flash(&c, slow, nslow);
-		if (rc)
-			goto out;
-	}
-	st->placed_now = c.map.now;
-	st->placed_layout = c.map.layout;
-	st->placed_moved = c.map.moved;
-	st->placed_pieces = c.map.pieces;
-	st->at_placed = c.map.at;
-	st->medium = nrot ? PF_MEDIUM_ROTATIONAL : nslow ? PF_MEDIUM_SLOW_FLASH : nsolid ? PF_MEDIUM_FAST_FLASH : PF_MEDIUM_UNKNOWN;
-out:
+	if (c->o && c->o->nice_after_head) /* Linux: the calling thread's own nice value */
+		(void)setpriority(PRIO_PROCESS, 0, c->o->nice_after_head);
+	unsigned blocks = 0;
+	metadata_rotational(c, 0, &blocks);
+	st->metadata_blocks += blocks;
+	st->at_metadata = pf_monotonic_s();
+	return pf_replay_sweep(c, sp->items + nhead, sp->nrot - nhead);
+}
+
+/* Step 5: the slow-flash filesystems.  The metadata pass first, as on a disk: the inode tables and directories
+ * in a few large reads instead of a request per inode-table block the opens would ask for one at a time.
+ * 0 or -ENOMEM. */
+static int slow_flash(struct pf_rctx *c, struct split *sp, struct pf_replay_stats *st)
+{
+	if (!sp->nslow)
+		return 0;
+	unsigned blocks = 0;
+	for (uint32_t f = 0; f < c->l->nfs && !pf_rctx_should_stop(c); f++)
+		if (is_swept_ext(&c->fs[f], PF_MEDIUM_SLOW_FLASH))
+			(void)pf_replay_metadata(c, f, 0, &blocks);
+	st->metadata_blocks += blocks;
+	st->at_metadata = pf_monotonic_s();
+	return pf_replay_flash(c, sp->slow, sp->nslow);
+}
+
+/* What the placing did and which medium was read (a completed replay). */
+static void record_placing(const struct pf_rctx *c, const struct split *sp, struct pf_replay_stats *st)
+{
+	st->placed_now = c->map.now;
+	st->placed_layout = c->map.layout;
+	st->placed_moved = c->map.moved;
+	st->placed_pieces = c->map.pieces;
+	st->at_placed = c->map_at;
+	st->medium = sp->nrot	  ? PF_MEDIUM_ROTATIONAL
+		     : sp->nslow  ? PF_MEDIUM_SLOW_FLASH
+		     : sp->nsolid ? PF_MEDIUM_FAST_FLASH
+				  : PF_MEDIUM_UNKNOWN;
+}
+
+/* Last step, on every path: the readers joined, the handles closed, each file's outcome counted, freed. */
+static void finish(struct pf_rctx *c, struct pf_rpar *par, struct split *sp, double t0, struct pf_replay_stats *st)
+{
 	pf_replay_parallel_join(par);
-	pf_replay_metadata_close(&c);
-	if (c.fstate) {
-		for (uint32_t i = 0; i < l->nfiles; i++) {
-			unsigned char s = atomic_load(&c.fstate[i]);
+	pf_replay_metadata_close(c);
+	if (c->fstate) {
+		for (uint32_t i = 0; i < c->l->nfiles; i++) {
+			unsigned char s = atomic_load(&c->fstate[i]);
 			st->files += s == PF_RFILE_OK;
 			st->files_skipped += s >= PF_RFILE_MISSING;
 			st->files_missing += s == PF_RFILE_MISSING;
 			st->files_changed += s == PF_RFILE_CHANGED;
 		}
 	}
-	st->bytes = atomic_load(&c.bytes);
-	st->timed_out = atomic_load(&c.timed_out);
-	st->stopped = atomic_load(&c.stopped);
+	st->bytes = atomic_load(&c->bytes);
+	st->timed_out = atomic_load(&c->timed_out);
+	st->stopped = atomic_load(&c->stopped);
 	st->at_end = pf_monotonic_s();
 	st->seconds = st->at_end - t0;
-	free(items);
-	free(solid);
-	free(slow);
-	free(c.fs);
-	free((void *)c.fstate);
-	free(c.dir_done);
+	free(sp->items);
+	free(sp->solid);
+	free(sp->slow);
+	free(c->fs);
+	free((void *)c->fstate);
+	free(c->dir_done);
+}
+
+int pf_replay(const struct pf_image *l, const struct pf_replay_opts *o, struct pf_replay_stats *st)
+{
+	double t0 = pf_monotonic_s();
+	memset(st, 0, sizeof(*st));
+	if (!l || l->kind != PF_KIND_LAYOUT)
+		return PF_EKIND;
+	struct pf_rctx c;
+	struct split sp = { 0 };
+	struct pf_rpar *par = NULL;
+	int rc = start(&c, l, o);
+	if (!rc)
+		rc = plan(&c, &sp);
+	if (!rc && sp.nsolid) /* step 3: the fast-flash readers, in access order, while the rest goes on */
+		rc = pf_replay_parallel_start(&c, sp.solid, sp.nsolid, o && o->threads > 0 ? o->threads : 4, &par);
+	if (!rc)
+		rc = rotational(&c, &sp, st);
+	if (!rc)
+		rc = slow_flash(&c, &sp, st);
+	if (!rc)
+		record_placing(&c, &sp, st);
+	finish(&c, par, &sp, t0, st);
 	return rc;
 }

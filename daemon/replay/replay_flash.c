@@ -6,24 +6,26 @@
  * mapping block. */
 #include "replay_internal.h"
 
-#include "disk_model.h"
+#include "clock.h"
 
 #include <stdlib.h>
 
-/* The hole read through rather than split: what a request costs on the SD model, in bytes at its rate (about
- * 26 KB), rounded up to pages. */
-#define PF_REPLAY_FLASH_HOLE ((((uint64_t)(PF_SD_REQUEST_S * PF_SD_RATE_BPS)) + 4095) / 4096 * 4096)
+/* Readers on slow flash: the device serves one request at a time; a second reader overlaps its waits in open()
+ * and block mapping with the first one's reads. */
+#define PF_REPLAY_FLASH_READERS 2
 
 int pf_replay_flash(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 {
 	if (!n)
 		return 0;
 	struct pf_ritem *own = NULL;
-	int rc = pf_replay_place(c, &items, &n, &own);
+	struct pf_rplan_mapper m = pf_replay_mapper(c);
+	int rc = pf_rplan_flash(c->l, &m, &items, &n, &own, &c->map);
+	c->map_at = pf_monotonic_s();
 	if (rc)
 		return rc;
-	n = pf_rplan_merge_flash(items, n, PF_REPLAY_FLASH_HOLE);
-	pf_replay_dump_plan(c, items, n);
+	if (c->o && c->o->plan_dump)
+		pf_rplan_dump(c->o->plan_dump, c->l, items, n);
 	struct pf_rpar *par = NULL;
 	rc = pf_replay_parallel_start(c, items, n, PF_REPLAY_FLASH_READERS, &par);
 	pf_replay_parallel_join(par);

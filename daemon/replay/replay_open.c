@@ -96,18 +96,6 @@ static uint32_t chunk_of(dev_t dev)
 	return (uint64_t)kb << 10 < PF_REPLAY_CHUNK ? (uint32_t)(kb << 10) : PF_REPLAY_CHUNK;
 }
 
-const char *pf_replay_relpath(const char *path)
-{
-	while (*path == '/')
-		path++;
-	return *path ? path : ".";
-}
-
-const char *pf_rpath(const struct pf_rctx *c, const char *path)
-{
-	return c->o && c->o->relative_paths ? pf_replay_relpath(path) : path;
-}
-
 void pf_replay_resolve_fs(struct pf_rctx *c)
 {
 	for (uint32_t i = 0; i < c->l->nfs; i++) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The rotational sweep: every item placed on the disk where it is now (replay_place.c), then read bin by bin in
- * physical order, so the head crosses each bin's span about once instead of seeking per file. */
+/* The rotational sweep: the plan's sweep (read_plan.h: every item placed where it is now, by FIEMAP), read bin by
+ * bin in physical order, so the head crosses each bin's span about once instead of seeking per file. */
 #include "replay_internal.h"
 
 #include "clock.h"
@@ -16,12 +16,13 @@ int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 	if (!n)
 		return 0;
 	struct pf_ritem *own = NULL; /* the items and the pieces cut off them, when there are such pieces */
-	int rc = pf_replay_place(c, &items, &n, &own);
+	struct pf_rplan_mapper m = pf_replay_mapper(c);
+	int rc = pf_rplan_sweep(c->l, &m, &items, &n, &own, &c->map);
+	c->map_at = pf_monotonic_s();
 	if (rc)
 		return rc;
-	pf_rplan_sort_physical(items, n);
-	n = pf_rplan_coalesce(items, n);
-	pf_replay_dump_plan(c, items, n);
+	if (c->o && c->o->plan_dump)
+		pf_rplan_dump(c->o->plan_dump, c->l, items, n);
 
 	/* A file's fd stays open from its first item to its last one (most files live within one bin), within a
 	 * budget that leaves the process (and a tracer sharing it) plenty of descriptors. */

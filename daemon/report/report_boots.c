@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "report_boots.h"
 
+#include "report_json.h"
+
 #include <inttypes.h>
 #include <time.h>
 
@@ -64,21 +66,6 @@ void pf_report_boots_csv(FILE *out, const struct pf_boot_record *recs, size_t n)
 	}
 }
 
-void pf_report_json_string(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /* A measurement: null when unknown. */
 static void json_num(FILE *out, double v)
 {
@@ -95,16 +82,6 @@ static void json_int(FILE *out, int64_t v)
 		fputs("null", out);
 	else
 		fprintf(out, "%" PRId64, v);
-}
-
-void pf_report_json_stat(FILE *out, const struct pf_stat *st)
-{
-	if (!st->n) {
-		fputs("null", out);
-		return;
-	}
-	fprintf(out, "{\"n\": %zu, \"mean\": %.3f, \"stddev\": %.3f, \"min\": %.3f, \"max\": %.3f}", st->n, st->mean,
-		st->stddev, st->min, st->max);
 }
 
 void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *recs, size_t n,

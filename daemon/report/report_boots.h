@@ -34,10 +34,5 @@ void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *rec
 		    const struct pf_report_row rows[PF_SETUP_COUNT], const struct pf_grouping *groups,
 		    const struct pf_control_change *cc);
 
-/* s as a JSON string, quoted and escaped. */
-void pf_report_json_string(FILE *out, const char *s);
-
-/* A statistic as a JSON object {n, mean, stddev, min, max}, or null without samples. */
-void pf_report_json_stat(FILE *out, const struct pf_stat *st);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "report_groups.h"
-#include "report_boots.h"
+#include "report_json.h"
 
 #include <errno.h>
 #include <inttypes.h>

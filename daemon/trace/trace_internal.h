@@ -185,14 +185,15 @@ void pf_trace_cap_reached(struct pf_tracer *t);
 struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino);
 /* Append an entry (takes fh and path).  Returns it, or NULL on ENOMEM (caller keeps ownership then). */
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *e);
-/* Index of the traced filesystem with this st_dev, or -1. */
-int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev);
-/* The inode's generation (FS_IOC_GETVERSION), 0 where the filesystem has none. */
-uint32_t pf_trace_generation(int fd);
 /* trace_init.c: the files init (the process maps names, /proc/1/maps) has mapped, recorded and flagged
  * PF_FILE_INIT (added when tracing never saw them); *idx gets their entry indices in map order (malloc'd,
  * *n of them; none when maps cannot be read).  Returns 0 or -ENOMEM. */
 int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, size_t *n);
+
+/* trace_fs.c: index of the traced filesystem with this st_dev, or -1 (none). */
+int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev);
+/* The inode's generation (FS_IOC_GETVERSION), 0 where the filesystem has none. */
+uint32_t pf_trace_generation(int fd);
 /* Path of an open fd (malloc'd); NULL if the file is gone ("(deleted)") or has no plain path. */
 char *pf_trace_fd_path(int fd);
 

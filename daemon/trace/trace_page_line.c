@@ -12,10 +12,12 @@
  * call or fault, not per page) that formatting them costs little. */
 #include "trace_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Digits only (strtoull would also take a sign, spaces and "0x"); overflow refused. */
+/* Digits only (strtoull would also take a sign, spaces and "0x"); overflow refused.  0, -EINVAL (no digit) or
+ * -ERANGE. */
 static int parse_u64(const char **p, unsigned base, uint64_t *v)
 {
 	uint64_t x = 0;
@@ -31,21 +33,22 @@ static int parse_u64(const char **p, unsigned base, uint64_t *v)
 		else
 			break;
 		if (x > (UINT64_MAX - d) / base)
-			return -1;
+			return -ERANGE;
 		x = x * base + d;
 	}
 	if (q == *p)
-		return -1;
+		return -EINVAL;
 	*v = x;
 	*p = q;
 	return 0;
 }
 
+/* The literal lit next: 0 (skipped), or -EINVAL. */
 static int expect(const char **p, const char *lit)
 {
 	size_t n = strlen(lit);
 	if (strncmp(*p, lit, n))
-		return -1;
+		return -EINVAL;
 	*p += n;
 	return 0;
 }

@@ -83,29 +83,31 @@ static void remove_stale(int inst_fd)
 	closedir(d);
 }
 
-/* The instances/ directory of tracefs, mounted by us (and detached at once) where nothing is mounted. */
+/* The instances/ directory of tracefs, mounted by us (and detached at once) where nothing is mounted.  Returns
+ * its fd, or -errno with *why the page trace's reason (static text). */
 static int open_instances(const char **why)
 {
 	struct statfs sf;
 	if (statfs(TRACEFS, &sf) < 0) {
 		*why = "no " TRACEFS;
-		return -1;
+		return -errno;
 	}
 	if ((unsigned long)sf.f_type == TRACEFS_MAGIC_NR) {
 		int fd = open(TRACEFS "/instances", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
 			*why = errno == ENOENT ? "tracefs has no instances" : "tracefs not accessible";
-		return fd;
+		return fd < 0 ? -errno : fd;
 	}
 	if (mount("nodev", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
 		*why = "tracefs not mounted, and mounting it failed";
-		return -1;
+		return -errno;
 	}
 	int fd = open(TRACEFS "/instances", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd < 0 ? -errno : fd;
 	(void)umount2(TRACEFS, MNT_DETACH); /* the fd keeps it reachable; nothing else sees our mount */
 	if (fd < 0)
 		*why = "tracefs has no instances";
-	return fd;
+	return rc;
 }
 
 static int buffer_kb(void)
@@ -148,14 +150,17 @@ static void own_comm(char *comm, size_t len)
 	fclose(f);
 }
 
+/* The instance sized, the tracepoints filtered and enabled, the pipe opened.  Returns 0, or -errno with p->why
+ * saying which step failed. */
 static int setup(struct pf_tracer *t)
 {
 	struct pf_page_trace *p = &t->pages;
 	char path[128], num[32], filter[PF_MAX_FS * 32 + 64];
 	snprintf(num, sizeof(num), "%d", buffer_kb());
-	if (put(p->dir_fd, "buffer_size_kb", num) < 0) {
+	int rc = put(p->dir_fd, "buffer_size_kb", num);
+	if (rc < 0) {
 		p->why = "the trace buffer could not be sized";
-		return -1;
+		return rc;
 	}
 	p->comm_in_filter = 1;
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
@@ -167,17 +172,17 @@ static int setup(struct pf_tracer *t)
 			(void)put(p->dir_fd, path, filter);
 		}
 		snprintf(path, sizeof(path), "events/filemap/%s/enable", events[i]);
-		int rc = put(p->dir_fd, path, "1");
+		rc = put(p->dir_fd, path, "1");
 		if (rc < 0) {
 			p->why = rc == -ENOENT ? "this kernel has no page-cache tracepoints (mm_filemap_get_pages: 6.11+)"
 					       : "the page-cache tracepoints could not be enabled";
-			return -1;
+			return rc;
 		}
 	}
 	p->pipe_fd = openat(p->dir_fd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (p->pipe_fd < 0) {
 		p->why = "the trace pipe could not be opened";
-		return -1;
+		return -errno;
 	}
 	return 0;
 }

@@ -5,7 +5,8 @@
 # the order of where the blocks are *now*: its plan (--dump-plan) places every range by FIEMAP, each place
 # agrees with the on-disk extent tree (debugfs bmap, read from the device), the sweep is ascending in those
 # places within each time bin, and the same ranges sorted by the layout's stale numbers would not be (so the
-# test can tell).  The data is resident afterwards.  The metadata pass (its steps in --dump-plan) asks for the
+# test can tell).  The same plan built from libext2fs's mapping of the unmounted filesystem (as prefetch-reorder
+# sees it) is the replay's, item for item, before and after.  The data is resident afterwards.  The metadata pass (its steps in --dump-plan) asks for the
 # layout's directory where it lies now and never for its place before the reorder.
 source "$TOP/tests/lib.sh"
 pf_require_root
@@ -69,6 +70,17 @@ check_plan() {
 	[ -z "$bad" ] || pf_fail "$name: sweep not in ascending physical order: $bad"
 }
 
+# same_plan PLAN NAME: the sweep prefetch-reorder's mapping builds (libext2fs: tests/tools/read_plan_ext, the
+# same lib/read_plan.c) is the one the replay built with FIEMAP and dumped, item for item
+same_plan() {
+	"$TOOLS/read_plan_ext" "$d/layout" "$dev" >"$1.ext" || pf_fail "$2: read_plan_ext"
+	grep -v '^m ' "$1" >"$1.sweep"
+	[ "$(wc -l <"$1.sweep")" -ge 30 ] || pf_fail "$2: the replay's sweep has $(wc -l <"$1.sweep") items"
+	cmp -s "$1.sweep" "$1.ext" || pf_fail "$2: the plan built with libext2fs's mapping is not the replay's \
+(< replay, > libext2fs): $(diff "$1.sweep" "$1.ext" | head -6)"
+	pf_note "$2: the replay's plan and libext2fs's are the same, $(wc -l <"$1.ext") items"
+}
+
 # Before the reorder: the layout is right, FIEMAP agrees with it everywhere; the files appended to later lie in
 # two places each, and each piece is swept where it lies.
 pf_mount "$dev" "$mnt" -o ro
@@ -79,6 +91,7 @@ read -r now moved pieces bylayout < <(counts "$out")
 [ "$pieces" -ge 10 ] || pf_fail "before the reorder: only $pieces ranges cut (the files should be fragmented): '$out'"
 check_plan "$d/plan.before" "before the reorder"
 umount "$mnt" || pf_fail "umount"
+same_plan "$d/plan.before" "before the reorder"
 
 # dir_blocks: the blocks of /lib, one per line (debugfs, from the device)
 dir_blocks() { debugfs -c -R "blocks /lib" "$dev" 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9]+$'; }
@@ -103,6 +116,7 @@ read -r now moved pieces bylayout < <(counts "$out")
 [ "$moved" -ge $((now / 2)) ] || pf_fail "after the reorder: only $moved of $now ranges moved (did the reorder run?)"
 
 check_plan "$d/plan.after" "after the reorder"
+same_plan "$d/plan.after" "after the reorder"
 # The directory moved with the data (placed ahead of it); the metadata pass asks for it there, not where it was.
 dir_blocks >"$d/dir.after"
 stale=$(grep -vxFf "$d/dir.after" "$d/dir.before")

@@ -203,7 +203,7 @@ static void test_get(void **state)
 	assert_int_equal(c.medium, PF_MEDIUM_FORCE_FAST_FLASH);
 	pf_config_parse(&c, "PREFETCH_MEDIUM=Fast-Flash\n", "f", NULL);
 	assert_int_equal(c.medium, PF_MEDIUM_FORCE_FAST_FLASH);
-	assert_int_equal(pf_medium_override_parse("floppy"), -1);
+	assert_int_equal(pf_medium_override_parse("floppy"), -EINVAL);
 	assert_int_equal(pf_medium_override_parse("hdd"), PF_MEDIUM_FORCE_ROTATIONAL);
 	assert_int_equal(pf_config_get(&c, "ENABLE_FILE_REORDERING", v, sizeof(v)), 0);
 	assert_string_equal(v, "1");

@@ -51,7 +51,7 @@ static void test_chunking(void **state)
 {
 	(void)state;
 	struct pf_seg *s = scattered(5000, 100000);
-	struct pf_run fr[] = { { 1000, 20000 } };
+	struct pf_brange fr[] = { { 1000, 20000 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 5000, fr, 1, &prm, &p), 0);
@@ -78,7 +78,7 @@ static void test_segments_cut_at_chunk_boundary(void **state)
 {
 	(void)state;
 	struct pf_seg s[] = { { .owner = 7, .lblk = 0, .pblk = 500, .len = 30 }, { .owner = 8, .lblk = 0, .pblk = 100, .len = 30 } };
-	struct pf_run fr[] = { { 1000, 100 } };
+	struct pf_brange fr[] = { { 1000, 100 } };
 	struct pf_plan_params prm = { .chunk_blocks = 25, .min_piece = 25 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 2, fr, 1, &prm, &p), 0);
@@ -101,7 +101,7 @@ static void test_best_fit(void **state)
 	(void)state;
 	/* two chunks, no area holds both: each chunk its best fit */
 	struct pf_seg *s = scattered(4000, 100000);
-	struct pf_run fr[] = { { 100, 3000 }, { 10000, 2100 }, { 20000, 2500 }, { 30000, 2100 } };
+	struct pf_brange fr[] = { { 100, 3000 }, { 10000, 2100 }, { 20000, 2500 }, { 30000, 2100 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 4000, fr, 4, &prm, &p), 0);
@@ -111,7 +111,7 @@ static void test_best_fit(void **state)
 	check_consistent(&p);
 	pf_plan_free(&p);
 	/* nearly as good (within need/8) and nearer the start of the disk wins */
-	struct pf_run fr2[] = { { 100, 2200 }, { 10000, 2100 }, { 20000, 2100 } };
+	struct pf_brange fr2[] = { { 100, 2200 }, { 10000, 2100 }, { 20000, 2100 } };
 	assert_int_equal(pf_plan_make(s, 4000, fr2, 3, &prm, &p), 0);
 	assert_int_equal(p.units[0].dst, 100);
 	assert_int_equal(p.units[1].dst, 10000);
@@ -130,7 +130,7 @@ static void test_one_run(void **state)
 	s[2000] = (struct pf_seg){ .owner = 2, .lblk = 0, .pblk = 50000, .len = 2000 }; /* chunk 1: in place */
 	for (int i = 0; i < 2000; i++)
 		s[2001 + i] = (struct pf_seg){ .owner = 3, .lblk = (uint64_t)i, .pblk = 90000 + 2 * (uint64_t)i, .len = 1 };
-	struct pf_run fr[] = { { 100, 1000 }, { 5000, 2000 }, { 10000, 9000 }, { 30000, 4000 }, { 60000, 2000 } };
+	struct pf_brange fr[] = { { 100, 1000 }, { 5000, 2000 }, { 10000, 9000 }, { 30000, 4000 }, { 60000, 2000 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 4001, fr, 5, &prm, &p), 0);
@@ -150,7 +150,7 @@ static void test_neighbour_preferred(void **state)
 	s[0] = (struct pf_seg){ .owner = 1, .lblk = 0, .pblk = 50000, .len = 2000 };
 	for (int i = 0; i < 2000; i++)
 		s[1 + i] = (struct pf_seg){ .owner = 2, .lblk = (uint64_t)i, .pblk = 80000 + 2 * (uint64_t)i, .len = 1 };
-	struct pf_run fr[] = { { 100, 2000 }, { 52000, 5000 } };
+	struct pf_brange fr[] = { { 100, 2000 }, { 52000, 5000 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 2001, fr, 2, &prm, &p), 0);
@@ -158,7 +158,7 @@ static void test_neighbour_preferred(void **state)
 	assert_int_equal(p.nunits, 1);
 	assert_int_equal(p.units[0].dst, 52000);
 	/* and a neighbour with too little room is used for the first part, the rest split elsewhere */
-	struct pf_run fr2[] = { { 100, 2000 }, { 52000, 1200 } };
+	struct pf_brange fr2[] = { { 100, 2000 }, { 52000, 1200 } };
 	struct pf_plan p2;
 	assert_int_equal(pf_plan_make(s, 2001, fr2, 2, &prm, &p2), 0);
 	assert_int_equal(p2.nunits, 2);
@@ -178,7 +178,7 @@ static void test_split_across_areas(void **state)
 	(void)state;
 	struct pf_seg *s = scattered(6000, 100000);
 	/* no area holds a whole chunk of 2000 */
-	struct pf_run fr[] = { { 100, 1500 }, { 3000, 1500 }, { 6000, 1500 }, { 9000, 1500 }, { 12000, 1500 } };
+	struct pf_brange fr[] = { { 100, 1500 }, { 3000, 1500 }, { 6000, 1500 }, { 9000, 1500 }, { 12000, 1500 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 6000, fr, 5, &prm, &p), 0);
@@ -196,9 +196,9 @@ static void test_tiny_areas_no_failure(void **state)
 {
 	(void)state;
 	struct pf_seg *s = scattered(2000, 100000);
-	struct pf_run fr[30];
+	struct pf_brange fr[30];
 	for (int i = 0; i < 30; i++)
-		fr[i] = (struct pf_run){ 1000 + 200 * (uint64_t)i, 100 };
+		fr[i] = (struct pf_brange){ 1000 + 200 * (uint64_t)i, 100 };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 2000, fr, 30, &prm, &p), 0);
@@ -217,7 +217,7 @@ static void test_erase_block_alignment(void **state)
 {
 	(void)state;
 	struct pf_seg *s = scattered(1000, 100000);
-	struct pf_run fr[] = {
+	struct pf_brange fr[] = {
 		{ 10, 100 },    /* [10, 110): holds no aligned [48, 112) */
 		{ 200, 300 },   /* [200, 500): aligned [240, 496), 256 blocks */
 		{ 1000, 60 },   /* too small */
@@ -241,7 +241,7 @@ static void test_erase_block_alignment(void **state)
 	check_consistent(&p);
 	pf_plan_free(&p);
 	/* no area holds a whole erase block: nothing usable, every chunk fails, nothing is placed */
-	struct pf_run small[] = { { 10, 100 }, { 1000, 60 } };
+	struct pf_brange small[] = { { 10, 100 }, { 1000, 60 } };
 	assert_int_equal(pf_plan_make(s, 1000, small, 2, &prm, &p), 0);
 	assert_int_equal(p.usable_blocks, 0);
 	assert_int_equal(p.nunits, 0);
@@ -254,7 +254,7 @@ static void test_reserve(void **state)
 {
 	(void)state;
 	struct pf_seg *s = scattered(2000, 100000);
-	struct pf_run fr[] = { { 100, 3000 } };
+	struct pf_brange fr[] = { { 100, 3000 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000, .reserve_blocks = 1500 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 2000, fr, 1, &prm, &p), 0);
@@ -274,7 +274,7 @@ static void test_fails_only_when_space_runs_out(void **state)
 {
 	(void)state;
 	struct pf_seg *s = scattered(5500, 100000);
-	struct pf_run fr[] = { { 100, 1000 }, { 2000, 1000 }, { 4000, 3000 } };
+	struct pf_brange fr[] = { { 100, 1000 }, { 2000, 1000 }, { 4000, 3000 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 5500, fr, 3, &prm, &p), 0);
@@ -295,7 +295,7 @@ static void test_incremental_skip(void **state)
 	/* already in layout order and contiguous: nothing to move */
 	struct pf_seg seq[] = { { .owner = 1, .lblk = 0, .pblk = 5000, .len = 1500 },
 				{ .owner = 2, .lblk = 0, .pblk = 6500, .len = 2500 } };
-	struct pf_run fr[] = { { 100, 3000 } };
+	struct pf_brange fr[] = { { 100, 3000 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(seq, 2, fr, 1, &prm, &p), 0);
@@ -305,7 +305,7 @@ static void test_incremental_skip(void **state)
 
 	/* scattered data planned with splits; the result, planned again, moves nothing */
 	struct pf_seg *s = scattered(6000, 100000);
-	struct pf_run fr2[] = { { 100, 1500 }, { 3000, 1500 }, { 6000, 1500 }, { 9000, 1700 }, { 12000, 5000 } };
+	struct pf_brange fr2[] = { { 100, 1500 }, { 3000, 1500 }, { 6000, 1500 }, { 9000, 1700 }, { 12000, 5000 } };
 	assert_int_equal(pf_plan_make(s, 6000, fr2, 5, &prm, &p), 0);
 	assert_true(p.chunks_split > 0);
 	struct pf_seg *after = calloc(p.nmoves, sizeof(*after));
@@ -313,7 +313,7 @@ static void test_incremental_skip(void **state)
 		after[m] = (struct pf_seg){ .owner = p.moves[m].owner, .lblk = p.moves[m].lblk, .pblk = p.moves[m].dst,
 					    .len = p.moves[m].len };
 	struct pf_plan q;
-	struct pf_run fr3[] = { { 50000, 100000 } };
+	struct pf_brange fr3[] = { { 50000, 100000 } };
 	assert_int_equal(pf_plan_make(after, p.nmoves, fr3, 1, &prm, &q), 0);
 	assert_int_equal(q.nmoves, 0);
 	assert_int_equal(q.blocks_in_place, 6000);
@@ -357,7 +357,7 @@ static void test_figures(void **state)
 	assert_true(fabs(t - 2 * 4096 / 100e6) < 1e-12);
 	/* scattered, then as the plan would place it */
 	struct pf_seg *s = scattered(3000, 500000);
-	struct pf_run fr[] = { { 1000, 10000 } };
+	struct pf_brange fr[] = { { 1000, 10000 } };
 	struct pf_plan_params prm = { .chunk_blocks = 2000 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 3000, fr, 1, &prm, &p), 0);
@@ -380,7 +380,7 @@ static void test_bad_input(void **state)
 {
 	(void)state;
 	struct pf_seg s[] = { { .owner = 1, .lblk = 0, .pblk = 5000, .len = 10 } };
-	struct pf_run overlap[] = { { 100, 50 }, { 120, 50 } };
+	struct pf_brange overlap[] = { { 100, 50 }, { 120, 50 } };
 	struct pf_plan_params prm = { .chunk_blocks = 0 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(s, 1, overlap, 1, &prm, &p), -EINVAL);
@@ -396,7 +396,7 @@ static void test_bad_input(void **state)
  * 2000-block chunks and 77 with 32-block chunks: the reserve, not the fitting.  5 % of 8192 = 409 > 163 free:
  * nothing is usable; at 1 % (81), 82 are usable and a chunk moves whole.  With the same fragmented free space
  * three times over, the whole layout is placed: one chunk split over many areas, none fails. */
-static const struct pf_run full95_free[] = {
+static const struct pf_brange full95_free[] = {
 	{ 1588, 2 }, { 1606, 2 }, { 1660, 2 }, { 1752, 2 }, { 1806, 4 }, { 1884, 4 }, { 2160, 2 }, { 2171, 1 },
 	{ 2173, 2 }, { 2240, 3 }, { 2279, 2 }, { 2307, 3 }, { 2510, 75 }, { 2647, 3 }, { 2764, 1 }, { 2975, 1 },
 	{ 3676, 4 }, { 4290, 2 }, { 4808, 1 }, { 5307, 4 }, { 5643, 2 }, { 5760, 4 }, { 5800, 2 }, { 5876, 2 },
@@ -442,10 +442,10 @@ static void test_full95(void **state)
 	pf_plan_free(&p);
 
 	/* enough free space, just as fragmented: nothing fails, the 461-block chunk is split */
-	struct pf_run more[3 * FULL95_NFREE];
+	struct pf_brange more[3 * FULL95_NFREE];
 	for (size_t k = 0; k < 3; k++)
 		for (size_t i = 0; i < FULL95_NFREE; i++)
-			more[k * FULL95_NFREE + i] = (struct pf_run){ full95_free[i].start + k * 10000, full95_free[i].len };
+			more[k * FULL95_NFREE + i] = (struct pf_brange){ full95_free[i].start + k * 10000, full95_free[i].count };
 	prm = (struct pf_plan_params){ .chunk_blocks = 2000 };
 	assert_int_equal(pf_plan_make(s, 461, more, 3 * FULL95_NFREE, &prm, &p), 0);
 	assert_int_equal(p.chunks_failed, 0);
@@ -501,7 +501,7 @@ static void test_near_swaps(void **state)
 	for (int i = 0; i < NF; i++)
 		order[i] = i;
 	struct pf_seg segs[NF];
-	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_brange fr[] = { { 1000, 5000 }, { st.end, 200000 } };
 	struct pf_plan p;
 
 	/* unchanged: nothing moves, all in place by contiguity */
@@ -567,7 +567,7 @@ static void test_near_scattered(void **state)
 		segs[i].pblk = 400000 + (uint64_t)(i - 100) * 3000;
 		far += segs[i].len;
 	}
-	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_brange fr[] = { { 1000, 5000 }, { st.end, 200000 } };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(segs, NF, fr, 2, &near_prm, &p), 0);
 	assert_true(p.blocks_to_move >= far);
@@ -596,7 +596,7 @@ static void test_compact_spread(void **state)
 	for (int i = 0; i < NF; i++)
 		order[i] = i;
 	struct pf_seg segs[NF];
-	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_brange fr[] = { { 1000, 5000 }, { st.end, 200000 } };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr, 2, &near_prm, &p), 0);
 	assert_true(p.compacted);
@@ -621,7 +621,7 @@ static void test_compact_spread(void **state)
 		pos += st.len[f] + (f % 30 == 29 ? 8 : 0);
 	}
 	st.end = pos;
-	struct pf_run fr2[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_brange fr2[] = { { 1000, 5000 }, { st.end, 200000 } };
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF, segs), fr2, 2, &near_prm, &p), 0);
 	assert_false(p.compacted);
 	assert_int_equal(p.blocks_to_move, 0);
@@ -643,7 +643,7 @@ static void test_near_insert(void **state)
 
 	/* no free space next to its neighbours: only it moves, to the nearest area (after the set) */
 	make_set(&st, -1, 0);
-	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 }, { 900000, 50000 } };
+	struct pf_brange fr[] = { { 1000, 5000 }, { st.end, 200000 }, { 900000, 50000 } };
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF + 1, segs), fr, 3, &near_prm, &p), 0);
 	assert_int_equal(p.blocks_to_move, 20);
 	assert_int_equal(p.nunits, 1);
@@ -655,7 +655,7 @@ static void test_near_insert(void **state)
 
 	/* free space right after its layout neighbour (a hole left by a file gone): it goes there */
 	make_set(&st, 150, 30);
-	struct pf_run fr2[] = { { 1000, 5000 }, { st.pos[151] - 30, 30 }, { st.end, 200000 } };
+	struct pf_brange fr2[] = { { 1000, 5000 }, { st.pos[151] - 30, 30 }, { st.end, 200000 } };
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF + 1, segs), fr2, 3, &near_prm, &p), 0);
 	assert_int_equal(p.blocks_to_move, 20);
 	assert_int_equal(p.nunits, 1);
@@ -665,7 +665,7 @@ static void test_near_insert(void **state)
 
 	/* the next run, with it there: nothing moves (no ping-pong) */
 	st.pos[NF] = st.pos[150] + st.len[150];
-	struct pf_run fr3[] = { { 1000, 5000 }, { st.pos[NF] + 20, 10 }, { st.end, 200000 } };
+	struct pf_brange fr3[] = { { 1000, 5000 }, { st.pos[NF] + 20, 10 }, { st.end, 200000 } };
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF + 1, segs), fr3, 3, &near_prm, &p), 0);
 	assert_int_equal(p.blocks_to_move, 0);
 	pf_plan_free(&p);
@@ -673,7 +673,7 @@ static void test_near_insert(void **state)
 	/* moved to the nearest area last time (not adjacent): not moved again */
 	make_set(&st, -1, 0);
 	st.pos[NF] = st.end;
-	struct pf_run fr4[] = { { 1000, 5000 }, { st.end + 20, 200000 } };
+	struct pf_brange fr4[] = { { 1000, 5000 }, { st.end + 20, 200000 } };
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, NF + 1, segs), fr4, 2, &near_prm, &p), 0);
 	assert_int_equal(p.blocks_to_move, 0);
 	assert_true(p.blocks_near >= 20);
@@ -691,7 +691,7 @@ static void test_near_remove(void **state)
 		if (i != 42 && i != 200) /* gone from the layout (skipped as changed, or no longer read) */
 			order[n++] = i;
 	struct pf_seg segs[NF];
-	struct pf_run fr[] = { { 1000, 5000 }, { st.end, 200000 } };
+	struct pf_brange fr[] = { { 1000, 5000 }, { st.end, 200000 } };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(segs, segs_for(&st, order, n, segs), fr, 2, &near_prm, &p), 0);
 	assert_int_equal(p.blocks_to_move, 0);
@@ -707,7 +707,7 @@ static void test_near_remove(void **state)
 #define NX_SPAN 400000
 
 /* The free runs of a block map (used[b] != 0: in use) into fr; returns how many. */
-static size_t free_runs_of(const unsigned char *used, uint64_t span, struct pf_run *fr)
+static size_t free_runs_of(const unsigned char *used, uint64_t span, struct pf_brange *fr)
 {
 	size_t n = 0;
 	for (uint64_t b = 0; b < span;) {
@@ -718,7 +718,7 @@ static size_t free_runs_of(const unsigned char *used, uint64_t span, struct pf_r
 		uint64_t e = b;
 		while (e < span && !used[e])
 			e++;
-		fr[n++] = (struct pf_run){ b, e - b };
+		fr[n++] = (struct pf_brange){ b, e - b };
 		b = e;
 	}
 	return n;
@@ -729,7 +729,7 @@ static void test_next_run_moves_nothing(void **state)
 	(void)state;
 	unsigned char *used = malloc(NX_SPAN);
 	struct pf_seg *segs = malloc(NF * sizeof(*segs)), *after = NULL;
-	struct pf_run *fr = malloc(NX_SPAN / 2 * sizeof(*fr));
+	struct pf_brange *fr = malloc(NX_SPAN / 2 * sizeof(*fr));
 	assert_non_null(used);
 	assert_non_null(segs);
 	assert_non_null(fr);

@@ -85,7 +85,7 @@ static void make_plan(struct pf_plan *p, const struct pf_move *m, size_t n)
 }
 
 static void run_plan(ext2_filsys fs, const struct pf_plan *p, const ext2_ino_t *inos, size_t n,
-		     const struct pf_run *avoid)
+		     const struct pf_brange *avoid)
 {
 	struct pf_reloc *r = NULL;
 	assert_int_equal(pf_reloc_begin(fs, p, inos, n, avoid, &r), 0);
@@ -130,7 +130,7 @@ static const struct pf_move RUN1[] = {
 	{ .owner = 1, .lblk = 15, .src = B + 405, .dst = B + 315, .len = 5 },
 };
 
-static void one_run(const struct pf_run *avoid, uint64_t want_leaf)
+static void one_run(const struct pf_brange *avoid, uint64_t want_leaf)
 {
 	ext2_filsys fs = open_image(avoid ? "avoid" : "one");
 	ext2_ino_t inos[2] = { make_file(fs, "a", A_EXT, 3), make_file(fs, "b", B_EXT, 3) };
@@ -166,7 +166,7 @@ static void test_spare_after_destination(void **state)
 static void test_spare_outside_avoid(void **state)
 {
 	(void)state;
-	struct pf_run window = { B + 325, 10 };
+	struct pf_brange window = { B + 325, 10 };
 	one_run(&window, B + 335);
 }
 

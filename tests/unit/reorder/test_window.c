@@ -21,7 +21,7 @@
 static void test_pick_counts_layout_blocks(void **state)
 {
 	(void)state;
-	struct pf_run fr[] = { { 100, 50 }, { 1000, 60 }, { 1070, 30 }, { 5000, 80 } };
+	struct pf_brange fr[] = { { 100, 50 }, { 1000, 60 }, { 1070, 30 }, { 5000, 80 } };
 	struct pf_seg sg[] = { { .owner = 0, .lblk = 0, .pblk = 1060, .len = 10 } };
 	struct pf_window w;
 	assert_int_equal(pf_window_pick(fr, 4, sg, 1, 100, 0, 10000, &w), 0);
@@ -29,7 +29,7 @@ static void test_pick_counts_layout_blocks(void **state)
 	assert_int_equal(w.len, 100);
 	assert_int_equal(w.good, 100);
 	/* the same good count twice: the lower one */
-	struct pf_run fr2[] = { { 300, 40 }, { 900, 40 } };
+	struct pf_brange fr2[] = { { 300, 40 }, { 900, 40 } };
 	assert_int_equal(pf_window_pick(fr2, 2, NULL, 0, 40, 0, 2000, &w), 0);
 	assert_int_equal(w.start, 300);
 	assert_int_equal(w.good, 40);
@@ -39,7 +39,7 @@ static void test_pick_counts_layout_blocks(void **state)
 static void test_pick_edges(void **state)
 {
 	(void)state;
-	struct pf_run fr[] = { { 0, 10 }, { 95, 5 } };
+	struct pf_brange fr[] = { { 0, 10 }, { 95, 5 } };
 	struct pf_window w;
 	assert_int_equal(pf_window_pick(fr, 2, NULL, 0, 20, 5, 100, &w), 0);
 	assert_int_equal(w.start, 5); /* [5, 25): 5 free; [80, 100): 5 free; the lower */
@@ -62,14 +62,14 @@ static void test_pick_brute_force(void **state)
 		x = x * 1103515245u + 12345u;
 		good[i] = (x >> 16) % 3 == 0;
 	}
-	struct pf_run fr[N];
+	struct pf_brange fr[N];
 	size_t n = 0;
 	for (int i = 0; i < N; i++)
 		if (good[i]) {
-			if (n && fr[n - 1].start + fr[n - 1].len == (uint64_t)i)
-				fr[n - 1].len++;
+			if (n && fr[n - 1].start + fr[n - 1].count == (uint64_t)i)
+				fr[n - 1].count++;
 			else
-				fr[n++] = (struct pf_run){ (uint64_t)i, 1 };
+				fr[n++] = (struct pf_brange){ (uint64_t)i, 1 };
 		}
 	for (uint64_t len = 1; len < 120; len += 17) {
 		struct pf_window w;
@@ -90,12 +90,12 @@ static void test_pick_brute_force(void **state)
 }
 
 /* o (then freed) is exactly the runs of want: start, len, start, len, ... */
-static void expect_runs(struct pf_run *o, size_t n, const uint64_t *want, size_t nwant)
+static void expect_runs(struct pf_brange *o, size_t n, const uint64_t *want, size_t nwant)
 {
 	assert_int_equal(n, nwant / 2);
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(o[i].start, want[2 * i]);
-		assert_int_equal(o[i].len, want[2 * i + 1]);
+		assert_int_equal(o[i].count, want[2 * i + 1]);
 	}
 	free(o);
 }
@@ -103,21 +103,21 @@ static void expect_runs(struct pf_run *o, size_t n, const uint64_t *want, size_t
 static void test_runs_arithmetic(void **state)
 {
 	(void)state;
-	struct pf_run r[] = { { 50, 10 }, { 10, 5 }, { 15, 5 }, { 40, 12 }, { 70, 0 } };
-	size_t n = pf_runs_normalize(r, 5);
+	struct pf_brange r[] = { { 50, 10 }, { 10, 5 }, { 15, 5 }, { 40, 12 }, { 70, 0 } };
+	size_t n = pf_branges_normalize(r, 5, 0);
 	assert_int_equal(n, 2);
 	assert_int_equal(r[0].start, 10);
-	assert_int_equal(r[0].len, 10);
+	assert_int_equal(r[0].count, 10);
 	assert_int_equal(r[1].start, 40);
-	assert_int_equal(r[1].len, 20);
+	assert_int_equal(r[1].count, 20);
 	assert_int_equal(pf_runs_count_in(r, n, 12, 35), 8 + 7);
-	struct pf_run *o = NULL;
+	struct pf_brange *o = NULL;
 	size_t no = 0;
 	assert_int_equal(pf_runs_clip(r, n, 12, 35, 1, &o, &no), 0); /* [12, 47) */
 	expect_runs(o, no, (const uint64_t[]){ 12, 8, 40, 7 }, 4);
 	assert_int_equal(pf_runs_clip(r, n, 12, 35, 0, &o, &no), 0);
 	expect_runs(o, no, (const uint64_t[]){ 10, 2, 47, 13 }, 4);
-	struct pf_run one[] = { { 0, 100 } };
+	struct pf_brange one[] = { { 0, 100 } };
 	assert_int_equal(pf_runs_clip(one, 1, 40, 10, 0, &o, &no), 0); /* a run straddling the window */
 	expect_runs(o, no, (const uint64_t[]){ 0, 40, 50, 50 }, 4);
 	assert_int_equal(pf_runs_complement(r, n, 0, 70, &o, &no), 0);
@@ -129,7 +129,7 @@ static void test_move_all(void **state)
 {
 	(void)state;
 	struct pf_seg sg[] = { { .owner = 0, .lblk = 0, .pblk = 500, .len = 100 } };
-	struct pf_run fr[] = { { 1000, 300 } };
+	struct pf_brange fr[] = { { 1000, 300 } };
 	struct pf_plan_params prm = { .chunk_blocks = 50 };
 	struct pf_plan p;
 	assert_int_equal(pf_plan_make(sg, 1, fr, 1, &prm, &p), 0);

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "replay.h"
 #include "replay_internal.h"
 #include "support_tmpdir.h"
 

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The read plan's block mapper from libext2fs (see read_map.h). */
+#include "read_map.h"
+
+#include "array.h"
+#include "blockmap.h"
+#include "collect.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Is layout file f the inode ino holds now, as the replay's identity check would find it? */
+static int same_file(ext2_filsys fs, const struct pf_file *f, struct ext2_inode_large *in)
+{
+	if (f->ino < 1 || f->ino > fs->super->s_inodes_count ||
+	    (fs->inode_map && !ext2fs_test_inode_bitmap2(fs->inode_map, f->ino)))
+		return 0;
+	memset(in, 0, sizeof(*in));
+	if (ext2fs_read_inode_full(fs, (ext2_ino_t)f->ino, (struct ext2_inode *)in, sizeof(*in)) ||
+	    in->i_links_count == 0 || in->i_dtime || !LINUX_S_ISREG(in->i_mode))
+		return 0;
+	if ((f->generation && f->generation != in->i_generation) || EXT2_I_SIZE(in) != f->size)
+		return 0;
+	int has_ns;
+	int64_t m = pf_inode_mtime_ns(fs, in, &has_ns), want = f->mtime_ns;
+	if (!has_ns)
+		want = (want >= 0 ? want : want - 999999999) / 1000000000 * 1000000000;
+	return m == want;
+}
+
+/* Run r's blocks as extents in bytes, piece by piece where the moves leave them. */
+static int add_run(const struct pf_read_map *m, const struct pf_bmap_run *r, struct pf_rplan_extent **x, size_t *n,
+		   size_t *cap)
+{
+	uint64_t bs = m->fs->blocksize;
+	struct pf_bvec pieces = { 0 };
+	int rc = m->nmoves ? pf_cost_relocate_run(m->moves, m->nmoves, r->pblk, r->len, &pieces)
+			   : pf_bvec_push(&pieces, r->pblk, r->len);
+	uint64_t lblk = r->lblk;
+	for (size_t i = 0; i < pieces.n && !rc; i++) {
+		if ((rc = PF_ARRAY_RESERVE(*x, *cap, *n + 1, 16)))
+			break;
+		(*x)[(*n)++] = (struct pf_rplan_extent){ .logical = lblk * bs, .length = pieces.r[i].count * bs,
+							 .physical = pieces.r[i].start * bs, .placed = 1 };
+		lblk += pieces.r[i].count;
+	}
+	free(pieces.r);
+	return rc ? -ENOMEM : 0;
+}
+
+static int map_file(void *arg, uint32_t file, uint64_t start, uint64_t end, struct pf_rplan_extent **x, size_t *nx,
+		    uint64_t *covered)
+{
+	const struct pf_read_map *m = arg;
+	const struct pf_file *f = &m->img->files[file];
+	struct ext2_inode_large in;
+	*covered = end;
+	if (f->fs != m->fsi || !same_file(m->fs, f, &in))
+		return PF_RPLAN_UNMAPPED;
+	struct pf_bmap_run *runs = NULL;
+	size_t nruns = 0, cap = 0;
+	int rc = pf_blockmap(m->fs, (ext2_ino_t)f->ino, (struct ext2_inode *)&in, &runs, &nruns);
+	for (size_t i = 0; i < nruns && !rc; i++) {
+		const struct pf_bmap_run *r = &runs[i];
+		uint64_t bs = m->fs->blocksize;
+		if ((r->lblk + r->len) * bs > start && r->lblk * bs < end) /* as FIEMAP: the extents over the range */
+			rc = add_run(m, r, x, nx, &cap);
+	}
+	free(runs);
+	return rc;
+}
+
+struct pf_rplan_mapper pf_read_map_mapper(struct pf_read_map *m)
+{
+	return (struct pf_rplan_mapper){ .map = map_file, .arg = m };
+}
