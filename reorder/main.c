@@ -5,7 +5,10 @@
  *                    [--config FILE] [--final-shutdown [--outcome FILE]] [--force-flash] [--no-discard] [-v|-q]
  *                    DEVICE|IMAGE
  *   prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE
+ *   prefetch-reorder --locate [--partition N] IMAGE
  *   prefetch-reorder --help | --version
+ * IMAGE: a bare filesystem image, or a disk image whose root partition is found in its partition table
+ * (image_root.h); an image file has no time budget unless --time-budget gives one (no shutdown to delay).
  *
  * Exit: 0 done (or nothing to do: fast flash, no gain), 1 error or refusal, 2 usage, 3 stopped by the time or
  * write budget (the next run continues). */
@@ -18,6 +21,7 @@
 #include "number.h"
 #include "progress.h"
 #include "gain_report.h"
+#include "image_root.h"
 #include "outcome_note.h"
 #include "reorder.h"
 #include "usage_error.h"
@@ -42,14 +46,20 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: prefetch-reorder [OPTIONS] DEVICE|IMAGE\n"
 		"       prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE\n"
+		"       prefetch-reorder --locate [--partition N] IMAGE\n"
 		"Move the blocks a boot reads (the prefetch layout) so that they lie contiguous, in boot order, on an\n"
 		"unmounted ext2/3/4 filesystem or image.  Interrupting it is safe: the filesystem is then checked by\n"
-		"the next fsck; run again to continue.\n\n"
+		"the next fsck; run again to continue.  IMAGE is a filesystem image or a disk image (GPT or MBR): its\n"
+		"root partition is the one typed as root, else its only (else largest) ext2/3/4 partition.\n\n"
 		"  -l, --layout FILE       layout to follow (repeatable, first has priority; default\n"
 		"                          $PREFETCH_DIR/layout)\n"
 		"  -c, --chunk-blocks N    blocks per chunk (CHUNK_SIZE_BLOCKS, 2000)\n"
 		"  -t, --time-budget SEC   stop between chunks after SEC seconds (REORDER_TIME_BUDGET, 20; 0 = none;\n"
-		"                          decimals allowed; at least one chunk is moved per run)\n"
+		"                          decimals allowed; at least one chunk is moved per run; on an image file\n"
+		"                          none unless given here)\n"
+		"  -p, --partition N       in a disk image, partition N (default: the root partition, found)\n"
+		"      --locate            print where the root filesystem lies in IMAGE (partition, byte offset,\n"
+		"                          size, type) and exit\n"
 		"  -w, --write-budget MB   copy at most MB megabytes this run, stopping cleanly before the unit that\n"
 		"                          would pass it (REORDER_WRITE_BUDGET_MB, 0 = none)\n"
 		"  -n, --dry-run           plan and report, write nothing\n"
@@ -159,6 +169,28 @@ __attribute__((format(printf, 3, 4))) static int record(const struct outcome_rec
 	return exit;
 }
 
+/* The root filesystem in target (image_root.h), said in a line when it is a partition; with locate, printed.
+ * Returns -1 to go on, or the exit status (0 after --locate, 1 with the reason logged). */
+static int find_root(const char *target, int partition, int locate, struct pf_image_root *root, int *image_file)
+{
+	char err[400];
+	struct stat st;
+	*image_file = stat(target, &st) == 0 && S_ISREG(st.st_mode);
+	if (pf_image_root_find(target, partition, root, err, sizeof(err))) {
+		pf_err("%s", err);
+		return 1;
+	}
+	if (locate) {
+		printf("partition=%d\noffset=%llu\nsize=%llu\ntable=%s\ntype=%s\nwhy=%s\n", root->partno,
+		       (unsigned long long)root->offset, (unsigned long long)root->size, root->table, root->type, root->why);
+		return 0;
+	}
+	if (root->partno)
+		pf_notice("%s: %s filesystem at byte %llu (%s)", target, root->type, (unsigned long long)root->offset,
+			  root->why);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -171,6 +203,7 @@ int main(int argc, char **argv)
 		{ "force-flash", no_argument, NULL, 'f' },       { "outcome", required_argument, NULL, 'O' },
 		{ "write-budget", required_argument, NULL, 'w' }, { "no-discard", no_argument, NULL, 'D' },
 		{ "make-room", no_argument, NULL, 'R' },        { "no-make-room", no_argument, NULL, 'N' },
+		{ "partition", required_argument, NULL, 'p' },  { "locate", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *layouts[MAX_LAYOUTS];
@@ -178,12 +211,13 @@ int main(int argc, char **argv)
 	double min_gain = PF_REORDER_MIN_GAIN_PERCENT;
 	long chunk = -1, budget = -1; /* budget in ms */
 	long wbudget = -1;            /* MB */
-	int discard = 1, make_room = -1;
+	int discard = 1, make_room = -1, locate = 0;
+	long partition = 0;
 	const char *config = NULL, *outcome = NULL;
-	int c;
+	int c, rc;
 	pf_log_init("prefetch-reorder", PF_LOG_NOTICE); /* -v/-q set the level below */
 	opterr = 0; /* one message of our own */
-	while ((c = getopt_long(argc, argv, ":l:c:t:w:nvqhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":l:c:t:w:p:nvqhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			if (nlayouts == MAX_LAYOUTS)
@@ -211,6 +245,11 @@ int main(int argc, char **argv)
 						      1L << 20);
 			break;
 		case 'D': discard = 0; break;
+		case 'p':
+			if (pf_parse_long(optarg, 1, 4096, &partition))
+				return pf_usage_error("--partition: '%s' is not a partition number (1..4096)", optarg);
+			break;
+		case 'L': locate = 1; break;
 		case 'R': make_room = 1; break;
 		case 'N': make_room = 0; break;
 		case 'n': dry = 1; break;
@@ -238,9 +277,16 @@ int main(int argc, char **argv)
 		return pf_usage_error("--outcome records a run: not with --check or --dry-run");
 	pf_log_init("prefetch-reorder", level);
 	struct outcome_record rec = { .device = device, .path = outcome, .final = final };
+	struct pf_image_root root;
+	int image_file = 0;
+	rc = find_root(device, (int)partition, locate, &root, &image_file);
+	if (rc >= 0)
+		return record(&rec, rc, "failed: no root filesystem found in %s", device);
+	if (outcome && root.offset)
+		return pf_usage_error("--outcome is for a filesystem of its own, not a partition in an image");
 
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, config);
+	rc = pf_config_read(&cfg, config);
 	if (rc) {
 		pf_err("cannot read %s: %s", config ? config : pf_config_default_path(), pf_strerror(rc));
 		return record(&rec, 1, "failed: cannot read %s: %s", config ? config : pf_config_default_path(),
@@ -267,7 +313,7 @@ int main(int argc, char **argv)
 		.layouts = layouts,
 		.nlayouts = nlayouts,
 		.chunk_blocks = chunk > 0 ? chunk : cfg.chunk_size_blocks,
-		.time_budget_s = budget == 0 ? 0 : cfg.reorder_time_budget,
+		.time_budget_s = budget == 0 || (budget < 0 && image_file) ? 0 : cfg.reorder_time_budget,
 		.time_budget_ms = budget > 0 ? (int)budget : 0,
 		.reserve_percent = cfg.reorder_reserve_percent,
 		.dry_run = dry,
@@ -286,6 +332,8 @@ int main(int argc, char **argv)
 		.write_budget_bytes = (uint64_t)(wbudget >= 0 ? wbudget : cfg.reorder_write_budget_mb) * 1000000,
 		.discard = discard,
 		.make_room = make_room >= 0 ? make_room : cfg.reorder_make_room,
+		.offset = root.offset,
+		.size = root.size,
 	};
 	if (medium != PF_MEDIUM_UNKNOWN)
 		pf_info("%s: %s (%s)", device, pf_medium_name(medium), medium_why);

@@ -568,7 +568,8 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 		return -EINVAL;
 	}
 	int write = !o->check_only && !o->dry_run;
-	struct pf_open_opts oo = { .write = write, .allow_ro_mount = o->allow_ro_mount, .io = o->io };
+	struct pf_open_opts oo = { .write = write, .allow_ro_mount = o->allow_ro_mount, .io = o->io,
+				   .offset = o->offset, .size = o->size };
 	ext2_filsys fs = NULL;
 	struct pf_layouts lay = { 0 };
 	struct pf_collect col = { 0 };
