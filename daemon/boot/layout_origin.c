@@ -14,7 +14,7 @@
 
 #define ORIGIN_MAX 4096
 
-static int parse_line(char *line, struct pf_layout_origin *o)
+static int parse_line(char *line, struct pf_layout_origin *o, int *have_created)
 {
 	char *val = strchr(line, ' ');
 	if (!val)
@@ -37,6 +37,7 @@ static int parse_line(char *line, struct pf_layout_origin *o)
 		if (pf_parse_long(val, 0, LONG_MAX, &v))
 			return -EINVAL;
 		o->layout_created = (uint64_t)v;
+		*have_created = 1;
 	} else if (!strcmp(line, "reordered")) {
 		if (strcmp(val, "yes") && strcmp(val, "no"))
 			return -EINVAL;
@@ -60,10 +61,11 @@ int pf_layout_origin_load(const char *layout_path, struct pf_layout_origin *o)
 	if (rc)
 		return rc;
 	char *save = NULL;
+	int have_created = 0;
 	for (char *line = strtok_r(text, "\n", &save); line && !rc; line = strtok_r(NULL, "\n", &save))
-		rc = parse_line(line, o);
+		rc = parse_line(line, o, &have_created);
 	free(text);
-	if (!rc && (!o->image[0] || !o->layout_created))
+	if (!rc && (!o->image[0] || !have_created))
 		rc = -EINVAL; /* the two it cannot be told without */
 	return rc;
 }
@@ -80,7 +82,9 @@ void pf_layout_origin_line(const struct pf_layout_origin *o, uint64_t layout_cre
 			 "replaced)", o->image, when);
 		return;
 	}
-	snprintf(buf, len, "from image %s (installed %s, %u boot%s learnt%s)", o->image, when, o->boots,
-		 o->boots == 1 ? "" : "s",
+	char boots[32] = "a layout given to it"; /* installed with --layout: not learnt by prefetch-image */
+	if (o->boots)
+		snprintf(boots, sizeof(boots), "%u boot%s learnt", o->boots, o->boots == 1 ? "" : "s");
+	snprintf(buf, len, "from image %s (installed %s, %s%s)", o->image, when, boots,
 		 o->reordered == 1 ? ", root reordered for it" : o->reordered == 0 ? ", root not reordered" : "");
 }
