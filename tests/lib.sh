@@ -219,3 +219,32 @@ pf_manifest() {
 	rm -f "$snap"
 	return $rc
 }
+
+# pf_disk_image IMAGE TABLE [MB]: a disk image file of MB MiB (default 96) with a partition table TABLE — gpt
+# (partition 1 typed as an EFI system partition, 2 as the x86-64 root), dos (1 swap, 2 Linux) or none (a bare
+# filesystem image) — whose partition 1 holds random bytes (PF_P1_SUM: their sha256) and whose root holds an
+# empty ext4, made at its offset (mke2fs -E offset=: no loop device).  Sets PF_ROOT_OFF and PF_ROOT_SIZE (bytes).
+pf_disk_image() {
+	local img=$1 table=$2 mb=${3:-96} p2 p2size
+	rm -f "$img"; truncate -s "${mb}M" "$img"
+	p2=18432 p2size=$((mb * 2048 - 18432 - 2048))
+	case $table in
+	gpt) printf 'label: gpt\nstart=2048, size=16384, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\nstart=%d, size=%d, type=4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709\n' \
+		"$p2" "$p2size" | sfdisk -q "$img" || pf_fail "sfdisk gpt $img" ;;
+	dos) printf 'label: dos\nstart=2048, size=16384, type=82\nstart=%d, size=%d, type=83\n' "$p2" "$p2size" |
+		sfdisk -q "$img" || pf_fail "sfdisk dos $img" ;;
+	none) p2=0 p2size=$((mb * 2048)) ;;
+	*) pf_fail "pf_disk_image: table gpt, dos or none" ;;
+	esac
+	PF_ROOT_OFF=$((p2 * 512)) PF_ROOT_SIZE=$((p2size * 512)) PF_P1_SUM=
+	if [ "$table" != none ]; then
+		head -c $((16384 * 512)) /dev/urandom | dd of="$img" bs=1M seek=1 conv=notrunc status=none
+		PF_P1_SUM=$(dd if="$img" bs=1M skip=1 count=8 status=none | sha256sum)
+	fi
+	mke2fs -q -F -t ext4 -b 4096 -E offset=$PF_ROOT_OFF,lazy_itable_init=0,lazy_journal_init=0 "$img" \
+		$((PF_ROOT_SIZE / 1024))k || pf_fail "mke2fs at offset $PF_ROOT_OFF of $img"
+}
+# pf_p1_same IMAGE: partition 1 still holds what pf_disk_image put there.
+pf_p1_same() { [ -z "$PF_P1_SUM" ] || [ "$(dd if="$1" bs=1M skip=1 count=8 status=none | sha256sum)" = "$PF_P1_SUM" ]; }
+# pf_root_loop IMAGE [losetup args]: a loop device on the image's root (pf_disk_image's offset and size).
+pf_root_loop() { local img=$1; shift; pf_loop "$img" -o "$PF_ROOT_OFF" --sizelimit "$PF_ROOT_SIZE" "$@"; }
