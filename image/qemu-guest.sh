@@ -5,7 +5,8 @@
 #
 # Settings (set before pfq_command; unset ones take the default):
 #   PFQ_QEMU     the emulator (PREFETCH_IMAGE_QEMU, else qemu-system-x86_64)
-#   PFQ_ACCEL    kvm | tcg (default: kvm where /dev/kvm opens read-write, else tcg with a thread per vCPU)
+#   PFQ_ACCEL    kvm | tcg (default: kvm where /dev/kvm opens read-write, qemu falling back to tcg where it does
+#                not work after all; else tcg with a thread per vCPU)
 #   PFQ_NAME, PFQ_MEM (MiB, 1024), PFQ_SMP (1), PFQ_CPU (max)
 #   PFQ_DRIVE    qemu's -drive argument (required)
 #   PFQ_KERNEL, PFQ_INITRD, PFQ_APPEND   a direct kernel boot (else the disk's own boot loader)
@@ -14,19 +15,22 @@
 #   PFQ_MONITOR  a FIFO qemu reads its monitor from (pfq_powerdown writes to it), or empty: no monitor
 # The command is in the array PFQ_CMD; pfq_start runs it in the background (PFQ_PID), its output in $1.
 
+# pfq_accel: the -accel options, one a line (qemu tries them in order).
 pfq_accel() {
 	if [ -n "${PFQ_ACCEL:-}" ]; then
 		case $PFQ_ACCEL in tcg) echo "tcg,thread=multi" ;; *) echo "$PFQ_ACCEL" ;; esac
 	elif [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
-		echo kvm
+		printf 'kvm\ntcg,thread=multi\n'
 	else
 		echo "tcg,thread=multi"
 	fi
 }
 
 pfq_command() {
-	PFQ_CMD=("${PFQ_QEMU:-${PREFETCH_IMAGE_QEMU:-qemu-system-x86_64}}" -name "${PFQ_NAME:-prefetch-guest},debug-threads=on"
-		-accel "$(pfq_accel)" -cpu "${PFQ_CPU:-max}" -smp "${PFQ_SMP:-1}" -m "${PFQ_MEM:-1024}")
+	PFQ_CMD=("${PFQ_QEMU:-${PREFETCH_IMAGE_QEMU:-qemu-system-x86_64}}" -name "${PFQ_NAME:-prefetch-guest},debug-threads=on")
+	local a
+	while IFS= read -r a; do PFQ_CMD+=(-accel "$a"); done < <(pfq_accel)
+	PFQ_CMD+=(-cpu "${PFQ_CPU:-max}" -smp "${PFQ_SMP:-1}" -m "${PFQ_MEM:-1024}")
 	[ -n "${PFQ_KERNEL:-}" ] && PFQ_CMD+=(-kernel "$PFQ_KERNEL" -append "${PFQ_APPEND:-}")
 	[ -n "${PFQ_KERNEL:-}" ] && [ -n "${PFQ_INITRD:-}" ] && PFQ_CMD+=(-initrd "$PFQ_INITRD")
 	[ -n "${PFQ_FIRMWARE:-}" ] && PFQ_CMD+=(-bios "$PFQ_FIRMWARE")
@@ -90,6 +94,6 @@ pfq_kill() {
 		wait "$PFQ_PID" 2>/dev/null
 		PFQ_PID=
 	fi
-	if [ -n "${PFQ_MONITOR:-}" ]; then exec 9>&- 2>/dev/null; rm -f "$PFQ_MONITOR"; fi
+	if [ -n "${PFQ_MONITOR:-}" ]; then exec 9>&-; rm -f "$PFQ_MONITOR"; fi
 	return 0
 }
