@@ -248,3 +248,31 @@ pf_disk_image() {
 pf_p1_same() { [ -z "$PF_P1_SUM" ] || [ "$(dd if="$1" bs=1M skip=1 count=8 status=none | sha256sum)" = "$PF_P1_SUM" ]; }
 # pf_root_loop IMAGE [losetup args]: a loop device on the image's root (pf_disk_image's offset and size).
 pf_root_loop() { local img=$1; shift; pf_loop "$img" -o "$PF_ROOT_OFF" --sizelimit "$PF_ROOT_SIZE" "$@"; }
+# pf_prefetch_image IMAGE MNT [noprefetch]: pf_disk_image's GPT image whose root holds 30 boot files scattered among
+# deleted junk (pf_scattered_libs) and, unless noprefetch, prefetch as the package installs it (a stand-in
+# /usr/sbin/prefetchd, /etc/default/prefetch, /var/lib/prefetch 0700) with the state of earlier boots (selfcheck,
+# boottime.log, an old trace).  Leaves the root mounted on MNT (PF_IMAGE_DEV) for the caller to make a layout or
+# traces of the files listed in PF_IMAGE_LIST (a boot order); pf_image_unmount then.  PF_IMAGE_SUMS: the files'
+# checksums outside /var/lib/prefetch.
+pf_prefetch_image() {
+	local img=$1 mnt=$2 i s=/var/lib/prefetch
+	pf_disk_image "$img" gpt
+	PF_IMAGE=$img PF_IMAGE_MNT=$mnt PF_IMAGE_DEV=$(pf_root_loop "$img")
+	pf_mount "$PF_IMAGE_DEV" "$mnt"
+	pf_scattered_libs "$mnt" 30 150000
+	PF_IMAGE_LIST=$img.list PF_IMAGE_SUMS=$img.sums
+	{ echo "$mnt/usr/lib"; for i in $(seq 30 -2 1) $(seq 1 2 30); do echo "$mnt/usr/lib/lib$i.so"; done; } >"$PF_IMAGE_LIST"
+	if [ "${3:-}" != noprefetch ]; then
+		mkdir -p "$mnt/usr/sbin" "$mnt/etc/default" "$mnt$s/traces"
+		printf '#!/bin/sh\n' >"$mnt/usr/sbin/prefetchd"; chmod 0755 "$mnt/usr/sbin/prefetchd"
+		printf 'TRACE_AGGREGATION_COUNT=3\n' >"$mnt/etc/default/prefetch"
+		chmod 0700 "$mnt$s" "$mnt$s/traces"
+		echo "policy off" >"$mnt$s/selfcheck"; echo "1 2 3" >"$mnt$s/boottime.log"
+		echo old >"$mnt$s/traces/trace-1-old.pf"
+	fi
+	pf_checksums "$mnt" | grep -v "\./var/lib/prefetch/" >"$PF_IMAGE_SUMS"
+}
+pf_image_unmount() {
+	umount "$PF_IMAGE_MNT" || pf_fail "umount $PF_IMAGE_MNT"
+	pf_loop_release "$PF_IMAGE_DEV" "$(realpath "$PF_IMAGE")"
+}

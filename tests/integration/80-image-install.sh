@@ -6,7 +6,7 @@
 # gone, e2fsck clean, partition 1 untouched — and prefetchd dump and status naming the origin; a second install
 # and a second build byte-identical, check saying the root is reordered; install without root privileges
 # (libext2fs through debugfs, an image the user owns); and the refusals, one line each with no byte changed:
-# an image without prefetch, an image attached to a loop device.
+# an image without prefetch, an image attached to a loop device, a layout of another filesystem.
 source "$TOP/tests/lib.sh"
 pf_one_cpu "$@" # the fixtures need the holes between their files
 pf_require_root
@@ -22,33 +22,11 @@ STATE=/var/lib/prefetch
 T=$(pf_tmpdir)
 chmod 0755 "$T" # the unprivileged part below works in here too
 M=$T/mnt
-# IMAGE [noprefetch]: the fixture; its layout in $T/layout
-make_image() {
-	local img=$1 dev
-	pf_disk_image "$img" gpt
-	dev=$(pf_root_loop "$img")
-	pf_mount "$dev" "$M"
-	pf_scattered_libs "$M" 30 150000
-	{ echo "$M/usr/lib"; for i in $(seq 30 -2 1) $(seq 1 2 30); do echo "$M/usr/lib/lib$i.so"; done; } >"$T/list"
-	"$MKLAYOUT" "$T/layout" "$T/list" >/dev/null || pf_fail "pf_mklayout"
-	chmod 0600 "$T/layout"
-	if [ "${2:-}" != noprefetch ]; then
-		mkdir -p "$M/usr/sbin" "$M/etc/default" "$M$STATE/traces"
-		printf '#!/bin/sh\n' >"$M/usr/sbin/prefetchd"; chmod 0755 "$M/usr/sbin/prefetchd"
-		printf 'TRACE_AGGREGATION_COUNT=3\n' >"$M/etc/default/prefetch"
-		chmod 0700 "$M$STATE" "$M$STATE/traces"
-		echo "policy off" >"$M$STATE/selfcheck"; echo "1 2 3" >"$M$STATE/boottime.log"
-		echo old >"$M$STATE/traces/trace-1-old.pf"
-	fi
-	pf_checksums "$M" | grep -v "\.$STATE/" >"$T/sums"
-	umount "$M" || pf_fail "umount"
-	pf_loop_release "$dev" "$(realpath "$img")"
-}
 fs_of() { echo "$1?offset=$PF_ROOT_OFF"; }
 files_same() { # IMAGE: the files other than the state folder's as they were made
 	local dev; dev=$(pf_root_loop "$1" -r)
 	pf_mount "$dev" "$M" -o ro
-	pf_checksums "$M" | grep -v "\.$STATE/" | diff -q - "$T/sums" >/dev/null || pf_fail "$1: a file changed"
+	pf_checksums "$M" | grep -v "\./var/lib/prefetch/" | diff -q - "$PF_IMAGE_SUMS" >/dev/null || pf_fail "$1: a file changed"
 	umount "$M" || pf_fail "umount"
 	pf_loop_release "$dev" "$(realpath "$1")"
 }
@@ -56,7 +34,10 @@ state_ls() { debugfs -R "ls -p $STATE" "$(fs_of "$1")" 2>/dev/null | awk -F/ 'NF
 
 # ---- check before, install as root ----
 IMG=$T/disk.img
-make_image "$IMG"
+pf_prefetch_image "$IMG" "$M"
+"$MKLAYOUT" "$T/layout" "$PF_IMAGE_LIST" >/dev/null || pf_fail "pf_mklayout"
+chmod 0600 "$T/layout"
+pf_image_unmount
 out=$("$PI" check "$IMG" 2>&1) || pf_fail "check: $out"
 [[ $out == *"layout:         none"* && $out == *"partition 2 of its gpt table"* ]] || pf_fail "check without a layout: $out"
 out=$("$PI" install --layout "$T/layout" "$IMG" 2>&1) || pf_fail "install: $out"
@@ -101,8 +82,9 @@ pf_note "idempotent: a second install and a second build leave the image byte-id
 # ---- without root privileges ----
 command -v setpriv >/dev/null || pf_skip "needs setpriv for the unprivileged install (the rest passed)"
 U=$T/user; mkdir "$U"
-make_image "$U/disk.img"
-cp "$T/layout" "$U/layout"
+pf_prefetch_image "$U/disk.img" "$M"
+"$MKLAYOUT" "$U/layout" "$PF_IMAGE_LIST" >/dev/null || pf_fail "pf_mklayout"
+pf_image_unmount
 chown -R 65534:65534 "$U"
 out=$(setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR="$U" "$PI" install --layout "$U/layout" "$U/disk.img" 2>&1) ||
 	pf_fail "unprivileged install: $out"
@@ -121,7 +103,8 @@ refused() { # WANT CMD ARGS...
 	[ $rc -eq 1 ] && [ "$(wc -l <<<"$out")" -eq 1 ] && [[ $out == *"$want"* ]] || pf_fail "$1: want one line with '$want', exit 1: exit $rc: $out"
 	[ "$(sha256sum <"${@: -1}")" = "$sum" ] || pf_fail "$1: a refusal wrote to the image"
 }
-make_image "$T/bare.img" noprefetch
+pf_prefetch_image "$T/bare.img" "$M" noprefetch
+pf_image_unmount
 for c in check install reorder build learn; do
 	refused "prefetch is not installed in it (no /usr/sbin/prefetchd in its root filesystem, partition 2 of its gpt table, typed as the root)" \
 		"$c" --layout "$T/layout" "$T/bare.img"
@@ -130,4 +113,6 @@ dev=$(pf_root_loop "$IMG")
 refused "is attached to $dev" install --layout "$T/layout" "$IMG"
 refused "is attached to $dev" reorder --layout "$T/layout" "$IMG"
 pf_loop_release "$dev" "$(realpath "$IMG")"
-pf_note "refused in one line, nothing written: no prefetch in the image (every command), an image attached to a loop device"
+cp "$U/layout" "$T/other-layout" # root's: the user's own is refused to root before its filesystem is looked at
+refused "$T/other-layout does not fit $IMG: layout is for another filesystem" install --layout "$T/other-layout" "$IMG"
+pf_note "refused in one line, nothing written: no prefetch in the image (every command), an image attached to a loop device, another filesystem's layout"
