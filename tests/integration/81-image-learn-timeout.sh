@@ -4,7 +4,8 @@
 # (PREFETCH_IMAGE_QEMU) so that it takes seconds: a guest that prints nothing is stopped at the time-out with one
 # line naming its console log; one whose qemu ends at once (a kernel panic under -no-reboot) is reported as such;
 # one that says it stored a trace is powered down through qemu's monitor (system_powerdown), and a trace it did not
-# store is reported.  Each time: the stand-in is gone, the overlay removed, the image byte-identical.
+# store is reported; and learn interrupted by TERM.  Each time: the stand-in is gone, the overlay removed, the image
+# byte-identical.
 source "$TOP/tests/lib.sh"
 pf_require_root # the fixture's files are written through a loop mount
 command -v sfdisk >/dev/null || pf_skip "needs sfdisk (package fdisk)"
@@ -58,7 +59,20 @@ learn() { # MODE WANT LINES: LINES of output at most (the command line of each b
 	[ $((SECONDS - t0)) -lt 30 ] || pf_fail "$1: took $((SECONDS - t0)) s"
 	pf_note "$1: $(tail -n 1 <<<"$out")"
 }
-learn silent "learn: boot 1: no 'prefetchd: trace:' line on the serial console within 3 s: the guest did not boot, prefetch is not enabled in it, its console is not ttyS0, or its kernel log is hidden (quiet); see $T/work/console-1.log" 2
+learn silent "learn: boot 1: no 'prefetchd: trace:' line on the serial console within 3 s: the guest did not boot, prefetch is not enabled in it, its console is not ttyS0, or its kernel log is hidden (quiet; prefetch not started from the initramfs: see prefetch-image(1)); see $T/work/console-1.log" 2
 learn panic "learn: boot 1: qemu ended before the guest's prefetch stored a trace" 2
 learn traced "learn: the boots stored no trace in /var/lib/prefetch/traces" 5
 [ -e "$T/qemu.powerdown" ] || pf_fail "traced: the guest was not powered down through the monitor"
+# Interrupted (TERM) while the guest runs: the guest is stopped and the overlay removed all the same.
+rm -f "$T/qemu.pid"
+STUB_MODE=silent "$PI" learn --timeout 300 --work "$T/work" "$IMG" >"$T/term.out" 2>&1 &
+learner=$!
+for ((i = 0; i < 100; i++)); do [ -s "$T/qemu.pid" ] && break; sleep 0.1; done
+[ -s "$T/qemu.pid" ] || { kill "$learner"; pf_fail "TERM: the stand-in never ran"; }
+kill -TERM "$learner"
+wait "$learner"; rc=$?
+[ $rc -ne 0 ] || pf_fail "TERM: learn exited 0"
+kill -0 "$(cat "$T/qemu.pid")" 2>/dev/null && pf_fail "TERM: the stand-in qemu is still running"
+[ -e "$T/work/overlay.qcow2" ] && pf_fail "TERM: the overlay was left behind"
+[ "$(sha256sum <"$IMG")" = "$sum" ] || pf_fail "TERM: the image changed"
+pf_note "interrupted: the guest stopped, the overlay removed (exit $rc)"
