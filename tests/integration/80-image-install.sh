@@ -6,7 +6,8 @@
 # gone, e2fsck clean, partition 1 untouched — and prefetchd dump and status naming the origin; a second install
 # and a second build byte-identical, check saying the root is reordered; install without root privileges
 # (libext2fs through debugfs, an image the user owns); and the refusals, one line each with no byte changed:
-# an image without prefetch, an image attached to a loop device, a layout of another filesystem.
+# an image without prefetch, one without an ext2/3/4 root, an image attached to a loop device, a layout of another
+# filesystem.
 source "$TOP/tests/lib.sh"
 pf_one_cpu "$@" # the fixtures need the holes between their files
 pf_require_root
@@ -109,10 +110,15 @@ for c in check install reorder build learn; do
 	refused "prefetch is not installed in it (no /usr/sbin/prefetchd in its root filesystem, partition 2 of its gpt table, typed as the root)" \
 		"$c" --layout "$T/layout" "$T/bare.img"
 done
+truncate -s 32M "$T/noroot.img"
+printf 'label: gpt\nstart=2048, size=8192, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\n' | sfdisk -q "$T/noroot.img"
+for c in check install build; do
+	refused "no ext2/3/4 root filesystem in its gpt partition table (partitions: 1 unknown): nothing changed" "$c" "$T/noroot.img"
+done
 dev=$(pf_root_loop "$IMG")
 refused "is attached to $dev" install --layout "$T/layout" "$IMG"
 refused "is attached to $dev" reorder --layout "$T/layout" "$IMG"
 pf_loop_release "$dev" "$(realpath "$IMG")"
 cp "$U/layout" "$T/other-layout" # root's: the user's own is refused to root before its filesystem is looked at
 refused "$T/other-layout does not fit $IMG: layout is for another filesystem" install --layout "$T/other-layout" "$IMG"
-pf_note "refused in one line, nothing written: no prefetch in the image (every command), an image attached to a loop device, another filesystem's layout"
+pf_note "refused in one line, nothing written: no prefetch in the image (every command), no ext2/3/4 root, an image attached to a loop device, another filesystem's layout"
