@@ -14,7 +14,10 @@ DATE        := $(shell sed -n '1s/^prefetch [^ ]* (\([0-9-]*\)).*/\1/p' NEWS)
 PREFIX      ?= /usr
 SBINDIR     ?= $(PREFIX)/sbin
 SYSCONFDIR  ?= /etc
+BINDIR      ?= $(PREFIX)/bin
 MANDIR      ?= $(PREFIX)/share/man
+# prefetch-image's qemu driver (image/qemu-guest.sh), a shell library
+PKGDATADIR  ?= $(PREFIX)/share/prefetch
 PKG_CONFIG  ?= pkg-config
 SYSTEMDUNITDIR     ?= $(shell $(PKG_CONFIG) --variable=systemdsystemunitdir systemd 2>/dev/null || echo /lib/systemd/system)
 SYSTEMDSHUTDOWNDIR ?= $(shell $(PKG_CONFIG) --variable=systemdshutdowndir systemd 2>/dev/null || echo /lib/systemd/system-shutdown)
@@ -103,9 +106,9 @@ DAEMON_LINK := $(STAGE_A) $(LIB_A)
 # renders them into $(GEN) with the install paths, the version and its date; make install installs those.
 GEN         := $(BUILD)/gen
 TEMPLATES   := $(sort $(wildcard systemd/*.in systemd/system-shutdown/*.in initscripts/*.in initramfs/*/*.in dracut/*/*.in \
-	       man/*.in))
+	       image/*.in man/*.in))
 RENDERED    := $(patsubst %.in,$(GEN)/%,$(TEMPLATES))
-SUBST_VARS  := VERSION=$(VERSION) DATE=$(DATE) SBINDIR=$(SBINDIR) SYSCONFDIR=$(SYSCONFDIR) \
+SUBST_VARS  := VERSION=$(VERSION) DATE=$(DATE) SBINDIR=$(SBINDIR) SYSCONFDIR=$(SYSCONFDIR) PKGDATADIR=$(PKGDATADIR) \
 	       SYSTEMDUNITDIR=$(SYSTEMDUNITDIR) SYSTEMDSHUTDOWNDIR=$(SYSTEMDSHUTDOWNDIR) INITDIR=$(INITDIR) \
 	       INITRAMFSDIR=$(INITRAMFSDIR) DRACUTDIR=$(DRACUTDIR)
 
@@ -240,9 +243,15 @@ install: all
 	@echo "run 'update-initramfs -u' to start prefetchd from the initramfs (START_FROM_INITRAMFS)"
 	install -m 0644 $(GEN)/man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 $(GEN)/man/*.8 $(DESTDIR)$(MANDIR)/man8/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(PKGDATADIR) $(DESTDIR)$(MANDIR)/man1
+	install -m 0755 $(GEN)/image/prefetch-image $(DESTDIR)$(BINDIR)/prefetch-image
+	install -m 0644 image/qemu-guest.sh $(DESTDIR)$(PKGDATADIR)/qemu-guest.sh
+	install -m 0644 $(GEN)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/prefetchd $(DESTDIR)$(SBINDIR)/prefetch-reorder
+	rm -f $(DESTDIR)$(SBINDIR)/prefetchd $(DESTDIR)$(SBINDIR)/prefetch-reorder $(DESTDIR)$(BINDIR)/prefetch-image
+	rm -f $(DESTDIR)$(PKGDATADIR)/qemu-guest.sh $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(basename $(wildcard man/*.1.in))))
+	-rmdir $(DESTDIR)$(PKGDATADIR) 2>/dev/null
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(notdir $(basename $(wildcard systemd/*.in))))
 	rm -f $(addprefix $(DESTDIR)$(SYSTEMDSHUTDOWNDIR)/,$(notdir $(basename $(wildcard systemd/system-shutdown/*.in))))
 	rm -f $(addprefix $(DESTDIR)$(INITDIR)/,$(notdir $(basename $(wildcard initscripts/*.in)))) \

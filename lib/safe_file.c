@@ -172,7 +172,7 @@ int pf_read_fd(int fd, size_t max, int require_root, void **bufp, size_t *lenp)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return PF_ENOTREG;
-	if (require_root && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))))
+	if (require_root && ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))))
 		return PF_EOWNER;
 	if ((uint64_t)st.st_size > max)
 		return PF_ETOOBIG;

@@ -33,7 +33,9 @@ int pf_file_holds(const char *path, const void *buf, size_t len, unsigned mode);
 
 /* Read a whole regular file of at most max bytes into a malloc'd buffer (a procfs or sysfs file, which says
  * size 0, up to max bytes).  Anything else is refused before any read (pf_open_input).
- * With require_root, refuse (PF_EOWNER) a file not owned by root or writable by group/others.
+ * With require_root, refuse (PF_EOWNER) a file not owned by root or writable by group/others; a program run by
+ * another user (the effective uid) also takes that user's own files (prefetch-image on an image the user owns:
+ * nothing a user could write then decides what a more privileged process does).
  * Returns 0 or a negative pf error (lib/error.h): -errno, PF_ENOTREG, PF_ETOOBIG or PF_EOWNER. */
 int pf_read_file(const char *path, size_t max, int require_root, void **buf, size_t *len);
 

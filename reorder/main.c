@@ -5,7 +5,10 @@
  *                    [--config FILE] [--final-shutdown [--outcome FILE]] [--force-flash] [--no-discard] [-v|-q]
  *                    DEVICE|IMAGE
  *   prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE
+ *   prefetch-reorder --locate [--partition N] IMAGE
  *   prefetch-reorder --help | --version
+ * IMAGE: a bare filesystem image, or a disk image whose root partition is found in its partition table
+ * (image_root.h); an image file has no time budget unless --time-budget gives one (no shutdown to delay).
  *
  * Exit: 0 done (or nothing to do: fast flash, no gain), 1 error or refusal, 2 usage, 3 stopped by the time or
  * write budget (the next run continues). */
@@ -18,6 +21,7 @@
 #include "number.h"
 #include "progress.h"
 #include "gain_report.h"
+#include "image_root.h"
 #include "outcome_note.h"
 #include "reorder.h"
 #include "usage_error.h"
@@ -42,14 +46,20 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: prefetch-reorder [OPTIONS] DEVICE|IMAGE\n"
 		"       prefetch-reorder --check [--layout FILE]... DEVICE|IMAGE\n"
+		"       prefetch-reorder --locate [--partition N] IMAGE\n"
 		"Move the blocks a boot reads (the prefetch layout) so that they lie contiguous, in boot order, on an\n"
 		"unmounted ext2/3/4 filesystem or image.  Interrupting it is safe: the filesystem is then checked by\n"
-		"the next fsck; run again to continue.\n\n"
+		"the next fsck; run again to continue.  IMAGE is a filesystem image or a disk image (GPT or MBR): its\n"
+		"root partition is the one typed as root, else its only (else largest) ext2/3/4 partition.\n\n"
 		"  -l, --layout FILE       layout to follow (repeatable, first has priority; default\n"
 		"                          $PREFETCH_DIR/layout)\n"
 		"  -c, --chunk-blocks N    blocks per chunk (CHUNK_SIZE_BLOCKS, 2000)\n"
 		"  -t, --time-budget SEC   stop between chunks after SEC seconds (REORDER_TIME_BUDGET, 20; 0 = none;\n"
-		"                          decimals allowed; at least one chunk is moved per run)\n"
+		"                          decimals allowed; at least one chunk is moved per run; on an image file\n"
+		"                          none unless given here)\n"
+		"  -p, --partition N       in a disk image, partition N (default: the root partition, found)\n"
+		"      --locate            print where the root filesystem lies in IMAGE (partition, byte offset,\n"
+		"                          size, type) and exit\n"
 		"  -w, --write-budget MB   copy at most MB megabytes this run, stopping cleanly before the unit that\n"
 		"                          would pass it (REORDER_WRITE_BUDGET_MB, 0 = none)\n"
 		"  -n, --dry-run           plan and report, write nothing\n"
@@ -162,11 +172,36 @@ __attribute__((format(printf, 3, 4))) static int record(const struct outcome_rec
 /* The command line. */
 struct args {
 	const char *layouts[MAX_LAYOUTS];
-	int nlayouts, check, dry, final, level, gate, gain_given, force_flash, discard, make_room;
+	int nlayouts, check, dry, final, level, gate, gain_given, force_flash, discard, make_room, locate;
 	double min_gain;
 	long chunk, budget, wbudget; /* budget in ms, wbudget in MB; -1: not given */
+	long partition;              /* --partition N; 0: the root partition, found */
 	const char *config, *outcome, *device;
+	int image_file;              /* device is a regular file (an image): no time budget unless given */
+	struct pf_image_root root;   /* where the filesystem lies in device */
 };
+
+/* The root filesystem in the target (image_root.h), said in a line when it is a partition; with --locate,
+ * printed.  Returns -1 to go on, or the exit status (0 after --locate, 1 with the reason logged). */
+static int find_root(struct args *a)
+{
+	char err[400];
+	struct stat st;
+	a->image_file = stat(a->device, &st) == 0 && S_ISREG(st.st_mode);
+	if (pf_image_root_find(a->device, (int)a->partition, &a->root, err, sizeof(err))) {
+		pf_err("%s", err);
+		return 1;
+	}
+	const struct pf_image_root *r = &a->root;
+	if (a->locate) {
+		printf("partition=%d\noffset=%llu\nsize=%llu\ntable=%s\ntype=%s\nwhy=%s\n", r->partno,
+		       (unsigned long long)r->offset, (unsigned long long)r->size, r->table, r->type, r->why);
+		return 0;
+	}
+	if (r->partno)
+		pf_notice("%s: %s filesystem at byte %llu (%s)", a->device, r->type, (unsigned long long)r->offset, r->why);
+	return -1;
+}
 
 /* One option (getopt_long's c, optarg).  Returns 1 with *status when the program ends here (help, version,
  * usage error), else 0. */
@@ -200,6 +235,11 @@ static int one_option(int c, char **argv, struct args *a, int *status)
 						      1L << 20), 1;
 		return 0;
 	case 'D': a->discard = 0; return 0;
+	case 'p':
+		if (pf_parse_long(optarg, 1, 4096, &a->partition))
+			return *status = pf_usage_error("--partition: '%s' is not a partition number (1..4096)", optarg), 1;
+		return 0;
+	case 'L': a->locate = 1; return 0;
 	case 'R': a->make_room = 1; return 0;
 	case 'N': a->make_room = 0; return 0;
 	case 'n': a->dry = 1; return 0;
@@ -234,13 +274,14 @@ static int parse_args(int argc, char **argv, struct args *a, int *status)
 		{ "force-flash", no_argument, NULL, 'f' },       { "outcome", required_argument, NULL, 'O' },
 		{ "write-budget", required_argument, NULL, 'w' }, { "no-discard", no_argument, NULL, 'D' },
 		{ "make-room", no_argument, NULL, 'R' },        { "no-make-room", no_argument, NULL, 'N' },
+		{ "partition", required_argument, NULL, 'p' },  { "locate", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	*a = (struct args){ .level = PF_LOG_NOTICE, .gate = 1, .min_gain = PF_REORDER_MIN_GAIN_PERCENT, .chunk = -1,
 			    .budget = -1, .wbudget = -1, .discard = 1, .make_room = -1 };
 	int c;
 	opterr = 0; /* one message of our own */
-	while ((c = getopt_long(argc, argv, ":l:c:t:w:nvqhV", longopts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, ":l:c:t:w:p:nvqhV", longopts, NULL)) != -1)
 		if (one_option(c, argv, a, status))
 			return 1;
 	if (optind != argc - 1)
@@ -267,7 +308,7 @@ static struct pf_reorder_opts reorder_opts(struct args *a, const struct pf_confi
 		.layouts = a->layouts,
 		.nlayouts = a->nlayouts,
 		.chunk_blocks = a->chunk > 0 ? a->chunk : cfg->chunk_size_blocks,
-		.time_budget_s = a->budget == 0 ? 0 : cfg->reorder_time_budget,
+		.time_budget_s = a->budget == 0 || (a->budget < 0 && a->image_file) ? 0 : cfg->reorder_time_budget,
 		.time_budget_ms = a->budget > 0 ? (int)a->budget : 0,
 		.reserve_percent = cfg->reorder_reserve_percent,
 		.dry_run = a->dry,
@@ -286,6 +327,8 @@ static struct pf_reorder_opts reorder_opts(struct args *a, const struct pf_confi
 		.write_budget_bytes = (uint64_t)(a->wbudget >= 0 ? a->wbudget : cfg->reorder_write_budget_mb) * 1000000,
 		.discard = a->discard,
 		.make_room = a->make_room >= 0 ? a->make_room : cfg->reorder_make_room,
+		.offset = a->root.offset,
+		.size = a->root.size,
 	};
 }
 
@@ -375,9 +418,14 @@ int main(int argc, char **argv)
 		return status;
 	pf_log_init("prefetch-reorder", a.level);
 	struct outcome_record rec = { .device = a.device, .path = a.outcome, .final = a.final };
+	int rc = find_root(&a);
+	if (rc >= 0)
+		return record(&rec, rc, "failed: no root filesystem found in %s", a.device);
+	if (a.outcome && a.root.offset)
+		return pf_usage_error("--outcome is for a filesystem of its own, not a partition in an image");
 
 	struct pf_config cfg;
-	int rc = pf_config_read(&cfg, a.config);
+	rc = pf_config_read(&cfg, a.config);
 	if (rc) {
 		pf_err("cannot read %s: %s", a.config ? a.config : pf_config_default_path(), pf_strerror(rc));
 		return record(&rec, 1, "failed: cannot read %s: %s", a.config ? a.config : pf_config_default_path(),

@@ -48,6 +48,7 @@
 #include "clock.h"
 #include "extent_remap.h"
 #include "journal_io.h"
+#include "reorder_open.h"
 
 #include "array.h"
 
@@ -144,7 +145,7 @@ static int pread_all(int fd, char *buf, size_t len, off_t off)
 /* Read blocks [blk, blk+n) as the disk has them (after io_channel_flush: nothing dirty remains). */
 static int verify_read(struct pf_reloc *r, uint64_t blk, uint64_t n, char *buf)
 {
-	off_t off = (off_t)(blk * r->fs->blocksize);
+	off_t off = (off_t)(blk * r->fs->blocksize + pf_reorder_fs_offset(r->fs));
 	size_t len = (size_t)(n * r->fs->blocksize);
 	if (r->vdirect) {
 		int rc = pread_all(r->vfd, buf, len, off);
@@ -169,7 +170,8 @@ static int verify_read(struct pf_reloc *r, uint64_t blk, uint64_t n, char *buf)
 static int source_read(struct pf_reloc *r, uint64_t blk, uint64_t n, char *buf)
 {
 	if (r->vdirect) {
-		int rc = pread_all(r->vfd, buf, (size_t)(n * r->fs->blocksize), (off_t)(blk * r->fs->blocksize));
+		int rc = pread_all(r->vfd, buf, (size_t)(n * r->fs->blocksize),
+				   (off_t)(blk * r->fs->blocksize + pf_reorder_fs_offset(r->fs)));
 		if (rc != -EINVAL)
 			return rc;
 	}

@@ -818,7 +818,8 @@ int pf_reorder(const char *device, const struct pf_reorder_opts *o, struct pf_re
 	}
 	struct run r = { .device = device, .o = o, .res = res, .err = err, .errlen = errlen, .t0 = t0,
 			 .write = !o->check_only && !o->dry_run };
-	r.oo = (struct pf_open_opts){ .write = r.write, .allow_ro_mount = o->allow_ro_mount, .io = o->io };
+	r.oo = (struct pf_open_opts){ .write = r.write, .allow_ro_mount = o->allow_ro_mount, .io = o->io,
+				       .offset = o->offset, .size = o->size };
 	int rc = open_and_collect(&r);
 	if (rc && !r.fs)
 		return rc; /* not opened: nothing to close, no time to report */

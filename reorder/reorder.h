@@ -96,6 +96,8 @@ struct pf_reorder_opts {
 	                              * gate) than the plan without it */
 	int layouts_are_state;       /* the layouts are $PREFETCH_DIR's own (no --layout given): read only from a
 	                              * trusted state directory, not through a link (lib/state_dir.h) */
+	uint64_t offset, size;       /* the filesystem's byte offset and size in device (a partition of a disk image,
+	                              * image_root.h; 0, 0 = the whole device) */
 };
 
 /* The chunk sizes --check tries beside CHUNK_SIZE_BLOCKS, in blocks. */

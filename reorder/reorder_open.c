@@ -106,10 +106,14 @@ static const char *unclean(ext2_filsys fs, char *buf, size_t len)
 
 /* A device or image shorter than the superblock says (a truncated image, a shrunk partition): the blocks past
  * its end are not there to read or to move into.  Returns 0, or a refusal. */
-static int check_size(ext2_filsys fs, const char *device, char *err, size_t errlen)
+static int check_size(ext2_filsys fs, const char *device, const struct pf_open_opts *o, char *err, size_t errlen)
 {
 	blk64_t have = 0;
-	errcode_t ec = ext2fs_get_device_size2(device, (int)fs->blocksize, &have);
+	errcode_t ec = 0;
+	if (o->size) /* a partition: its own size, not the image's */
+		have = o->size / fs->blocksize;
+	else
+		ec = ext2fs_get_device_size2(device, (int)fs->blocksize, &have);
 	if (ec)
 		return refuse(err, errlen, PF_EOPEN, "%s: cannot tell its size: %s", device,
 			      pf_strerror(pf_err_from_ext2(ec)));
@@ -128,7 +132,7 @@ static int check_size(ext2_filsys fs, const char *device, char *err, size_t errl
 static int refusals(ext2_filsys fs, const char *device, const struct pf_open_opts *o, char *err, size_t errlen)
 {
 	char buf[128];
-	int rc = check_size(fs, device, err, errlen);
+	int rc = check_size(fs, device, o, err, errlen);
 	if (rc)
 		return rc;
 	const char *feat = unsupported_feature(fs, o->write, buf, sizeof(buf));
@@ -144,7 +148,11 @@ static int open_fs(const char *device, const struct pf_open_opts *o, int flags, 
 		   size_t errlen)
 {
 	*out = NULL;
-	errcode_t ec = ext2fs_open2(device, NULL, flags, 0, 0, o->io ? o->io : unix_io_manager, out);
+	char io_options[48] = "";
+	if (o->offset)
+		snprintf(io_options, sizeof(io_options), "offset=%llu", (unsigned long long)o->offset);
+	errcode_t ec = ext2fs_open2(device, io_options[0] ? io_options : NULL, flags, 0, 0,
+				    o->io ? o->io : unix_io_manager, out);
 	if (ec) {
 		*out = NULL;
 		if (ec == EXT2_ET_UNSUPP_FEATURE || ec == EXT2_ET_RO_UNSUPP_FEATURE)
@@ -152,7 +160,7 @@ static int open_fs(const char *device, const struct pf_open_opts *o, int flags, 
 				      device, pf_strerror(pf_err_from_ext2(ec)));
 		struct pf_fsid id;
 		char what[256], line[400];
-		if (ec == EXT2_ET_BAD_MAGIC && pf_fsid_from_name(device, &id) == 0 && id.type[0]) {
+		if (ec == EXT2_ET_BAD_MAGIC && !o->offset && pf_fsid_from_name(device, &id) == 0 && id.type[0]) {
 			pf_fs_support_text(id.type, id.ndevices, 0, what, sizeof(what));
 			snprintf(line, sizeof(line), "%s: the reorder is ext2/3/4 only; the boot replay still works there "
 				 "(%s)", id.type, what);
@@ -163,7 +171,13 @@ static int open_fs(const char *device, const struct pf_open_opts *o, int flags, 
 	}
 	/* only the primary superblock and descriptors are rewritten, like the kernel does */
 	(*out)->flags |= EXT2_FLAG_MASTER_SB_ONLY;
+	(*out)->priv_data = (void *)o; /* pf_reorder_fs_offset */
 	return 0;
+}
+
+uint64_t pf_reorder_fs_offset(ext2_filsys fs)
+{
+	return fs && fs->priv_data ? ((const struct pf_open_opts *)fs->priv_data)->offset : 0;
 }
 
 static int load_bitmaps(ext2_filsys fs, const char *device, char *err, size_t errlen)

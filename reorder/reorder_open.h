@@ -5,6 +5,7 @@
 
 #include <ext2fs/ext2fs.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -13,7 +14,14 @@ struct pf_open_opts {
 	int allow_ro_mount;        /* writing under a read-only mount: only at the final shutdown step */
 	io_manager io;             /* NULL = unix_io_manager */
 	int no_bitmaps;            /* pf_reorder_open only: inodes and directories are all the caller reads */
+	uint64_t offset;           /* where the filesystem starts in device, in bytes (a partition of a disk image:
+	                            * image_root.h); 0 = at its start */
+	uint64_t size;             /* its partition's size in bytes (0 = to the device's end) */
 };
+
+/* The byte offset in its device of a filesystem from pf_reorder_open or pf_reorder_reopen_rw (the opts the open was
+ * given must outlive the handle): what a read of the device itself, not through libext2fs, adds. */
+uint64_t pf_reorder_fs_offset(ext2_filsys fs);
 
 /* Open device READ-ONLY with its bitmaps loaded (unless o->no_bitmaps), after the refusals: mounted (or, when
  * o->write, mounted at all outside the final shutdown step), a feature we cannot work with (bigalloc,

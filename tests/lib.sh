@@ -241,3 +241,60 @@ pf_manifest() {
 	rm -f "$snap"
 	return $rc
 }
+
+# pf_disk_image IMAGE TABLE [MB]: a disk image file of MB MiB (default 96) with a partition table TABLE — gpt
+# (partition 1 typed as an EFI system partition, 2 as the x86-64 root), dos (1 swap, 2 Linux) or none (a bare
+# filesystem image) — whose partition 1 holds random bytes (PF_P1_SUM: their sha256) and whose root holds an
+# empty ext4, made at its offset (mke2fs -E offset=: no loop device).  Sets PF_ROOT_OFF and PF_ROOT_SIZE (bytes).
+pf_disk_image() {
+	local img=$1 table=$2 mb=${3:-96} p2 p2size
+	rm -f "$img"; truncate -s "${mb}M" "$img"
+	p2=18432 p2size=$((mb * 2048 - 18432 - 2048))
+	case $table in
+	gpt) printf 'label: gpt\nstart=2048, size=16384, type=C12A7328-F81F-11D2-BA4B-00A0C93EC93B\nstart=%d, size=%d, type=4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709\n' \
+		"$p2" "$p2size" | sfdisk -q "$img" || pf_fail "sfdisk gpt $img" ;;
+	dos) printf 'label: dos\nstart=2048, size=16384, type=82\nstart=%d, size=%d, type=83\n' "$p2" "$p2size" |
+		sfdisk -q "$img" || pf_fail "sfdisk dos $img" ;;
+	none) p2=0 p2size=$((mb * 2048)) ;;
+	*) pf_fail "pf_disk_image: table gpt, dos or none" ;;
+	esac
+	PF_ROOT_OFF=$((p2 * 512)) PF_ROOT_SIZE=$((p2size * 512)) PF_P1_SUM=
+	if [ "$table" != none ]; then
+		head -c $((16384 * 512)) /dev/urandom | dd of="$img" bs=1M seek=1 conv=notrunc status=none
+		PF_P1_SUM=$(dd if="$img" bs=1M skip=1 count=8 status=none | sha256sum)
+	fi
+	mke2fs -q -F -t ext4 -b 4096 -E offset=$PF_ROOT_OFF,lazy_itable_init=0,lazy_journal_init=0 "$img" \
+		$((PF_ROOT_SIZE / 1024))k || pf_fail "mke2fs at offset $PF_ROOT_OFF of $img"
+}
+# pf_p1_same IMAGE: partition 1 still holds what pf_disk_image put there.
+pf_p1_same() { [ -z "$PF_P1_SUM" ] || [ "$(dd if="$1" bs=1M skip=1 count=8 status=none | sha256sum)" = "$PF_P1_SUM" ]; }
+# pf_root_loop IMAGE [losetup args]: a loop device on the image's root (pf_disk_image's offset and size).
+pf_root_loop() { local img=$1; shift; pf_loop "$img" -o "$PF_ROOT_OFF" --sizelimit "$PF_ROOT_SIZE" "$@"; }
+# pf_prefetch_image IMAGE MNT [noprefetch]: pf_disk_image's GPT image whose root holds 30 boot files scattered among
+# deleted junk (pf_scattered_libs) and, unless noprefetch, prefetch as the package installs it (a stand-in
+# /usr/sbin/prefetchd, /etc/default/prefetch, /var/lib/prefetch 0700) with the state of earlier boots (selfcheck,
+# boottime.log, an old trace).  Leaves the root mounted on MNT (PF_IMAGE_DEV) for the caller to make a layout or
+# traces of the files listed in PF_IMAGE_LIST (a boot order); pf_image_unmount then.  PF_IMAGE_SUMS: the files'
+# checksums outside /var/lib/prefetch.
+pf_prefetch_image() {
+	local img=$1 mnt=$2 i s=/var/lib/prefetch
+	pf_disk_image "$img" gpt
+	PF_IMAGE=$img PF_IMAGE_MNT=$mnt PF_IMAGE_DEV=$(pf_root_loop "$img")
+	pf_mount "$PF_IMAGE_DEV" "$mnt"
+	pf_scattered_libs "$mnt" 30 150000
+	PF_IMAGE_LIST=$img.list PF_IMAGE_SUMS=$img.sums
+	{ echo "$mnt/usr/lib"; for i in $(seq 30 -2 1) $(seq 1 2 30); do echo "$mnt/usr/lib/lib$i.so"; done; } >"$PF_IMAGE_LIST"
+	if [ "${3:-}" != noprefetch ]; then
+		mkdir -p "$mnt/usr/sbin" "$mnt/etc/default" "$mnt$s/traces"
+		printf '#!/bin/sh\n' >"$mnt/usr/sbin/prefetchd"; chmod 0755 "$mnt/usr/sbin/prefetchd"
+		printf 'TRACE_AGGREGATION_COUNT=3\n' >"$mnt/etc/default/prefetch"
+		chmod 0700 "$mnt$s" "$mnt$s/traces"
+		echo "policy off" >"$mnt$s/selfcheck"; echo "1 2 3" >"$mnt$s/boottime.log"
+		echo old >"$mnt$s/traces/trace-1-old.pf"
+	fi
+	pf_checksums "$mnt" | grep -v "\./var/lib/prefetch/" >"$PF_IMAGE_SUMS"
+}
+pf_image_unmount() {
+	umount "$PF_IMAGE_MNT" || pf_fail "umount $PF_IMAGE_MNT"
+	pf_loop_release "$PF_IMAGE_DEV" "$(realpath "$PF_IMAGE")"
+}

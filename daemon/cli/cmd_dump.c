@@ -3,6 +3,7 @@
 #include "commands.h"
 #include "dump.h"
 #include "format.h"
+#include "layout_origin.h"
 #include "log.h"
 #include "usage_error.h"
 
@@ -18,7 +19,8 @@ static void usage(FILE *out)
 		"  path  offset  length  order  physical\n"
 		"(order = index in the extent array = access order; physical = filesystem block, '-' if unknown),\n"
 		"then summary lines starting with '# ': kind, created, boots, flags, filesystems, files, dirs, bytes,\n"
-		"extents, estimated seeks (in access order and sorted by physical block).  Files without extents\n"
+		"extents, estimated seeks (in access order and sorted by physical block), and for a layout that\n"
+		"prefetch-image installed (FILE.origin beside it) where it came from.  Files without extents\n"
 		"(metadata only) appear in the --files listing only.\n"
 		"\n"
 		"  --files   list the files instead of the extents: order, flags (d dir, x exec, m metadata only),\n"
@@ -56,6 +58,12 @@ int cmd_dump(int argc, char **argv)
 	else
 		pf_dump_extents(stdout, img);
 	pf_dump_summary(stdout, img);
+	struct pf_layout_origin origin;
+	char line[400];
+	if (img->kind == PF_KIND_LAYOUT && pf_layout_origin_load(path, &origin) == 0) {
+		pf_layout_origin_line(&origin, img->created, line, sizeof(line));
+		printf("# origin: %s\n", line);
+	}
 	pf_image_free(img);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		pf_err("writing the dump failed");

@@ -7,6 +7,8 @@
 #include "commands.h"
 #include "config.h"
 #include "error.h"
+#include "format.h"
+#include "layout_origin.h"
 #include "log.h"
 #include "pidfile.h"
 #include "safe_file.h"
@@ -142,6 +144,28 @@ static void reorder_state(const struct pf_config *cfg, const struct pf_boot_path
 		       (long long)chunk);
 }
 
+/* Where the layout came from, when prefetch-image installed it (layout_origin.h); nothing otherwise. */
+static void layout_origin(const char *layout)
+{
+	struct pf_layout_origin o;
+	int rc = pf_layout_origin_load(layout, &o);
+	if (rc == -ENOENT)
+		return;
+	if (rc) {
+		printf("layout origin:  %s.origin unreadable (%s)\n", layout, pf_strerror(rc));
+		return;
+	}
+	struct pf_image *img;
+	char line[400];
+	if (pf_image_load(layout, 0, PF_KIND_LAYOUT, &img) == 0) {
+		pf_layout_origin_line(&o, img->created, line, sizeof(line));
+		pf_image_free(img);
+	} else {
+		pf_layout_origin_line(&o, 0, line, sizeof(line)); /* no layout now: not the one installed */
+	}
+	printf("layout origin:  %s\n", line);
+}
+
 int cmd_status(int argc, char **argv)
 {
 	static const struct option opts[] = { { "config", required_argument, NULL, 'c' },
@@ -186,6 +210,7 @@ int cmd_status(int argc, char **argv)
 		       pf_policy_name(sc.policy), cfg.self_check_interval, sc.policy == PF_POLICY_OFF ? "probe" : "control",
 		       sc.why[0] ? sc.why : "no boot judged yet");
 	reorder_state(&cfg, &p, &sc, rc == 0);
+	layout_origin(p.layout);
 	pf_status_filesystems(stdout, p.layout);
 	printf("files:          config %s, state %s (layout, traces/, boottime.log, selfcheck, reorder.log), "
 	       "runtime %s\n",

@@ -70,14 +70,19 @@ warm)
 *) die "disk must be sim or warm" ;;
 esac
 
-qemu=(qemu-system-x86_64 -name bootlab,debug-threads=on -accel tcg,thread=multi -cpu max -smp "${BOOTLAB_SMP:-1}" -m "$GUEST_MEM"
-	-kernel "$CACHE/vmlinuz" -initrd "${BOOTLAB_INITRD:-$CACHE/initrd.img}" -append "$KERNEL_APPEND"
-	-drive "$drive" -nic none -nographic -no-reboot -monitor none
-	-serial "file:$out/console.log" -serial "file:$out/report.log")
+# The guest's command line from prefetch's one qemu driver (image/qemu-guest.sh, prefetch-image's too): always TCG
+# here (the lab's method; KVM does not work on its host), no monitor.
+# shellcheck source=../../image/qemu-guest.sh
+source "$TOP/image/qemu-guest.sh"
+PFQ_QEMU=qemu-system-x86_64 PFQ_NAME=bootlab PFQ_ACCEL=tcg PFQ_SMP=${BOOTLAB_SMP:-1} PFQ_MEM=$GUEST_MEM
+PFQ_KERNEL=$CACHE/vmlinuz PFQ_INITRD=${BOOTLAB_INITRD:-$CACHE/initrd.img} PFQ_APPEND=$KERNEL_APPEND
+PFQ_DRIVE=$drive PFQ_SERIALS="$out/console.log $out/report.log" PFQ_MONITOR=
+pfq_command
+qemu=("${PFQ_CMD[@]}")
 load0=$(cut -d' ' -f1 /proc/loadavg)
 t0=$(date +%s.%N)
-"${qemu[@]}" </dev/null >"$out/qemu.out" 2>&1 &
-QEMU_PID=$!
+pfq_start "$out/qemu.out"
+QEMU_PID=$PFQ_PID
 status=ok
 bootend_env=$out/host-bootend.env
 rm -f "$bootend_env"

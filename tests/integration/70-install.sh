@@ -36,7 +36,11 @@ exe /usr/lib/dracut/modules.d/90prefetch/module-setup.sh
 exe /usr/lib/dracut/modules.d/90prefetch/prefetch-pre-pivot.sh
 reg /etc/default/prefetch
 cmp -s "$TOP/config/prefetch.default" "$D/etc/default/prefetch" || pf_fail "/etc/default/prefetch differs from config/prefetch.default"
-for m in man8/prefetchd.8 man8/prefetch-reorder.8 man5/prefetch.5; do reg "/usr/share/man/$m"; done
+for m in man8/prefetchd.8 man8/prefetch-reorder.8 man5/prefetch.5 man1/prefetch-image.1; do reg "/usr/share/man/$m"; done
+exe /usr/bin/prefetch-image
+reg /usr/share/prefetch/qemu-guest.sh
+"$D/usr/bin/prefetch-image" --version | grep -q "^prefetch-image " || pf_fail "installed prefetch-image does not run"
+grep -q "^QEMU_LIB=.*/usr/share/prefetch/qemu-guest.sh}" "$D/usr/bin/prefetch-image" || pf_fail "prefetch-image does not find its qemu driver where it is installed"
 "$D/usr/sbin/prefetchd" --version | grep -q '^prefetchd ' || pf_fail "installed prefetchd does not run"
 
 # The shipped configuration parses without a warning, and every key the parser knows is explained in it and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The Debian package: built as an unprivileged user from a copy of the tree (dpkg-buildpackage -us -uc -b,
+# The Debian packages, prefetch and prefetch-image: built as an unprivileged user from a copy of the tree (dpkg-buildpackage -us -uc -b,
 # DEB_BUILD_OPTIONS=nocheck: the unprivileged make check runs in CI's own package build, .ci/run), lintian
 # without an error or a warning, the .deb's files exactly the expected list with their modes, its version
 # NEWS's with a Debian revision, and its maintainer scripts: units and init scripts enabled but never started,
@@ -106,4 +106,24 @@ first_stop=$(grep -n 'deb-systemd-invoke\|invoke-rc.d' "$ctl/prerm" | head -1 | 
 [ -z "$first_stop" ] || [ "$(grep -n 'prefetchd stop' "$ctl/prerm" | head -1 | cut -d: -f1)" -lt "$first_stop" ] ||
 	pf_fail "prerm stops the units before the tracer: $(cat "$ctl/prerm")"
 pf_note "$(basename "$deb"): $(wc -l <"$tmp/files") files, $(f Installed-Size) KiB installed"
+
+# prefetch-image: its own package, so that prefetch alone pulls in no qemu
+[[ "$(f Depends) $(f Recommends) $(f Suggests)" == *qemu* ]] && pf_fail "prefetch depends on or recommends qemu: $(f Depends); $(f Recommends)"
+ideb=$tmp/prefetch-image_${dv}_all.deb
+[ -f "$ideb" ] || pf_fail "no $ideb: $(ls "$tmp")"
+fi_() { dpkg-deb -f "$ideb" "$1"; }
+[ "$(fi_ Architecture)" = all ] || pf_fail "prefetch-image: Architecture $(fi_ Architecture)"
+[[ $(fi_ Depends) == *"prefetch (>= $dv)"* && $(fi_ Depends) == *e2fsprogs* ]] || pf_fail "prefetch-image: Depends: $(fi_ Depends)"
+[[ $(fi_ Recommends) == *qemu-system-x86* && $(fi_ Recommends) == *qemu-utils* ]] || pf_fail "prefetch-image: Recommends: $(fi_ Recommends)"
+dpkg-deb -c "$ideb" | awk '$1 !~ /^d/ { print $1, $6 }' | sort >"$tmp/ifiles"
+sort >"$tmp/iwant" <<'LIST'
+-rwxr-xr-x ./usr/bin/prefetch-image
+-rw-r--r-- ./usr/share/doc/prefetch-image/changelog.Debian.gz
+-rw-r--r-- ./usr/share/doc/prefetch-image/copyright
+-rw-r--r-- ./usr/share/lintian/overrides/prefetch-image
+-rw-r--r-- ./usr/share/man/man1/prefetch-image.1.gz
+-rw-r--r-- ./usr/share/prefetch/qemu-guest.sh
+LIST
+diff -u "$tmp/iwant" "$tmp/ifiles" || pf_fail "prefetch-image's files differ from the expected list"
+pf_note "$(basename "$ideb"): $(wc -l <"$tmp/ifiles") files; qemu recommended by it, not by prefetch"
 exit 0
