@@ -181,8 +181,10 @@ struct args {
 	struct pf_image_root root;   /* where the filesystem lies in device */
 };
 
+#define GO_ON (-1) /* not an exit status: the program goes on */
+
 /* The root filesystem in the target (image_root.h), said in a line when it is a partition; with --locate,
- * printed.  Returns -1 to go on, or the exit status (0 after --locate, 1 with the reason logged). */
+ * printed.  Returns GO_ON, or the exit status (0 after --locate, 1 with the reason logged). */
 static int find_root(struct args *a)
 {
 	char err[400];
@@ -200,7 +202,7 @@ static int find_root(struct args *a)
 	}
 	if (r->partno)
 		pf_notice("%s: %s filesystem at byte %llu (%s)", a->device, r->type, (unsigned long long)r->offset, r->why);
-	return -1;
+	return GO_ON;
 }
 
 /* One option (getopt_long's c, optarg).  Returns 1 with *status when the program ends here (help, version,
@@ -419,7 +421,7 @@ int main(int argc, char **argv)
 	pf_log_init("prefetch-reorder", a.level);
 	struct outcome_record rec = { .device = a.device, .path = a.outcome, .final = a.final };
 	int rc = find_root(&a);
-	if (rc >= 0)
+	if (rc != GO_ON)
 		return record(&rec, rc, "failed: no root filesystem found in %s", a.device);
 	if (a.outcome && a.root.offset)
 		return pf_usage_error("--outcome is for a filesystem of its own, not a partition in an image");
