@@ -8,6 +8,8 @@
 # OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
 # BOOTLAB_INITRD: the initramfs to boot (run-series.sh passes the golden image's own; default the base guest's).
+# BOOTLAB_GUEST_ARGS: words added to this boot's kernel command line (run-series.sh tuning: prefetch=off,
+# bootlab.append=KEY=VALUE,..., bootlab.report=1; guest/bootlab-report says what they do).
 source "$(dirname "$0")/lab.sh"
 set +e
 disk_kind=$1 img=$2 out=$3
@@ -71,7 +73,7 @@ warm)
 esac
 
 qemu=(qemu-system-x86_64 -name bootlab,debug-threads=on -accel tcg,thread=multi -cpu max -smp "${BOOTLAB_SMP:-1}" -m "$GUEST_MEM"
-	-kernel "$CACHE/vmlinuz" -initrd "${BOOTLAB_INITRD:-$CACHE/initrd.img}" -append "$KERNEL_APPEND"
+	-kernel "$CACHE/vmlinuz" -initrd "${BOOTLAB_INITRD:-$CACHE/initrd.img}" -append "$KERNEL_APPEND${BOOTLAB_GUEST_ARGS:+ $BOOTLAB_GUEST_ARGS}"
 	-drive "$drive" -nic none -nographic -no-reboot -monitor none
 	-serial "file:$out/console.log" -serial "file:$out/report.log")
 load0=$(cut -d' ' -f1 /proc/loadavg)
@@ -126,6 +128,7 @@ t1=$(date +%s.%N)
 	echo "host_load1_end=$(cut -d' ' -f1 /proc/loadavg)"
 	echo "disk_desc=$disk_desc"
 	echo "qemu_cmd=${qemu[*]}"
+	echo "guest_args=${BOOTLAB_GUEST_ARGS:-}"
 	[ -f "$bootend_env" ] && cat "$bootend_env"
 	if [ "$disk_kind" = sim ]; then
 		for k in requests reads writes read_bytes write_bytes seeks model_ns wall_ns; do
