@@ -380,6 +380,14 @@ def tuning(args):
     print(f"The guest's boot-time log: {len(recs)} records (printed by the report boot `{src}`), "
           f"{len(recs) - len(unmatched)} of them boots the lab recorded ok"
           + (f"; not in the lab's ok boots: {', '.join(unmatched)}" if unmatched else "") + ".\n")
+    # The chunk size each phase configured (its keys and those of the phases before it): the lab's grouping of
+    # the reorder boots, beside the guest's (the chunk size of the reorder that placed the files, field 23).
+    chunk, conf = {}, "-1"
+    for ph in phases:
+        g = next((r["golden"] for r in rows if r["setup"] == ph), "")
+        m = re.findall(r"CHUNK_SIZE_BLOCKS=(\d+)", g.split("tuning:", 1)[-1])
+        conf = m[-1] if m else conf
+        chunk[ph] = conf
     figs = [("boot_end_s", "the guest's own boot time (what the guest's report compares)"),
             ("corr", "boot − vCPU wait"), ("sim_model_s", "disk busy to boot end, model time")]
     for key, label in figs:
@@ -396,11 +404,23 @@ def tuning(args):
                         continue
                     p[2] = f"{v:.3f}"
                     f.write(" ".join(p) + "\n")
+            # the same boots with the chunk size their phase configured in place of the placing reorder's
+            conf_log = os.path.join(tmp, "boottime-configured.log")
+            with open(log) as f, open(conf_log, "w") as g:
+                for ln in f:
+                    p = ln.split()
+                    if not ln.startswith("#") and len(p) > 22 and p[22] != "-1":
+                        p[22] = chunk.get(by_id[p[0]]["setup"], p[22])
+                    g.write(" ".join(p) + "\n" if not ln.startswith("#") else ln)
             print(f"### `prefetchd report` on the guest's log, boot time replaced by: {label}\n")
             for by in (["--by", "setup"], ["--by", "chunk-size"], ["--by", "chunk-size", "--setup", "replay+reorder"]):
                 res = subprocess.run([args.prefetchd, "report", "--log", log] + by, capture_output=True, text=True)
                 print("```\n$ prefetchd report " + " ".join(by) + "\n" + res.stdout.rstrip() +
                       ("\n" + res.stderr.rstrip() if res.stderr.strip() else "") + "\n```\n")
+            by = ["--by", "chunk-size", "--setup", "replay+reorder"]
+            res = subprocess.run([args.prefetchd, "report", "--log", conf_log] + by, capture_output=True, text=True)
+            print("```\n$ prefetchd report " + " ".join(by) + "   # chunk size as the phase configured it\n" +
+                  res.stdout.rstrip() + "\n```\n")
 
 
 def load_rows():
