@@ -8,6 +8,8 @@
 # OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
 # BOOTLAB_INITRD: the initramfs to boot (run-series.sh passes the golden image's own; default the base guest's).
+# BOOTLAB_GUEST_ARGS: words added to this boot's kernel command line (run-series.sh tuning: prefetch=off,
+# bootlab.append=KEY=VALUE,..., bootlab.report=1; guest/bootlab-report says what they do).
 source "$(dirname "$0")/lab.sh"
 set +e
 disk_kind=$1 img=$2 out=$3
@@ -49,6 +51,47 @@ stop_sim() {
 	return 0
 }
 
+# drop_caches is machine-wide: one cold-cache benchmark at a time on this host (the developers' guide), the
+# lock held until this boot ends.  BOOTLAB_LOCK= (empty) boots without it.  Two ways past a lock nobody will
+# give back (host.env's bench_lock= says which way the boot went): every process holding it is orphaned
+# (parent 1) and none is a shell or script interpreter (a 'prefetchd trace' left behind by a benchmark that
+# ended keeps the lock as long as it lives), or it is still taken after BOOTLAB_LOCK_WAIT seconds (1800).
+lock=${BOOTLAB_LOCK-/var/tmp/prefetch-bench.lock}
+lock_note=none
+# Whether every holder of the lock (a descriptor with the lock, /proc/PID/fdinfo "lock:") is a stray: orphaned,
+# or the child of a holder that is, and no shell or interpreter among them.
+lock_stray() {
+	local fd p ino holders=' '
+	ino=$(stat -c %i "$lock") || return 1
+	for fd in /proc/[0-9]*/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "$lock" ] || continue
+		p=${fd#/proc/}; p=${p%%/*}
+		[ "$p" = $$ ] && continue
+		grep -q "^lock:.*:$ino " "/proc/$p/fdinfo/${fd##*/}" 2>/dev/null && holders+="$p "
+	done
+	[ "$holders" != ' ' ] || return 1
+	for p in $holders; do
+		case $(cat "/proc/$p/comm" 2>/dev/null) in bash | sh | dash | python* | perl | make | flock) return 1 ;; esac
+		case $holders in *" $(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null) "*) continue ;; esac
+		[ "$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null)" = 1 ] || return 1
+	done
+}
+if [ -n "$lock" ]; then
+	exec 9>>"$lock"
+	tl=$(date +%s)
+	while :; do
+		if flock -n 9; then lock_note="held, waited $(($(date +%s) - tl)) s"; break; fi
+		if lock_stray; then
+			lock_note="not held: taken by orphaned processes only (stray), after $(($(date +%s) - tl)) s"; break
+		fi
+		if [ $(($(date +%s) - tl)) -ge "${BOOTLAB_LOCK_WAIT:-1800}" ]; then
+			lock_note="not held: still taken after $(($(date +%s) - tl)) s"; break
+		fi
+		sleep 5
+	done
+	case $lock_note in held*) ;; *) exec 9>&- ;; esac
+	[ $(($(date +%s) - tl)) -gt 1 ] || [ "${lock_note#held}" = "$lock_note" ] && log "bench lock $lock: $lock_note"
+fi
 sync; echo 3 >/proc/sys/vm/drop_caches
 case "$disk_kind" in
 sim)
@@ -75,7 +118,7 @@ esac
 # shellcheck source=../../image/qemu-guest.sh
 source "$TOP/image/qemu-guest.sh"
 PFQ_QEMU=qemu-system-x86_64 PFQ_NAME=bootlab PFQ_ACCEL=tcg PFQ_SMP=${BOOTLAB_SMP:-1} PFQ_MEM=$GUEST_MEM
-PFQ_KERNEL=$CACHE/vmlinuz PFQ_INITRD=${BOOTLAB_INITRD:-$CACHE/initrd.img} PFQ_APPEND=$KERNEL_APPEND
+PFQ_KERNEL=$CACHE/vmlinuz PFQ_INITRD=${BOOTLAB_INITRD:-$CACHE/initrd.img} PFQ_APPEND="$KERNEL_APPEND${BOOTLAB_GUEST_ARGS:+ $BOOTLAB_GUEST_ARGS}"
 PFQ_DRIVE=$drive PFQ_SERIALS="$out/console.log $out/report.log" PFQ_MONITOR=
 pfq_command
 qemu=("${PFQ_CMD[@]}")
@@ -131,6 +174,8 @@ t1=$(date +%s.%N)
 	echo "host_load1_end=$(cut -d' ' -f1 /proc/loadavg)"
 	echo "disk_desc=$disk_desc"
 	echo "qemu_cmd=${qemu[*]}"
+	echo "guest_args=${BOOTLAB_GUEST_ARGS:-}"
+	echo "bench_lock=$lock_note"
 	[ -f "$bootend_env" ] && cat "$bootend_env"
 	if [ "$disk_kind" = sim ]; then
 		for k in requests reads writes read_bytes write_bytes seeks model_ns wall_ns; do

@@ -8,6 +8,10 @@
   report.py render [--run ID ...]
       RESULTS.md and bootlab.svg from boots.csv: per setup the latest run holding measured boots of it
       (or the named runs); the chart is `prefetchd report --svg`'s (build the tree first).
+  report.py tuning --run ID [--prefetchd PATH]
+      the tuning series (run-series.sh tuning), markdown on stdout: the lab's figures per phase, then
+      'prefetchd report --by setup / --by chunk-size' of the guest's whole boot-time log (from the series' last
+      report boot) with each boot's time as recorded, replaced by boot − vCPU wait, and by the model disk time.
 """
 import argparse
 import csv
@@ -293,6 +297,132 @@ def rerecord(args):
                                   phase=m.group(2), boot=m.group(3), golden_info=golden.get(m.group(1), "")))
 
 
+def setup_name(v):
+    if v in SETUPS or re.fullmatch(r"tune-[A-Za-z0-9]+(-[A-Za-z0-9]+)*", v):
+        return v
+    raise argparse.ArgumentTypeError(f"unknown setup {v!r}")
+
+
+# The tuning series (run-series.sh tuning): the lab's figures of its boots, and the guest's boot-time log with
+# each boot's time replaced by a lab figure, read by the same 'prefetchd report' (the same comparison, lib/compare.c),
+# so that the guest's verdicts and the lab's differ only in the figure compared.
+TUNING_FIGURES = [
+    ("boot_end_s", "boot time as the guest recorded it (s)"),
+    ("vcpu_wait_s", "vCPU wait to boot end (s)"),
+    ("corr", "boot − vCPU wait (s)"),
+    ("sim_model_s", "disk busy to boot end, model time (s)"),
+    ("host_load_start", "host load (1 min) at start"),
+]
+
+
+def tuning_value(r, key):
+    try:
+        if key == "corr":
+            return float(r["boot_end_s"]) - float(r["vcpu_wait_s"])
+        return float(r[key])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def guest_boot_log(run):
+    """The guest's whole boottime.log as printed by the series' last report boot (bootlab.report=1)."""
+    rawdir = os.path.join(RAW, run)
+    best = None
+    for name in os.listdir(rawdir) if os.path.isdir(rawdir) else []:
+        path = os.path.join(rawdir, name)
+        with open(path, errors="replace") as f:
+            text = f.read()
+        if "--- full boottime.log" not in text:
+            continue
+        part = text.split("--- full boottime.log", 1)[1].split("\n--- ", 1)[0]
+        lines = [ln for ln in part.splitlines() if ln.strip()]
+        if best is None or len(lines) > len(best[1]):
+            best = (name, lines)
+    return best
+
+
+def tuning(args):
+    rows = [r for r in load_rows() if r["run"] == args.run and r["setup"].startswith("tune-")]
+    if not rows:
+        sys.exit(f"no tuning rows of run {args.run} in {CSV_PATH}")
+    phases = list(dict.fromkeys(r["setup"] for r in rows))
+    by_id = {r["boot_id"]: r for r in rows if r["status"] == "ok" and r["boot_id"]}
+    print(f"## The lab's figures per phase (run `{args.run}`)\n")
+    print("Median, mean ± standard deviation, minimum–maximum of the boots ok; learning boots apart.\n")
+    print("| phase | boots | " + " | ".join(label for _, label in TUNING_FIGURES) + " |")
+    print("|---|---|" + "---|" * len(TUNING_FIGURES))
+    for ph in phases:
+        for kind in ("learn", "measure"):
+            ok = [r for r in rows if r["setup"] == ph and r["phase"] == kind and r["status"] == "ok"]
+            alln = sum(1 for r in rows if r["setup"] == ph and r["phase"] == kind)
+            if not alln:
+                continue
+            cells = []
+            for key, _ in TUNING_FIGURES:
+                v = [x for x in (tuning_value(r, key) for r in ok) if x is not None]
+                if not v:
+                    cells.append("–")
+                    continue
+                st = stats(v)
+                cells.append(f"{statistics.median(v):.2f}; {st['avg']:.2f} ± {st['sd']:.2f}; "
+                             f"{st['min']:.2f}–{st['max']:.2f}")
+            name = ph[len("tune-"):] + (" (learning)" if kind == "learn" else "")
+            print(f"| {name} | {len(ok)} of {alln} | " + " | ".join(cells) + " |")
+    print()
+    got = guest_boot_log(args.run)
+    if not got:
+        print("(no whole boot-time log of the guest in raw/: no report boot yet)")
+        return
+    src, lines = got
+    header = [ln for ln in lines if ln.startswith("#")]
+    recs = [ln for ln in lines if not ln.startswith("#")]
+    unmatched = [ln.split()[0] for ln in recs if ln.split()[0] not in by_id]
+    print(f"The guest's boot-time log: {len(recs)} records (printed by the report boot `{src}`), "
+          f"{len(recs) - len(unmatched)} of them boots the lab recorded ok"
+          + (f"; not in the lab's ok boots: {', '.join(unmatched)}" if unmatched else "") + ".\n")
+    # The chunk size each phase configured (its keys and those of the phases before it): the lab's grouping of
+    # the reorder boots, beside the guest's (the chunk size of the reorder that placed the files, field 23).
+    chunk, conf = {}, "-1"
+    for ph in phases:
+        g = next((r["golden"] for r in rows if r["setup"] == ph), "")
+        m = re.findall(r"CHUNK_SIZE_BLOCKS=(\d+)", g.split("tuning:", 1)[-1])
+        conf = m[-1] if m else conf
+        chunk[ph] = conf
+    figs = [("boot_end_s", "the guest's own boot time (what the guest's report compares)"),
+            ("corr", "boot − vCPU wait"), ("sim_model_s", "disk busy to boot end, model time")]
+    for key, label in figs:
+        with tempfile.TemporaryDirectory(prefix="bootlab-tuning.") as tmp:
+            log = os.path.join(tmp, "boottime.log")
+            with open(log, "w") as f:
+                for ln in header:
+                    f.write(ln + "\n")
+                for ln in recs:
+                    p = ln.split()
+                    r = by_id.get(p[0])
+                    v = tuning_value(r, key) if r else None
+                    if v is None:
+                        continue
+                    p[2] = f"{v:.3f}"
+                    f.write(" ".join(p) + "\n")
+            # the same boots with the chunk size their phase configured in place of the placing reorder's
+            conf_log = os.path.join(tmp, "boottime-configured.log")
+            with open(log) as f, open(conf_log, "w") as g:
+                for ln in f:
+                    p = ln.split()
+                    if not ln.startswith("#") and len(p) > 22 and p[22] != "-1":
+                        p[22] = chunk.get(by_id[p[0]]["setup"], p[22])
+                    g.write(" ".join(p) + "\n" if not ln.startswith("#") else ln)
+            print(f"### `prefetchd report` on the guest's log, boot time replaced by: {label}\n")
+            for by in (["--by", "setup"], ["--by", "chunk-size"], ["--by", "chunk-size", "--setup", "replay+reorder"]):
+                res = subprocess.run([args.prefetchd, "report", "--log", log] + by, capture_output=True, text=True)
+                print("```\n$ prefetchd report " + " ".join(by) + "\n" + res.stdout.rstrip() +
+                      ("\n" + res.stderr.rstrip() if res.stderr.strip() else "") + "\n```\n")
+            by = ["--by", "chunk-size", "--setup", "replay+reorder"]
+            res = subprocess.run([args.prefetchd, "report", "--log", conf_log] + by, capture_output=True, text=True)
+            print("```\n$ prefetchd report " + " ".join(by) + "   # chunk size as the phase configured it\n" +
+                  res.stdout.rstrip() + "\n```\n")
+
+
 def load_rows():
     if not os.path.exists(CSV_PATH):
         return []
@@ -342,7 +472,7 @@ def select(rows, runs):
     if not runs:
         cover, last = {}, {}
         for i, r in enumerate(rows):
-            if r["phase"] == "measure":
+            if r["phase"] == "measure" and r["setup"] in SETUPS:  # not the tuning series' tune-* rows
                 cover.setdefault(r["run"], set()).add(r["setup"])
                 last[r["run"]] = i
         if cover:
@@ -657,7 +787,8 @@ def main():
     r = sub.add_parser("record")
     r.add_argument("outdir")
     r.add_argument("--run", required=True)
-    r.add_argument("--setup", required=True, choices=SETUPS)
+    r.add_argument("--setup", required=True, type=setup_name,
+                   help="one of " + ", ".join(SETUPS) + ", or tune-PHASE (run-series.sh tuning)")
     r.add_argument("--phase", required=True, choices=["learn", "measure"])
     r.add_argument("--boot", required=True)
     r.add_argument("--golden-info", default="")
@@ -668,8 +799,12 @@ def main():
     g.add_argument("--out", help="the report's file (default RESULTS.md; another file gets the tables only, "
                    "without the links to FINDINGS.md and NOTES.md and the chart)")
     g.add_argument("--svg", help="the chart's file (default bootlab.svg)")
+    t = sub.add_parser("tuning")
+    t.add_argument("--run", required=True)
+    t.add_argument("--prefetchd", default=os.path.join(TOP, "build", "default", "prefetchd"),
+                   help="the prefetchd whose report compares the lab's figures (default: this tree's build)")
     a = ap.parse_args()
-    {"record": record, "rerecord": rerecord, "render": render}[a.cmd](a)
+    {"record": record, "rerecord": rerecord, "render": render, "tuning": tuning}[a.cmd](a)
 
 
 if __name__ == "__main__":

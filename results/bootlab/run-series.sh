@@ -11,16 +11,81 @@
 # BOOTLAB_DISK_MODEL (hdd, sd, ssd): the simulated disk's model and the golden images built for it.
 # A file STOP in the run's directory ($CACHE/runs/RUN_ID/STOP) ends the series after the round under way, so a
 # run cut short for time stays balanced.
+#
+#   run-series.sh tuning [N]
+# The integrator's loop of prefetch(5), "Measuring and tuning", on ONE disk that persists across the whole
+# series, as on a real machine: a writable copy of golden-prefetch booted again and again, the configuration
+# changed inside the guest between phases.  The last boot of a phase appends the next phase's keys to
+# /etc/default/prefetch (bootlab.append=, guest/bootlab-report) and prints the guest's 'prefetchd report'
+# (bootlab.report=1); its power-off is the first shutdown under the new setting (where the reorder runs).
+# Phases, TUNING_PLAN ("NAME:KEY=VALUE,..." each, in order; default below): off, on (LEARN_ON learning boots
+# first, 1: "the first one learns the layout"), reorder-512, reorder-4000; N measured boots each (default 8).
+# The image's first boot has prefetch=off on its command line (for one boot the same as ENABLE_PREFETCH=0) and
+# appends the first phase's keys: recorded as the off phase's learning boot.  Rows: setup tune-NAME.  A STOP
+# file ends the series after the boot under way; the disk as it ended is kept as $CACHE/runs/RUN_ID/disk.img.
 source "$(dirname "$0")/lab.sh"
 read -r -a setups <<<"${1//,/ }"
-[ ${#setups[@]} -gt 0 ] || { echo "usage: run-series.sh SETUPS [N]" >&2; exit 2; }
-n=${2:-${N:-10}}
+[ ${#setups[@]} -gt 0 ] || { echo "usage: run-series.sh SETUPS [N] | tuning [N]" >&2; exit 2; }
+tuning=; [ "${setups[*]}" = tuning ] && tuning=1
+n=${2:-${N:-$([ -n "$tuning" ] && echo 8 || echo 10)}}
 RUN_ID=${RUN_ID:-$(date -u +%Y%m%dT%H%M)}
 
 work=$(mktemp -d /dev/shm/bootlab.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
-declare -A learn info disk initrd
+declare -A learn info disk initrd img
+declare -A fails
+# One boot of SETUP from its image img[SETUP], recorded; BOOTLAB_GUEST_ARGS (the caller's) reach the guest.
+boot() { # SETUP PHASE INDEX
+	local s=$1 phase=$2 i=$3 out rc=0
+	out=$CACHE/runs/$RUN_ID/$s-$phase$i
+	BOOTLAB_INITRD=${initrd[$s]} "$LAB_DIR/boot-once.sh" "${disk[$s]}" "${img[$s]}" "$out" || rc=$?
+	python3 "$LAB_DIR/report.py" record "$out" --run "$RUN_ID" --setup "$s" --phase "$phase" --boot "$i" \
+		--golden-info "${info[$s]}" || log "could not record $out"
+	if [ $rc -ne 0 ]; then fails[$s]=$((${fails[$s]:-0} + 1)); else fails[$s]=0; fi
+	[ "${fails[$s]}" -ge 3 ] && die "$s: 3 failed boots in a row, run stopped"
+	return 0
+}
+
+# The tuning series (see above): one image, phases in order, each phase's keys appended by the boot before it.
+tuning_series() {
+	local plan=${TUNING_PLAN:-off:ENABLE_PREFETCH=0 on:ENABLE_PREFETCH=1 reorder-512:ENABLE_FILE_REORDERING=1,CHUNK_SIZE_BLOCKS=512 reorder-4000:CHUNK_SIZE_BLOCKS=4000}
+	local golden phases=() keys=() p k i j total args
+	golden=$(golden_of prefetch)
+	[ -f "$golden" ] || die "no golden image $golden: build-guest.sh golden prefetch"
+	cp --sparse=always "$golden" "$work/tuning.img"
+	for p in $plan; do phases+=("${p%%:*}"); keys+=("${p#*:}"); done
+	for ((j = 0; j < ${#phases[@]}; j++)); do
+		p=${phases[j]}
+		img[tune-$p]=$work/tuning.img disk[tune-$p]=sim initrd[tune-$p]=${golden%.img}.initrd
+		info[tune-$p]="$(grep -E '^(setup|built|prefetch_commit|package)=' "$golden.info" | tr '\n' ' ')disk_model=$DISK_MODEL tuning: ${keys[j]}"
+		learn[tune-$p]=0; [ "$j" -eq 0 ] && learn[tune-$p]=1; [ "$p" = on ] && learn[tune-$p]=${LEARN_ON:-1}
+		log "series $RUN_ID tuning phase $p (${keys[j]}): ${learn[tune-$p]} learning + $n measured boots"
+	done
+	for ((j = 0; j < ${#phases[@]}; j++)); do
+		p=${phases[j]}
+		total=$((${learn[tune-$p]} + n))
+		for ((i = 1; i <= total; i++)); do
+			args=
+			[ "$j" -eq 0 ] && [ "$i" -eq 1 ] && args="prefetch=off bootlab.append=${keys[0]}"
+			if [ "$i" -eq "$total" ]; then
+				args+=" bootlab.report=1"
+				[ $((j + 1)) -lt ${#phases[@]} ] && args+=" bootlab.append=${keys[j + 1]}"
+			fi
+			if [ "$i" -le "${learn[tune-$p]}" ]; then k=learn; else k=measure; fi
+			BOOTLAB_GUEST_ARGS=${args# } boot "tune-$p" "$k" "$([ $k = learn ] && echo "$i" || echo $((i - ${learn[tune-$p]})))"
+			if [ -e "$CACHE/runs/$RUN_ID/STOP" ]; then
+				log "STOP file: run $RUN_ID ends in phase $p after boot $i of $total"
+				break 2
+			fi
+		done
+		log "phase $p done"
+	done
+	cp --sparse=always "$work/tuning.img" "$CACHE/runs/$RUN_ID/disk.img"
+	log "run $RUN_ID done; its disk: $CACHE/runs/$RUN_ID/disk.img"
+}
+[ -n "$tuning" ] && { tuning_series; exit 0; }
+
 maxlearn=0
 for s in "${setups[@]}"; do
 	case "$s" in prefetch|reorder|selfcheck) learn[$s]=${LEARN:-3} ;; none|warm) learn[$s]=${LEARN_BASE:-1} ;; *) die "unknown setup $s" ;; esac
@@ -28,6 +93,7 @@ for s in "${setups[@]}"; do
 	golden=$(golden_of "$s")
 	[ -f "$golden" ] || die "no golden image $golden: make -C $LAB_DIR guest"
 	cp --sparse=always "$golden" "$work/$s.img"
+	img[$s]=$work/$s.img
 	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
 	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
@@ -37,17 +103,6 @@ for s in "${setups[@]}"; do
 	log "series $RUN_ID $s: ${learn[$s]} learning + $n measured boots (${info[$s]})"
 done
 
-declare -A fails
-boot() { # SETUP PHASE INDEX
-	local s=$1 phase=$2 i=$3 out rc=0
-	out=$CACHE/runs/$RUN_ID/$s-$phase$i
-	BOOTLAB_INITRD=${initrd[$s]} "$LAB_DIR/boot-once.sh" "${disk[$s]}" "$work/$s.img" "$out" || rc=$?
-	python3 "$LAB_DIR/report.py" record "$out" --run "$RUN_ID" --setup "$s" --phase "$phase" --boot "$i" \
-		--golden-info "${info[$s]}" || log "could not record $out"
-	if [ $rc -ne 0 ]; then fails[$s]=$((${fails[$s]:-0} + 1)); else fails[$s]=0; fi
-	[ "${fails[$s]}" -ge 3 ] && die "$s: 3 failed boots in a row, run stopped"
-	return 0
-}
 for ((r = 1; r <= maxlearn; r++)); do
 	for s in "${setups[@]}"; do [ "$r" -le "${learn[$s]}" ] && boot "$s" learn "$r"; done
 done
