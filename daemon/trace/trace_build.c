@@ -50,10 +50,8 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 		     struct budget *b)
 {
 	struct stat st;
-	int fd = pf_trace_reopen(t, e);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		if (fd >= 0)
-			close(fd);
+	int fd = pf_trace_reopen(t, e, &st);
+	if (fd < 0) {
 		t->st.dropped++; /* deleted since (nothing to prefetch next boot), or its filesystem is gone */
 		return 0;
 	}

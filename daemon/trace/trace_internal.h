@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* trace_page_table.c: the byte spans [start, end) each (dev, ino) was asked for. */
@@ -161,9 +162,9 @@ void pf_trace_read_unmounts(struct pf_tracer *t);
 
 /* trace_handle.c: the file handle of an open file (malloc'd), NULL where the filesystem has none. */
 struct file_handle *pf_trace_handle_of(int fd);
-/* Open a recorded entry again for reading (by handle, else by path), checked to be the same inode.
- * Returns the fd or a negative errno (-ENODEV: its filesystem is gone; -ESTALE: deleted or replaced). */
-int pf_trace_reopen(const struct pf_tracer *t, const struct pf_trace_entry *e);
+/* Open a recorded entry again for reading (by handle, else by path), checked to be the same inode (its fstat in
+ * *st).  Returns the fd or a negative errno (-ENODEV: its filesystem is gone; -ESTALE: deleted or replaced). */
+int pf_trace_reopen(const struct pf_tracer *t, const struct pf_trace_entry *e, struct stat *st);
 
 /* trace_residency.c: byte ranges of a file, each within one physical extent. */
 struct pf_range {
