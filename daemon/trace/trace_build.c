@@ -27,9 +27,9 @@ static int64_t ts_ns(struct timespec ts)
 }
 
 /* A path that leads to e's inode now (malloc'd), or NULL. */
-static char *current_path(int fd, const struct pf_trace_entry *e)
+static char *current_path(const struct pf_tracer *t, int fd, const struct pf_trace_entry *e)
 {
-	char *p = pf_trace_fd_path(fd);
+	char *p = pf_trace_fd_path(t, fd);
 	struct stat st;
 	if (p && stat(p, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
 		return p;
@@ -55,7 +55,7 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 		t->st.dropped++; /* deleted since (nothing to prefetch next boot), or its filesystem is gone */
 		return 0;
 	}
-	char *path = current_path(fd, e);
+	char *path = current_path(t, fd, e);
 	if (!path || b->strtab + strlen(path) + 1 > PF_MAX_STRTAB) {
 		if (path)
 			t->capped = 1; /* the format's bound on names */

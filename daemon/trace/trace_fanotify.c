@@ -71,11 +71,12 @@ int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev)
 	return -1;
 }
 
-char *pf_trace_fd_path(int fd)
+char *pf_trace_fd_path(const struct pf_tracer *t, int fd)
 {
 	char link[64], buf[PATH_MAX];
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t l = readlink(link, buf, sizeof(buf) - 1);
+	/* relative to a held /proc/self/fd: one name looked up per call, not five */
+	snprintf(link, sizeof(link), t->proc_fd >= 0 ? "%d" : "/proc/self/fd/%d", fd);
+	ssize_t l = readlinkat(t->proc_fd >= 0 ? t->proc_fd : AT_FDCWD, link, buf, sizeof(buf) - 1);
 	if (l <= 0 || (size_t)l >= PF_MAX_PATH)
 		return NULL;
 	buf[l] = '\0';
@@ -227,7 +228,7 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		return;
 	}
 	uint64_t now = pf_monotonic_ns() - t->start_ns;
-	char *path = pf_trace_fd_path(fd);
+	char *path = pf_trace_fd_path(t, fd);
 	if (!path) {
 		t->st.dropped++;
 		close(fd);
@@ -398,6 +399,7 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	if (!t)
 		return -ENOMEM;
 	t->fan_fd = t->ino_fd = -1;
+	t->proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	t->pages.inst_fd = t->pages.dir_fd = t->pages.pipe_fd = -1;
 	t->self = getpid();
 	t->timeout_s = o->timeout_s;
@@ -440,6 +442,8 @@ void pf_tracer_close(struct pf_tracer *t)
 		close(t->fan_fd);
 	if (t->ino_fd >= 0)
 		close(t->ino_fd);
+	if (t->proc_fd >= 0)
+		close(t->proc_fd);
 	pf_trace_pages_close(t);
 	pf_page_table_free(&t->pages.table);
 	free(t->pages.fs_events);

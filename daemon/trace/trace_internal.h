@@ -111,6 +111,7 @@ struct pf_trace_entry {
 struct pf_tracer {
 	int fan_fd;
 	int ino_fd;                /* inotify: IN_UNMOUNT of the traced filesystems (trace_unmount.c), -1 = none */
+	int proc_fd;               /* /proc/self/fd (O_PATH): an fd's path by readlinkat of one name, -1 = none */
 	pid_t self;
 	struct pf_trace_fs *fs;    /* [nfs] traced, then [nskipped] listed only (fs[nfs + i].skipped) */
 	int nfs, nskipped;
@@ -195,6 +196,6 @@ uint32_t pf_trace_generation(int fd);
  * *n of them; none when maps cannot be read).  Returns 0 or -ENOMEM. */
 int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, size_t *n);
 /* Path of an open fd (malloc'd); NULL if the file is gone ("(deleted)") or has no plain path. */
-char *pf_trace_fd_path(int fd);
+char *pf_trace_fd_path(const struct pf_tracer *t, int fd);
 
 #endif
