@@ -60,6 +60,8 @@ struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trac
 	    pf_devino_put(&t->index, src->dev, src->ino, t->nents))
 		return NULL;
 	t->ents[t->nents] = *src;
+	if (src->flags & PF_FILE_DIR)
+		(void)pf_dir_index_put(&t->dirs, t->ents, t->nents); /* without it: a stat in add_parents */
 	return &t->ents[t->nents++];
 }
 
@@ -157,6 +159,9 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 		} else {
 			*slash = '\0';
 		}
+		long known = pf_dir_index_get(&t->dirs, t->ents, dir);
+		if (known >= 0 && t->ents[known].dev == dev)
+			break;
 		struct stat st;
 		if (stat(dir, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) ||
 		    pf_trace_lookup(t, st.st_dev, st.st_ino))
@@ -454,6 +459,7 @@ void pf_tracer_close(struct pf_tracer *t)
 	}
 	free(t->ents);
 	pf_devino_free(&t->index);
+	pf_dir_index_free(&t->dirs);
 	pf_trace_free_mounts(t->fs, t->nfs + t->nskipped);
 	free(t);
 }

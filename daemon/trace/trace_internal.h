@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Internals shared by the tracer's files (trace_fanotify.c, trace_mounts.c, trace_handle.c, trace_unmount.c,
- * trace_residency.c, trace_init.c, trace_build.c). */
+ * trace_residency.c, trace_init.c, trace_build.c, trace_dirindex.c). */
 #ifndef PREFETCH_TRACE_INTERNAL_H
 #define PREFETCH_TRACE_INTERNAL_H
 
@@ -82,6 +82,23 @@ struct pf_page_trace {
 	struct pf_page_table table;
 };
 
+struct pf_trace_entry;
+
+/* trace_dirindex.c: the recorded directories (entries with a path) by path.  Zero-initialised: empty. */
+struct pf_dir_slot {
+	uint64_t hash;
+	size_t pos1;               /* position in the tracer's entries + 1; 0: empty */
+};
+struct pf_dir_index {
+	struct pf_dir_slot *slot;
+	size_t cap, n;
+};
+/* The position of the recorded directory with this path, or -1. */
+long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path);
+/* Index ents[pos] (a directory; one without a path is left out).  Returns 0 or -ENOMEM (index unchanged). */
+int pf_dir_index_put(struct pf_dir_index *x, const struct pf_trace_entry *ents, size_t pos);
+void pf_dir_index_free(struct pf_dir_index *x);
+
 /* One traced filesystem. */
 struct pf_trace_fs {
 	dev_t dev;
@@ -118,6 +135,7 @@ struct pf_tracer {
 	struct pf_trace_entry *ents;
 	size_t nents, cap_ents;
 	struct pf_devino_index index; /* (dev, ino) -> position in ents */
+	struct pf_dir_index dirs;  /* directory path -> position in ents */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
 	int timeout_s;
 	int timeout_planned;       /* reaching timeout_s is the intended end, not a cut */
