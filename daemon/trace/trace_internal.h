@@ -191,11 +191,23 @@ struct pf_range {
 	uint64_t physical;         /* fs block of offset, if phys_known */
 	int phys_known;
 };
+/* One extent of a file as FIEMAP maps it. */
+struct pf_file_extent {
+	uint64_t logical, length, physical; /* bytes */
+	int phys_known;            /* physical is a place a reader can seek to */
+};
+/* The file's extents in logical order (*out malloc'd, NULL when none): their count, or -errno (-EOPNOTSUPP:
+ * no FIEMAP).  max (0: the module's limit, past which a file is mapped partly) bounds them: more than max
+ * gives -E2BIG. */
+int pf_file_extents(int fd, size_t max, struct pf_file_extent **out);
 /* Regular file: the page ranges resident in the page cache now, holes left out. */
 int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
 /* Regular file: the given spans (sorted, disjoint; cut at size), holes left out. */
 int pf_listed_ranges(int fd, uint64_t size, uint32_t block_size, const struct pf_page_span *s, size_t ns,
 		     struct pf_range **out, size_t *n);
+/* The same from an extent map taken before (nx < 0: none, the ranges go without position). */
+int pf_listed_ranges_map(const struct pf_file_extent *x, int nx, uint64_t size, uint32_t block_size,
+			 const struct pf_page_span *s, size_t ns, struct pf_range **out, size_t *n);
 /* Directory (or any file read whole): [0, size) as mapped on disk. */
 int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
 
