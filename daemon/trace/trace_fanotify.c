@@ -141,12 +141,7 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s", path);
 	/* walk up until a known directory or the filesystem boundary; remember the new ones */
-	struct {
-		char *path;
-		struct file_handle *fh;
-		ino_t ino;
-		uint32_t generation;
-	} fresh[MAX_NEW_PARENTS];
+	struct pf_trace_entry fresh[MAX_NEW_PARENTS];
 	int nf = 0;
 	for (;;) {
 		char *slash = strrchr(dir, '/');
@@ -182,10 +177,10 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 			t->st.dropped++;
 			break;
 		}
-		fresh[nf].path = p;
-		fresh[nf].fh = pf_trace_handle_of(fd);
-		fresh[nf].ino = st.st_ino;
-		fresh[nf].generation = pf_trace_generation(fd);
+		fresh[nf] = (struct pf_trace_entry){ .dev = dev, .ino = st.st_ino, .fh = pf_trace_handle_of(fd),
+						     .fs = (uint32_t)fsi, .flags = PF_FILE_DIR,
+						     .generation = pf_trace_generation(fd), .first_ns = now, .path = p };
+		pf_trace_snapshot(t, &fresh[nf], fd, &st);
 		ignore_inode(t, fd, PF_FILE_DIR);
 		close(fd);
 		nf++;
@@ -193,12 +188,9 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 			break;
 	}
 	for (int i = nf - 1; i >= 0; i--) {
-		struct pf_trace_entry e = { .dev = dev, .ino = fresh[i].ino, .fh = fresh[i].fh,
-					    .fs = (uint32_t)fsi, .flags = PF_FILE_DIR,
-					    .generation = fresh[i].generation, .first_ns = now, .path = fresh[i].path };
-		if (!pf_trace_append(t, &e)) {
-			free(e.fh);
-			free(e.path);
+		if (!pf_trace_append(t, &fresh[i])) {
+			free(fresh[i].fh);
+			free(fresh[i].path);
 			t->st.dropped++;
 		}
 	}
@@ -252,6 +244,7 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 	struct pf_trace_entry e = { .dev = st.st_dev, .ino = st.st_ino, .fh = pf_trace_handle_of(fd),
 				    .fs = (uint32_t)fsi, .flags = flags, .generation = pf_trace_generation(fd),
 				    .first_ns = now, .path = path };
+	pf_trace_snapshot(t, &e, fd, &st);
 	if (!pf_trace_append(t, &e)) {
 		free(e.fh);
 		free(path);
@@ -458,6 +451,7 @@ void pf_tracer_close(struct pf_tracer *t)
 		free(t->ents[i].path);
 	}
 	free(t->ents);
+	free(t->xmap);
 	pf_devino_free(&t->index);
 	pf_dir_index_free(&t->dirs);
 	pf_trace_free_mounts(t->fs, t->nfs + t->nskipped);

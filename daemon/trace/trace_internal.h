@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Internals shared by the tracer's files (trace_fanotify.c, trace_mounts.c, trace_handle.c, trace_unmount.c,
- * trace_residency.c, trace_init.c, trace_build.c, trace_dirindex.c). */
+ * trace_residency.c, trace_init.c, trace_build.c, trace_dirindex.c, trace_snapshot.c). */
 #ifndef PREFETCH_TRACE_INTERNAL_H
 #define PREFETCH_TRACE_INTERNAL_H
 
@@ -123,6 +123,12 @@ struct pf_trace_entry {
 	uint32_t generation;
 	uint64_t first_ns;
 	char *path;
+	/* the first open's snapshot (trace_snapshot.c), if snap: identity, and nx extents at xmap[xfirst] */
+	int snap;
+	uint32_t nx;
+	size_t xfirst;
+	uint64_t size;
+	int64_t mtime_ns, ctime_ns;
 };
 
 struct pf_tracer {
@@ -136,6 +142,8 @@ struct pf_tracer {
 	size_t nents, cap_ents;
 	struct pf_devino_index index; /* (dev, ino) -> position in ents */
 	struct pf_dir_index dirs;  /* directory path -> position in ents */
+	struct pf_file_extent *xmap; /* the entries' snapshot extents */
+	size_t nxmap, cap_xmap;
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
 	int timeout_s;
 	int timeout_planned;       /* reaching timeout_s is the intended end, not a cut */
@@ -210,6 +218,13 @@ int pf_listed_ranges_map(const struct pf_file_extent *x, int nx, uint64_t size, 
 			 const struct pf_page_span *s, size_t ns, struct pf_range **out, size_t *n);
 /* Directory (or any file read whole): [0, size) as mapped on disk. */
 int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
+
+/* trace_snapshot.c: take e's snapshot from fd (st: its fstat); e->snap says whether one was kept. */
+void pf_trace_snapshot(struct pf_tracer *t, struct pf_trace_entry *e, int fd, const struct stat *st);
+/* 1 if e has a snapshot, e->path leads to e's inode and it is unchanged since (its stat in *st), else 0. */
+int pf_trace_snapshot_current(const struct pf_trace_entry *e, struct stat *st);
+/* trace_page_holes.c: 1 if every page of [start, end) of fd is in the page cache (page: the page size). */
+int pf_pages_all_resident(int fd, uint64_t page, uint64_t start, uint64_t end);
 
 /* trace_fanotify.c: the entry of (dev, ino), or NULL. */
 /* The file cap is reached: stop watching (no event for anything from now on), flag the trace. */
