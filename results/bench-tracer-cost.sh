@@ -22,7 +22,7 @@ source "$TOP/tests/lib.sh"
 pf_require_root
 pf_private_mount_ns "$@"
 FILES=${FILES:-50000} DIRS=${DIRS:-200} CPU_RUNS=${CPU_RUNS:-5} PAIRS=${PAIRS:-9}
-MODES=${MODES:-auto mincore} LOADS=${LOADS:-quiet busy} OLD=${OLD:-} KEEP_DIR=${KEEP_DIR:-}
+MODES=${MODES-auto mincore} LOADS=${LOADS-quiet busy} OLD=${OLD:-} KEEP_DIR=${KEEP_DIR:-}
 [ -x /usr/bin/time ] || pf_fail "/usr/bin/time missing (Debian package time)"
 for b in "$PREFETCHD" ${OLD:+"$OLD"}; do [ -x "$b" ] || pf_fail "$b missing (make)"; done
 

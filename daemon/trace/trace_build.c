@@ -8,9 +8,12 @@
  * inode were still needed, and it keeps its place in the order.  A file deleted since it was opened is left
  * out, and so are the files of a filesystem no longer mounted (it is marked PF_FS_GONE).
  *
- * Each file is opened again here, one at a time, by the handle recorded at its first open (trace_handle.c).
- * Its path is the one it has now (as the kernel names the reopened file) when that still leads to it, else the
- * one it was opened by when that does; a file reachable by neither is left out (renamed away, or deleted). */
+ * A file whose recorded path still leads to it, unchanged since its first open (size and times), takes its
+ * extents from what that open showed (trace_snapshot.c) and is opened only if a page-cache question needs it
+ * (a hole before a read span, trace_page_holes.c).  Any other file is opened again here, one at a time, by the
+ * handle recorded at its first open (trace_handle.c); its path is the one it has now (as the kernel names the
+ * reopened file) when that still leads to it, else the one it was opened by when that does; a file reachable
+ * by neither is left out (renamed away, or deleted). */
 #include "trace_internal.h"
 
 #include <errno.h>
