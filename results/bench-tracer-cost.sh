@@ -59,10 +59,11 @@ tracer() {
 	local bin=$work/bin/$1 out=$3 pid i a b
 	rm -f "$work/pid" "$out"
 	PREFETCH_TRACE_PAGES=$2 /usr/bin/time -f '%U %S %M' -o "$out.time" \
-		"$bin" trace --mount "$mnt" --output "$out" --pid-file "$work/pid" >"$out.summary" 2>"$out.err" &
+		"$bin" trace --mount "$mnt" --output "$out" --pid-file "$work/pid" >"$out.summary" 2>"$out.err" 9>&- &
 	local timer=$!
 	for ((i = 0; i < 200; i++)); do [ -s "$work/pid" ] && break; sleep 0.05; done
 	pid=$(cat "$work/pid" 2>/dev/null) || pf_fail "tracer did not start: $(cat "$out.err")"
+	pf_kill_later "$pid" # stopped if this script is
 	if [ "$4" = 1 ]; then
 		local t0=$EPOCHREALTIME
 		reader
@@ -140,7 +141,7 @@ busy=()
 for l in $LOADS; do
 	if [ "$l" = busy ]; then
 		for ((c = 0; c < $(nproc); c++)); do
-			pf_bg bash -c 'while :; do :; done'
+			pf_bg bash -c 'while :; do :; done' 9>&- # the lock stays with this script alone
 			busy+=("$PF_BG_PID")
 		done
 	fi
