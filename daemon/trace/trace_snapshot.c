@@ -22,6 +22,8 @@ static int64_t ts_ns(struct timespec ts)
 void pf_trace_snapshot(struct pf_tracer *t, struct pf_trace_entry *e, int fd, const struct stat *st)
 {
 	e->snap = 0;
+	if (!S_ISDIR(st->st_mode) && t->pages.state == PF_PAGES_OFF)
+		return; /* without page events a file's ranges come from mincore: it is opened again anyway */
 	struct pf_file_extent *x = NULL;
 	int nx = pf_file_extents(fd, SNAP_MAX_EXTENTS, &x);
 	for (int i = 0; i < nx; i++)
