@@ -94,10 +94,12 @@ exec 9>/var/tmp/prefetch-bench.lock
 flock 9
 echo "## bench-tracer-cost.sh ($(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$TOP" rev-parse --short HEAD)$(git -C "$TOP" diff --quiet HEAD -- daemon lib || echo +changes), kernel $(uname -r), $(nproc) CPUs, $FILES files in $DIRS dirs)"
 echo
-echo "### Tracer CPU per recorded file, RSS"
-echo
-echo "| build | pages | runs | recorded | µs/file avg | stddev | min | max | peak RSS MB | idle RSS MB | MB per 10,000 files | load before → after |"
-echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+[ -n "$MODES" ] && {
+	echo "### Tracer CPU per recorded file, RSS"
+	echo
+	echo "| build | pages | runs | recorded | µs/file avg | stddev | min | max | peak RSS MB | idle RSS MB | MB per 10,000 files | load before → after |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+}
 for mode in $MODES; do
 	for b in $builds; do
 		tracer "$b" "$mode" "$work/idle-$b" 0
@@ -129,14 +131,18 @@ for mode in $MODES; do
 	[ -n "$KEEP_DIR" ] && cp "$work"/t-*-"$mode"-0.canon "$KEEP_DIR/"
 done
 echo
-echo "Every trace of one mode (both builds, every run) is the same: dumps without creation and first-touch times (with"
-echo "mincore: the files, their order, sizes and inodes; the resident ranges change when others drop the page cache)."
-echo
+[ -n "$MODES" ] && {
+	echo "Every trace of one mode (both builds, every run) is the same: dumps without creation and first-touch times (with"
+	echo "mincore: the files, their order, sizes and inodes; the resident ranges change when others drop the page cache)."
+	echo
+}
 
-echo "### Reader wall time with a tracer (this tree's, pages: auto) / without, median of $PAIRS alternating pairs"
-echo
-echo "| machine | without s (median) | with s (median) | ratio median | ratio min | ratio max | load before → after |"
-echo "|---|---:|---:|---:|---:|---:|---|"
+[ -n "$LOADS" ] && echo "### Reader wall time with a tracer ($PREFETCHD, pages: auto) / without, median of $PAIRS alternating pairs"
+[ -n "$LOADS" ] && {
+	echo
+	echo "| machine | without s (median) | with s (median) | ratio median | ratio min | ratio max | load before → after |"
+	echo "|---|---:|---:|---:|---:|---:|---|"
+}
 busy=()
 for l in $LOADS; do
 	if [ "$l" = busy ]; then
