@@ -8,7 +8,8 @@
  * ignored, so the trace records what the boot used, not what the prefetcher pulled in.
  *
  * No file stays open while tracing: a file is identified by its file handle (name_to_handle_at, or its path
- * where the filesystem has no handles) and opened again by it for the residency pass, so a traced filesystem
+ * where the filesystem has no handles) and, unless it is unchanged since its first open (its size, times and
+ * extent map are kept from then), opened again by it for the residency pass, so a traced filesystem
  * can be unmounted at any time; the trace then marks it gone (PF_FS_GONE).  What the trace misses is said in
  * its flags (format.h: PF_IMG_INCOMPLETE and the reason bits: events lost, file cap, filesystem gone,
  * timed out).
@@ -64,7 +65,8 @@ struct pf_tracer;
 int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out);
 /* Collect events until *stop is set (checked at least every 100 ms) or the timeout passes.  Returns 0 or -errno. */
 int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop);
-/* Residency pass (each file opened again, one at a time) and image build; the flags say what is missing.
+/* Residency pass (files changed since their first open opened again, one at a time) and image build; the flags
+ * say what is missing.
  * Returns 0 or a negative pf error (lib/error.h).  st may be NULL. */
 int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_trace_stats *st);
 void pf_tracer_close(struct pf_tracer *t);

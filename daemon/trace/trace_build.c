@@ -8,9 +8,12 @@
  * inode were still needed, and it keeps its place in the order.  A file deleted since it was opened is left
  * out, and so are the files of a filesystem no longer mounted (it is marked PF_FS_GONE).
  *
- * Each file is opened again here, one at a time, by the handle recorded at its first open (trace_handle.c).
- * Its path is the one it has now (as the kernel names the reopened file) when that still leads to it, else the
- * one it was opened by when that does; a file reachable by neither is left out (renamed away, or deleted). */
+ * A file whose recorded path still leads to it, unchanged since its first open (size and times), takes its
+ * extents from what that open showed (trace_snapshot.c) and is opened only if a page-cache question needs it
+ * (a hole before a read span, trace_page_holes.c).  Any other file is opened again here, one at a time, by the
+ * handle recorded at its first open (trace_handle.c); its path is the one it has now (as the kernel names the
+ * reopened file) when that still leads to it, else the one it was opened by when that does; a file reachable
+ * by neither is left out (renamed away, or deleted). */
 #include "trace_internal.h"
 
 #include <errno.h>
@@ -27,9 +30,9 @@ static int64_t ts_ns(struct timespec ts)
 }
 
 /* A path that leads to e's inode now (malloc'd), or NULL. */
-static char *current_path(int fd, const struct pf_trace_entry *e)
+static char *current_path(const struct pf_tracer *t, int fd, const struct pf_trace_entry *e)
 {
-	char *p = pf_trace_fd_path(fd);
+	char *p = pf_trace_fd_path(t, fd);
 	struct stat st;
 	if (p && stat(p, &st) == 0 && st.st_dev == e->dev && st.st_ino == e->ino)
 		return p;
@@ -46,50 +49,108 @@ struct budget {
 	int extents_full;
 };
 
+/* Where an entry's ranges come from: its first open's snapshot (fd -1 until a page-cache question needs the file
+ * open), or the file opened again. */
+struct source {
+	struct pf_tracer *t;
+	const struct pf_trace_entry *e;
+	int from_snap;
+	int fd;                    /* -1: not open; -2: opening it failed */
+	uint64_t page;
+};
+
+/* The snapshot when it still holds (see trace_snapshot.c) and no mincore pass is needed, else the file opened
+ * again by handle.  Returns the path (malloc'd) with *st, or NULL with errno-like -rc in *rc when the entry is
+ * left out (deleted since, its filesystem gone, no path leads to it). */
+static char *open_source(struct source *src, struct stat *st, int *rc)
+{
+	const struct pf_trace_entry *e = src->e;
+	int wants_mincore = (e->flags & PF_FILE_INIT) || !pf_trace_pages_cover(src->t, (int)e->fs);
+	src->fd = -1;
+	src->from_snap = e->snap && ((e->flags & PF_FILE_DIR) || !wants_mincore) && pf_trace_snapshot_current(e, st);
+	if (src->from_snap) {
+		char *p = strdup(e->path);
+		*rc = p ? 0 : -ENOMEM;
+		return p;
+	}
+	int fd = pf_trace_reopen(src->t, e, st);
+	*rc = fd < 0 ? fd : 0;
+	if (fd < 0)
+		return NULL;
+	src->fd = fd;
+	char *p = current_path(src->t, fd, e);
+	*rc = p ? 0 : -ENOENT;
+	return p;
+}
+
+/* for the holes before read spans (trace_page_holes.c): the file opened on the first question */
+static int source_resident(void *p, uint64_t start, uint64_t end)
+{
+	struct source *src = p;
+	if (src->fd == -1) {
+		struct stat st;
+		src->fd = pf_trace_reopen(src->t, src->e, &st);
+		if (src->fd < 0)
+			src->fd = -2;
+	}
+	return src->fd >= 0 && pf_pages_all_resident(src->fd, src->page, start, end);
+}
+
+static int entry_ranges(struct source *src, const struct stat *st, struct pf_range **r, size_t *nr)
+{
+	struct pf_tracer *t = src->t;
+	const struct pf_trace_entry *e = src->e;
+	uint32_t bs = t->fs[e->fs].block_size;
+	uint64_t size = (uint64_t)st->st_size;
+	const struct pf_file_extent *x = src->from_snap ? &t->xmap[e->xfirst] : NULL;
+	if (S_ISDIR(st->st_mode)) {
+		const struct pf_page_span whole = { .start = 0, .end = size };
+		return x ? pf_listed_ranges_map(x, (int)e->nx, size, bs, &whole, 1, r, nr)
+			 : pf_mapped_ranges(src->fd, size, bs, r, nr);
+	}
+	if (!pf_trace_pages_cover(t, (int)e->fs) || (e->flags & PF_FILE_INIT))
+		/* init's files were read before tracing began (trace_init.c): their pages only mincore knows */
+		return pf_resident_ranges(src->fd, size, bs, r, nr);
+	size_t ns;
+	const struct pf_page_span *s = pf_page_table_spans(&t->pages.table, e->dev, e->ino, &ns);
+	struct pf_page_span *full = NULL;
+	size_t nfull = 0;
+	uint64_t filled = 0;
+	/* pages a read() used without an event (trace_page_holes.c) */
+	int rc = pf_page_spans_fill(s, ns, source_resident, src, &full, &nfull, &filled);
+	if (rc == 0)
+		rc = x ? pf_listed_ranges_map(x, (int)e->nx, size, bs, full, nfull, r, nr)
+		       : pf_listed_ranges(src->fd, size, bs, full, nfull, r, nr);
+	free(full);
+	t->st.page_bytes_filled += filled;
+	return rc;
+}
+
 static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_trace_entry *e, uint32_t *rank,
 		     struct budget *b)
 {
 	struct stat st;
-	int fd = pf_trace_reopen(t, e);
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		if (fd >= 0)
-			close(fd);
-		t->st.dropped++; /* deleted since (nothing to prefetch next boot), or its filesystem is gone */
-		return 0;
-	}
-	char *path = current_path(fd, e);
+	long pg = sysconf(_SC_PAGESIZE);
+	struct source src = { .t = t, .e = e, .fd = -1, .page = pg > 0 ? (uint64_t)pg : 4096 };
+	int rc;
+	char *path = open_source(&src, &st, &rc);
+	if (rc == -ENOMEM)
+		return rc;
 	if (!path || b->strtab + strlen(path) + 1 > PF_MAX_STRTAB) {
 		if (path)
 			t->capped = 1; /* the format's bound on names */
 		free(path);
-		close(fd);
-		t->st.dropped++;
+		if (src.fd >= 0)
+			close(src.fd);
+		t->st.dropped++; /* deleted since (nothing to prefetch next boot), or its filesystem is gone */
 		return 0;
 	}
 	b->strtab += strlen(path) + 1;
-	const struct pf_trace_fs *fs = &t->fs[e->fs];
 	struct pf_range *r = NULL;
 	size_t nr = 0;
-	int rc;
-	if (S_ISDIR(st.st_mode)) {
-		rc = pf_mapped_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);
-	} else if (pf_trace_pages_cover(t, (int)e->fs) && !(e->flags & PF_FILE_INIT)) {
-		size_t ns;
-		const struct pf_page_span *s = pf_page_table_spans(&t->pages.table, e->dev, e->ino, &ns);
-		struct pf_page_span *full = NULL;
-		size_t nfull = 0;
-		uint64_t filled = 0;
-		/* pages a read() used without an event (trace_page_holes.c) */
-		rc = pf_page_spans_fill_fd(fd, s, ns, &full, &nfull, &filled);
-		if (rc == 0)
-			rc = pf_listed_ranges(fd, (uint64_t)st.st_size, fs->block_size, full, nfull, &r, &nr);
-		free(full);
-		t->st.page_bytes_filled += filled;
-	} else {
-		/* init's files were read before tracing began (trace_init.c): their pages only mincore knows */
-		rc = pf_resident_ranges(fd, (uint64_t)st.st_size, fs->block_size, &r, &nr);
-	}
-	close(fd);
+	rc = entry_ranges(&src, &st, &r, &nr);
+	if (src.fd >= 0)
+		close(src.fd);
 	if (rc == -ENOMEM) {
 		free(path);
 		return rc;

@@ -3,6 +3,7 @@
  * which traced filesystem it is, its path, its generation. */
 #include "trace_internal.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -19,11 +20,12 @@ int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev)
 	return -1;
 }
 
-char *pf_trace_fd_path(int fd)
+char *pf_trace_fd_path(const struct pf_tracer *t, int fd)
 {
 	char link[64], buf[PATH_MAX];
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	ssize_t l = readlink(link, buf, sizeof(buf) - 1);
+	/* relative to a held /proc/self/fd: one name looked up per call, not five */
+	snprintf(link, sizeof(link), t->proc_fd >= 0 ? "%d" : "/proc/self/fd/%d", fd);
+	ssize_t l = readlinkat(t->proc_fd >= 0 ? t->proc_fd : AT_FDCWD, link, buf, sizeof(buf) - 1);
 	if (l <= 0 || (size_t)l >= PF_MAX_PATH)
 		return NULL;
 	buf[l] = '\0';

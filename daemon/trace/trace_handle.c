@@ -49,7 +49,7 @@ static int open_path(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-int pf_trace_reopen(const struct pf_tracer *t, const struct pf_trace_entry *e)
+int pf_trace_reopen(const struct pf_tracer *t, const struct pf_trace_entry *e, struct stat *st)
 {
 	const struct pf_trace_fs *fs = &t->fs[e->fs];
 	if (fs->mount_fd < 0)
@@ -57,8 +57,7 @@ int pf_trace_reopen(const struct pf_tracer *t, const struct pf_trace_entry *e)
 	int fd = e->fh ? open_handle(fs->mount_fd, e->fh) : open_path(e->path);
 	if (fd < 0)
 		return fd == -ENOENT ? -ESTALE : fd;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || st.st_dev != e->dev || st.st_ino != e->ino || st.st_nlink == 0 ||
+	if (fstat(fd, st) < 0 || st->st_dev != e->dev || st->st_ino != e->ino || st->st_nlink == 0 ||
 	    (!e->fh && e->generation && pf_trace_generation(fd) != e->generation)) {
 		close(fd);
 		return -ESTALE; /* deleted, or the path names another file now */

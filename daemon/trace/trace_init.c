@@ -35,7 +35,7 @@ static struct pf_trace_entry *record(struct pf_tracer *t, const char *path, dev_
 		return NULL;
 	char *p = NULL;
 	if (fstat(fd, &st) < 0 || st.st_dev != dev || st.st_ino != ino || !S_ISREG(st.st_mode) ||
-	    !(p = pf_trace_fd_path(fd))) {
+	    !(p = pf_trace_fd_path(t, fd))) {
 		close(fd);
 		return NULL;
 	}

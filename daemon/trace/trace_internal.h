@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Internals shared by the tracer's files (trace_fanotify.c, trace_mounts.c, trace_handle.c, trace_unmount.c,
- * trace_residency.c, trace_init.c, trace_build.c). */
+ * trace_residency.c, trace_init.c, trace_build.c, trace_dirindex.c, trace_snapshot.c). */
 #ifndef PREFETCH_TRACE_INTERNAL_H
 #define PREFETCH_TRACE_INTERNAL_H
 
@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* trace_page_table.c: the byte spans [start, end) each (dev, ino) was asked for. */
@@ -81,6 +82,23 @@ struct pf_page_trace {
 	struct pf_page_table table;
 };
 
+struct pf_trace_entry;
+
+/* trace_dirindex.c: the recorded directories (entries with a path) by path.  Zero-initialised: empty. */
+struct pf_dir_slot {
+	uint64_t hash;
+	size_t pos1;               /* position in the tracer's entries + 1; 0: empty */
+};
+struct pf_dir_index {
+	struct pf_dir_slot *slot;
+	size_t cap, n;
+};
+/* The position of the recorded directory with this path, or -1. */
+long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path);
+/* Index ents[pos] (a directory; one without a path is left out).  Returns 0 or -ENOMEM (index unchanged). */
+int pf_dir_index_put(struct pf_dir_index *x, const struct pf_trace_entry *ents, size_t pos);
+void pf_dir_index_free(struct pf_dir_index *x);
+
 /* One traced filesystem. */
 struct pf_trace_fs {
 	dev_t dev;
@@ -105,17 +123,27 @@ struct pf_trace_entry {
 	uint32_t generation;
 	uint64_t first_ns;
 	char *path;
+	/* the first open's snapshot (trace_snapshot.c), if snap: identity, and nx extents at xmap[xfirst] */
+	int snap;
+	uint32_t nx;
+	size_t xfirst;
+	uint64_t size;
+	int64_t mtime_ns, ctime_ns;
 };
 
 struct pf_tracer {
 	int fan_fd;
 	int ino_fd;                /* inotify: IN_UNMOUNT of the traced filesystems (trace_unmount.c), -1 = none */
+	int proc_fd;               /* /proc/self/fd (O_PATH): an fd's path by readlinkat of one name, -1 = none */
 	pid_t self;
 	struct pf_trace_fs *fs;    /* [nfs] traced, then [nskipped] listed only (fs[nfs + i].skipped) */
 	int nfs, nskipped;
 	struct pf_trace_entry *ents;
 	size_t nents, cap_ents;
 	struct pf_devino_index index; /* (dev, ino) -> position in ents */
+	struct pf_dir_index dirs;  /* directory path -> position in ents */
+	struct pf_file_extent *xmap; /* the entries' snapshot extents */
+	size_t nxmap, cap_xmap;
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
 	int timeout_s;
 	int timeout_planned;       /* reaching timeout_s is the intended end, not a cut */
@@ -161,9 +189,9 @@ void pf_trace_read_unmounts(struct pf_tracer *t);
 
 /* trace_handle.c: the file handle of an open file (malloc'd), NULL where the filesystem has none. */
 struct file_handle *pf_trace_handle_of(int fd);
-/* Open a recorded entry again for reading (by handle, else by path), checked to be the same inode.
- * Returns the fd or a negative errno (-ENODEV: its filesystem is gone; -ESTALE: deleted or replaced). */
-int pf_trace_reopen(const struct pf_tracer *t, const struct pf_trace_entry *e);
+/* Open a recorded entry again for reading (by handle, else by path), checked to be the same inode (its fstat in
+ * *st).  Returns the fd or a negative errno (-ENODEV: its filesystem is gone; -ESTALE: deleted or replaced). */
+int pf_trace_reopen(const struct pf_tracer *t, const struct pf_trace_entry *e, struct stat *st);
 
 /* trace_residency.c: byte ranges of a file, each within one physical extent. */
 struct pf_range {
@@ -171,13 +199,32 @@ struct pf_range {
 	uint64_t physical;         /* fs block of offset, if phys_known */
 	int phys_known;
 };
+/* One extent of a file as FIEMAP maps it. */
+struct pf_file_extent {
+	uint64_t logical, length, physical; /* bytes */
+	int phys_known;            /* physical is a place a reader can seek to */
+};
+/* The file's extents in logical order (*out malloc'd, NULL when none): their count, or -errno (-EOPNOTSUPP:
+ * no FIEMAP).  max (0: the module's limit, past which a file is mapped partly) bounds them: more than max
+ * gives -E2BIG. */
+int pf_file_extents(int fd, size_t max, struct pf_file_extent **out);
 /* Regular file: the page ranges resident in the page cache now, holes left out. */
 int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
 /* Regular file: the given spans (sorted, disjoint; cut at size), holes left out. */
 int pf_listed_ranges(int fd, uint64_t size, uint32_t block_size, const struct pf_page_span *s, size_t ns,
 		     struct pf_range **out, size_t *n);
+/* The same from an extent map taken before (nx < 0: none, the ranges go without position). */
+int pf_listed_ranges_map(const struct pf_file_extent *x, int nx, uint64_t size, uint32_t block_size,
+			 const struct pf_page_span *s, size_t ns, struct pf_range **out, size_t *n);
 /* Directory (or any file read whole): [0, size) as mapped on disk. */
 int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
+
+/* trace_snapshot.c: take e's snapshot from fd (st: its fstat); e->snap says whether one was kept. */
+void pf_trace_snapshot(struct pf_tracer *t, struct pf_trace_entry *e, int fd, const struct stat *st);
+/* 1 if e has a snapshot, e->path leads to e's inode and it is unchanged since (its stat in *st), else 0. */
+int pf_trace_snapshot_current(const struct pf_trace_entry *e, struct stat *st);
+/* trace_page_holes.c: 1 if every page of [start, end) of fd is in the page cache (page: the page size). */
+int pf_pages_all_resident(int fd, uint64_t page, uint64_t start, uint64_t end);
 
 /* trace_fanotify.c: the entry of (dev, ino), or NULL. */
 /* The file cap is reached: stop watching (no event for anything from now on), flag the trace. */
@@ -195,6 +242,6 @@ int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev);
 /* The inode's generation (FS_IOC_GETVERSION), 0 where the filesystem has none. */
 uint32_t pf_trace_generation(int fd);
 /* Path of an open fd (malloc'd); NULL if the file is gone ("(deleted)") or has no plain path. */
-char *pf_trace_fd_path(int fd);
+char *pf_trace_fd_path(const struct pf_tracer *t, int fd);
 
 #endif

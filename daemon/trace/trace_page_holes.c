@@ -72,12 +72,11 @@ struct res_ctx {
 	uint64_t page;
 };
 
-/* 1 if every page of [start, end) (page aligned) is in the page cache, 0 if not or unknown. */
-static int all_resident(void *p, uint64_t start, uint64_t end)
+/* 0 also where unknown (the mapping failed) */
+int pf_pages_all_resident(int fd, uint64_t page, uint64_t start, uint64_t end)
 {
-	const struct res_ctx *c = p;
-	size_t len = (size_t)(end - start), npages = (size_t)((end - start + c->page - 1) / c->page);
-	void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, c->fd, (off_t)start);
+	size_t len = (size_t)(end - start), npages = (size_t)((end - start + page - 1) / page);
+	void *map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, (off_t)start);
 	if (map == MAP_FAILED)
 		return 0;
 	unsigned char *vec = malloc(npages);
@@ -87,6 +86,12 @@ static int all_resident(void *p, uint64_t start, uint64_t end)
 	free(vec);
 	munmap(map, len);
 	return all;
+}
+
+static int all_resident(void *p, uint64_t start, uint64_t end)
+{
+	const struct res_ctx *c = p;
+	return pf_pages_all_resident(c->fd, c->page, start, end);
 }
 
 int pf_page_spans_fill_fd(int fd, const struct pf_page_span *s, size_t ns, struct pf_page_span **out,

@@ -34,20 +34,20 @@
 #define MAX_FILE_EXTENTS (1u << 20) /* a file more fragmented than this is mapped partly (the rest: no phys) */
 #define MINCORE_WINDOW (1ull << 30) /* map at most 1 GiB at a time: bounds the mincore vector */
 
-struct pext {
-	uint64_t logical, length, physical;
-	int phys_known;
-};
-
-/* All extents of the file, in logical order.  Returns count >= 0, or -errno (e.g. -EOPNOTSUPP). */
-static int get_extents(int fd, struct pext **out)
+int pf_file_extents(int fd, size_t max, struct pf_file_extent **out)
 {
 	struct pf_fiemap w;
-	struct pext *v = NULL;
+	struct pf_file_extent *v = NULL;
 	size_t n = 0, cap = 0;
 	*out = NULL;
-	int rc = pf_fiemap_open(&w, fd, 0, FIEMAP_MAX_OFFSET, FIEMAP_BATCH);
-	while (!rc && n < MAX_FILE_EXTENTS && (rc = pf_fiemap_next(&w)) > 0) {
+	if (!max)
+		max = MAX_FILE_EXTENTS;
+	int rc = pf_fiemap_open(&w, fd, 0, FIEMAP_MAX_OFFSET, max < FIEMAP_BATCH ? (uint32_t)max + 1 : FIEMAP_BATCH);
+	while (!rc && (rc = pf_fiemap_next(&w)) > 0) {
+		if (n >= max) {
+			rc = max == MAX_FILE_EXTENTS ? 0 : -E2BIG; /* MAX_FILE_EXTENTS: mapped partly */
+			break;
+		}
 		if ((rc = PF_ARRAY_RESERVE(v, cap, n + w.n, 16)))
 			break;
 		for (uint32_t i = 0; i < w.n; i++) {
@@ -55,7 +55,7 @@ static int get_extents(int fd, struct pext **out)
 			/* Only a plain, aligned extent has a physical position a reader can seek to.
 			 * FIEMAP_EXTENT_UNWRITTEN is kept: ext4 writes back new data into unwritten extents and
 			 * converts them when the I/O completes, so resident pages there are real data */
-			v[n++] = (struct pext){ .logical = fe->fe_logical, .length = fe->fe_length,
+			v[n++] = (struct pf_file_extent){ .logical = fe->fe_logical, .length = fe->fe_length,
 						.physical = fe->fe_physical,
 						.phys_known = !(fe->fe_flags & PF_FIEMAP_NO_PLACE) };
 		}
@@ -90,8 +90,8 @@ static int push(struct rvec *r, uint64_t off, uint64_t len, uint64_t phys, int k
 
 /* Add [off, off+len) split at the extents: holes dropped (no I/O recreates them), positions attached.  With
  * no extent map (nx < 0: FIEMAP unsupported) the range goes in whole, without position. */
-static int add_mapped(struct rvec *r, uint64_t off, uint64_t len, const struct pext *x, int nx, uint32_t bs,
-		      size_t *cursor)
+static int add_mapped(struct rvec *r, uint64_t off, uint64_t len, const struct pf_file_extent *x, int nx,
+		      uint32_t bs, size_t *cursor)
 {
 	if (nx < 0)
 		return push(r, off, len, 0, 0);
@@ -122,8 +122,8 @@ int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_ran
 		return 0;
 	long pg = sysconf(_SC_PAGESIZE);
 	uint64_t page = pg > 0 ? (uint64_t)pg : 4096;
-	struct pext *x = NULL;
-	int nx = get_extents(fd, &x);
+	struct pf_file_extent *x = NULL;
+	int nx = pf_file_extents(fd, 0, &x);
 	if (nx == -ENOMEM)
 		return nx;
 	if (nx < 0)
@@ -184,12 +184,22 @@ int pf_listed_ranges(int fd, uint64_t size, uint32_t block_size, const struct pf
 	*n = 0;
 	if (size == 0 || ns == 0)
 		return 0;
-	struct pext *x = NULL;
-	int nx = get_extents(fd, &x);
+	struct pf_file_extent *x = NULL;
+	int nx = pf_file_extents(fd, 0, &x);
 	if (nx == -ENOMEM)
 		return nx;
-	if (nx < 0)
-		nx = -1;
+	int rc = pf_listed_ranges_map(x, nx < 0 ? -1 : nx, size, block_size, s, ns, out, n);
+	free(x);
+	return rc;
+}
+
+int pf_listed_ranges_map(const struct pf_file_extent *x, int nx, uint64_t size, uint32_t block_size,
+			 const struct pf_page_span *s, size_t ns, struct pf_range **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	if (size == 0 || ns == 0)
+		return 0;
 	struct rvec r = { 0 };
 	size_t cursor = 0;
 	int rc = 0;
@@ -198,7 +208,6 @@ int pf_listed_ranges(int fd, uint64_t size, uint32_t block_size, const struct pf
 		uint64_t end = s[i].end < size ? s[i].end : size;
 		rc = add_mapped(&r, s[i].start, end - s[i].start, x, nx, block_size, &cursor);
 	}
-	free(x);
 	if (rc) {
 		free(r.v);
 		return rc;
