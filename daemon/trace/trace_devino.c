@@ -10,17 +10,26 @@ static size_t hash_of(uint64_t dev, uint64_t ino)
 	return (size_t)(h ^ (h >> 29));
 }
 
-long pf_devino_get(const struct pf_devino_index *x, dev_t dev, ino_t ino)
+long pf_devino_next(const struct pf_devino_index *x, uint64_t a, uint64_t b, size_t *cursor)
 {
 	if (!x->cap)
 		return -1;
-	for (size_t i = hash_of(dev, ino) & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
-		const struct pf_devino_slot *s = &x->slot[i];
+	size_t i = *cursor ? *cursor : (hash_of(a, b) & (x->cap - 1)) + 1; /* slot + 1 to look at next */
+	for (;; i = i % x->cap + 1) {
+		const struct pf_devino_slot *s = &x->slot[i - 1];
 		if (!s->pos1)
 			return -1;
-		if (s->dev == (uint64_t)dev && s->ino == (uint64_t)ino)
+		if (s->dev == a && s->ino == b) {
+			*cursor = i % x->cap + 1;
 			return (long)(s->pos1 - 1);
+		}
 	}
+}
+
+long pf_devino_get(const struct pf_devino_index *x, dev_t dev, ino_t ino)
+{
+	size_t cursor = 0;
+	return pf_devino_next(x, (uint64_t)dev, (uint64_t)ino, &cursor);
 }
 
 static void place(struct pf_devino_slot *slot, size_t cap, const struct pf_devino_slot *s)
@@ -31,7 +40,7 @@ static void place(struct pf_devino_slot *slot, size_t cap, const struct pf_devin
 	slot[i] = *s;
 }
 
-int pf_devino_put(struct pf_devino_index *x, dev_t dev, ino_t ino, size_t pos)
+int pf_devino_put_key(struct pf_devino_index *x, uint64_t a, uint64_t b, size_t pos)
 {
 	if ((x->n + 1) * 2 > x->cap) {
 		size_t ncap = x->cap ? x->cap * 2 : 1024;
@@ -45,9 +54,14 @@ int pf_devino_put(struct pf_devino_index *x, dev_t dev, ino_t ino, size_t pos)
 		x->slot = slot;
 		x->cap = ncap;
 	}
-	place(x->slot, x->cap, &(struct pf_devino_slot){ (uint64_t)dev, (uint64_t)ino, pos + 1 });
+	place(x->slot, x->cap, &(struct pf_devino_slot){ a, b, pos + 1 });
 	x->n++;
 	return 0;
+}
+
+int pf_devino_put(struct pf_devino_index *x, dev_t dev, ino_t ino, size_t pos)
+{
+	return pf_devino_put_key(x, (uint64_t)dev, (uint64_t)ino, pos);
 }
 
 void pf_devino_free(struct pf_devino_index *x)

@@ -85,13 +85,8 @@ struct pf_page_trace {
 struct pf_trace_entry;
 
 /* trace_dirindex.c: the recorded directories (entries with a path) by path.  Zero-initialised: empty. */
-struct pf_dir_slot {
-	uint64_t hash;
-	size_t pos1;               /* position in the tracer's entries + 1; 0: empty */
-};
 struct pf_dir_index {
-	struct pf_dir_slot *slot;
-	size_t cap, n;
+	struct pf_devino_index ix; /* keyed by the path's hash: positions in the tracer's entries */
 };
 /* The position of the recorded directory with this path, or -1. */
 long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path);
