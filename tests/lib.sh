@@ -179,7 +179,9 @@ pf_bg() {
 	pf_cleanup_add "pf_kill_if_same $PF_BG_PID '$(pf_starttime $PF_BG_PID)' TERM; wait $PF_BG_PID"
 }
 
-pf_drop_caches() { sync; echo 3 >/proc/sys/vm/drop_caches; }
+# pf_drop_caches, pf_cache_hold, pf_cache_release: the machine's page cache shared with others
+# shellcheck source=cache_lock.sh
+. "$(dirname "${BASH_SOURCE[0]}")/cache_lock.sh"
 
 # A scripted boot as the init scripts run it.  pf_boot_start CONF RUNDIR LOG: `prefetchd boot` in the
 # background (killed at exit; under the command in PF_BOOT_WRAP if set, which must exec it), its output in LOG;

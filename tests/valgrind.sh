@@ -16,6 +16,8 @@ passed=0 failed=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # Nothing of the machine's prefetch (configuration, state, boot id).
 . "$top/tests/test_home.sh"
+# shellcheck source=cache_lock.sh
+. "$top/tests/cache_lock.sh"
 pf_home_make "$tmp" || exit 1
 
 run() { # name, expected-exit-or-any, cmd...
@@ -57,7 +59,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		trap 'umount "$mnt" 2>/dev/null; rm -rf "$tmp"' EXIT
 		mkdir -p "$mnt/d"
 		for i in $(seq 1 40); do head -c $((i * 7000)) /dev/urandom >"$mnt/d/f$i"; done
-		sync; echo 3 >/proc/sys/vm/drop_caches
+		pf_drop_caches
 		"${vg[@]}" "$BUILD/prefetchd" trace --mount "$mnt" --output "$tmp/trace" --pid-file "$tmp/pid" \
 			--timeout 20 >"$tmp/trace.out" 2>&1 &
 		tracer=$!
@@ -70,7 +72,7 @@ if [ "$(id -u)" -eq 0 ]; then
 		run "aggregate" 0 "$BUILD/prefetchd" aggregate --output "$tmp/layout" "$tmp/trace"
 		chmod 0644 "$tmp/layout"
 		run "dump" 0 "$BUILD/prefetchd" dump "$tmp/layout"
-		echo 3 >/proc/sys/vm/drop_caches
+		pf_drop_caches
 		run "replay rotational" 0 "$BUILD/prefetchd" replay --medium rotational "$tmp/layout"
 		run "replay ssd" 0 "$BUILD/prefetchd" replay --medium ssd "$tmp/layout"
 		umount "$mnt"

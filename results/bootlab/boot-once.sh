@@ -92,7 +92,7 @@ if [ -n "$lock" ]; then
 	case $lock_note in held*) ;; *) exec 9>&- ;; esac
 	[ $(($(date +%s) - tl)) -gt 1 ] || [ "${lock_note#held}" = "$lock_note" ] && log "bench lock $lock: $lock_note"
 fi
-sync; echo 3 >/proc/sys/vm/drop_caches
+pf_drop_caches # waits for no test to be measuring the cache (tests/cache_lock.sh)
 case "$disk_kind" in
 sim)
 	sim_available || die "simdisk not built: make -C $TOP/tests/simdisk"

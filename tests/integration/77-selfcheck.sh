@@ -78,6 +78,7 @@ boot() { # one scripted boot on the current medium; its time is written as the b
 	local log=$tmp/boot$nboot.log i
 	umount "$mnt" 2>/dev/null
 	pf_drop_caches
+	pf_cache_hold # from the replay to the boot's reads: another process's drop_caches would undo the replay
 	mount -o ro "$(device)" "$mnt" || pf_fail "boot $nboot: mount"
 	[ "$medium" = slow ] && sim_reset
 	PREFETCH_BOOT_ID=$seed-$nboot pf_boot_start "$conf" "$tmp/run" "$log"
@@ -103,6 +104,7 @@ boot() { # one scripted boot on the current medium; its time is written as the b
 	t0=$(date +%s%N)
 	"$WLRUN" -q -C "$mnt" "$dir/workload" >/dev/null || pf_fail "boot $nboot: the scripted boot's reads"
 	t1=$(date +%s%N)
+	pf_cache_release
 	if [ "$medium" = slow ]; then disk=$(sim_seconds); else disk=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.6f", (b - a) / 1e9 }'); fi
 	awk -v d="$disk" 'BEGIN { printf "%.3f\n", 1 + d }' >"$tmp/run/boot-end"
 	pf_boot_stop "$tmp/run" "$log"

@@ -228,6 +228,7 @@ sim_trace_workload() {
 sim_cold_boot() {
 	local fs=$1 wl=$2 layout=${3:-} rs=0 out
 	pf_drop_caches
+	pf_cache_hold # until the workload has read: no one else's drop in between (tests/lib.sh)
 	sim_reset
 	if [ -n "$layout" ]; then
 		out=$("$PREFETCHD" replay --medium rotational "$layout" 2>&1) || pf_fail "replay: $out"
@@ -235,6 +236,7 @@ sim_cold_boot() {
 		rs=$(sim_seconds)
 	fi
 	"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "workload"
+	pf_cache_release
 	echo "$(sim_seconds) $rs $(sim_stat requests) $(sim_stat seeks)"
 }
 
