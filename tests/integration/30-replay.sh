@@ -78,7 +78,6 @@ check_layout_resident() {
 	pf_fail "$1: $miss"
 }
 check_cold() {
-	pf_drop_caches
 	local p o l r
 	while read -r p o l; do
 		r=$(resident "$p")
@@ -137,15 +136,19 @@ phase_no_timeout() { # a timeout of 0 means none
 	check_layout_resident "no timeout"
 }
 
-# Other tests on this machine drop the caches, and memory reclaim now and then takes single pages (seen here:
-# one page of a few files, and of a canary file, gone a second after a replay).  A phase runs in a subshell
-# (its pf_fail ends the phase only) and is tried again when it fails: a bug fails every try, noise does not.
-# A canary read before the replay tells a drop from a failure; only drops on every try make it a skip.
+# A phase holds the cache lock from its drop to its last check (tests/cache_lock.sh), but a process that drops
+# the caches without it, or memory reclaim, can still take pages (seen here: one page of a few files, and of a
+# canary file, gone a second after a replay).  A phase runs in a subshell (its pf_fail ends the phase only) and
+# is tried again when it fails: a bug fails every try, noise does not.  A canary read before the replay tells a
+# drop from a failure; only drops on every try make it a skip.
 head -c $((256 << 10)) /dev/urandom >"$d/canary"
 run_phase() {
 	local try rc r t dropped=0
 	for try in 1 2 3 4 5 6; do
+		pf_drop_caches
+		pf_cache_hold
 		(check_cold; cat "$d/canary" >/dev/null; "$1"); rc=$?
+		pf_cache_release
 		[ $rc -eq 0 ] && return 0
 		read -r r t < <("$TOOLS/pf_mincore" "$d/canary")
 		if [ "$r" != "$t" ]; then
