@@ -65,6 +65,23 @@ enum { PF_PAGE_LINE_OTHER = 0, PF_PAGE_LINE_EVENT = 1, PF_PAGE_LINE_LOST = 2, PF
  * for any other line, BAD for one of our events that does not parse (a format this reader does not know). */
 int pf_page_line_parse(const char *line, uint64_t page, struct pf_page_event *ev);
 
+/* trace_page_raw.c: the same events from trace_pipe_raw's buffer pages.  One event's record layout (from its
+ * format file): 0, or -EINVAL for one this reader does not know.  A page's header (from events/header_page):
+ * the commit word's size and where the events start; 0 or -EINVAL.  Parse one page read (len bytes): take() is
+ * called for each event of the given formats (pid from the record, comm empty); *missed says the page follows
+ * lost events.  Returns the number of events taken, or -EBADMSG (a page that does not parse). */
+struct pf_page_raw_format {
+	int id;                    /* the record's common_type */
+	int range;                 /* has last_index (get_pages, map_pages); else one page (fault) */
+	unsigned pid_off, ino_off, ino_size, dev_off, dev_size, index_off, index_size, last_off, last_size;
+	unsigned rec_size;         /* bytes the fields need */
+};
+int pf_page_raw_format(const char *text, struct pf_page_raw_format *f);
+int pf_page_raw_header(const char *text, unsigned *commit_size, unsigned *data_off);
+int pf_page_raw_parse(const unsigned char *buf, size_t len, unsigned commit_size, unsigned data_off,
+		      const struct pf_page_raw_format *fmts, size_t nfmts, uint64_t page,
+		      void (*take)(void *ctx, const struct pf_page_event *ev), void *ctx, int *missed);
+
 /* trace_tracefs.c: the page-cache events of the traced filesystems, in a trace instance of our own. */
 enum pf_pages_state {
 	PF_PAGES_OFF = 0,          /* not collected (why says why): every file's ranges from mincore */
@@ -77,7 +94,14 @@ struct pf_page_trace {
 	const char *why;           /* OFF: the reason (static text) */
 	int inst_fd;               /* tracefs instances/ directory, -1 = none */
 	int dir_fd;                /* our instance's directory, -1 = none */
-	int pipe_fd;               /* its trace_pipe, non-blocking, -1 = none */
+	int pipe_fd;               /* its trace_pipe, non-blocking, -1 = none (or raw) */
+	int raw;                   /* read from the per-CPU trace_pipe_raw (trace_page_raw.c), not trace_pipe */
+	int *cpu_fd;               /* raw: [ncpu] per_cpu/cpuN/trace_pipe_raw, non-blocking */
+	int ncpu;
+	unsigned char *raw_buf;    /* raw: one sub-buffer (a page) per read */
+	size_t raw_len;
+	unsigned commit_size, data_off;
+	struct pf_page_raw_format fmt[3];
 	char name[32];             /* prefetch-PID */
 	char comm[16];             /* our own task name: events of our threads are ignored */
 	int comm_in_filter;        /* the kernel drops those events itself (every event's filter has the comm) */
