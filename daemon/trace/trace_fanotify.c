@@ -50,6 +50,7 @@
 #define FINAL_READS 64      /* after the stop: bounded catch-up on what is queued */
 #define PAGE_READS 256      /* trace pipe reads (<= 4 KiB each) per poll turn: fanotify's queue is read in between */
 #define GATHER_NS 2000000   /* after a wake-up, let the events of the next 2 ms come too (see pf_tracer_run) */
+#define FID_GATHER_NS 20000000 /* FID mode: 20 ms (its queued events hold no mount) */
 
 static void handle_event(struct pf_tracer *t, const struct fanotify_event_metadata *ev)
 {
@@ -189,9 +190,10 @@ int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop)
 			return -errno;
 		if (n > 0 && (p[0].revents & POLLIN)) {
 			/* One wake-up per burst of opens, not one per open: woken per event, the tracer spent more
-			 * on being scheduled, polling and reading one event at a time than on the events.  Queued
-			 * events hold their mount only these 2 ms longer; a signal (stop) ends the pause. */
-			struct timespec gather = { 0, GATHER_NS };
+			 * on being scheduled, polling and reading one event at a time than on the events.  In fd
+			 * mode queued events hold their mount (the event's path): only these 2 ms longer; FID mode's
+			 * hold nothing.  A signal (stop) ends the pause. */
+			struct timespec gather = { 0, t->fid ? FID_GATHER_NS : GATHER_NS };
 			nanosleep(&gather, NULL);
 			int rc = drain(t, stop, 0);
 			if (rc)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The recorded entries by file handle, per traced filesystem: in FID mode (trace_fid.c) an event names its file
  * and the file's directory by handle, and this is how a repeated open, or the directory of a new file, is found
- * among those recorded.  The (dev, ino) index's table keyed by (the handle's hash, fs), the handles compared. */
+ * among those recorded.  The (dev, ino) index's table keyed by (fs, the handle's hash), the handles compared. */
 #include "trace_internal.h"
 
 #include <string.h>
@@ -25,7 +25,7 @@ struct pf_trace_entry *pf_fh_index_get(const struct pf_fh_index *x, struct pf_tr
 {
 	size_t cursor = 0;
 	long pos;
-	while ((pos = pf_devino_next(&x->ix, hash_of(fh), fs, &cursor)) >= 0)
+	while ((pos = pf_devino_next(&x->ix, fs, hash_of(fh), &cursor)) >= 0)
 		if (ents[pos].fs == fs && same(ents[pos].fh, fh))
 			return &ents[pos];
 	return NULL;
@@ -34,7 +34,7 @@ struct pf_trace_entry *pf_fh_index_get(const struct pf_fh_index *x, struct pf_tr
 int pf_fh_index_put(struct pf_fh_index *x, const struct pf_trace_entry *ents, size_t pos)
 {
 	const struct pf_trace_entry *e = &ents[pos];
-	return e->fh ? pf_devino_put_key(&x->ix, hash_of(e->fh), e->fs, pos) : 0;
+	return e->fh ? pf_devino_put_key(&x->ix, e->fs, hash_of(e->fh), pos) : 0;
 }
 
 void pf_fh_index_free(struct pf_fh_index *x)

@@ -186,19 +186,25 @@ static char *join(const char *dir, const char *name)
 	return p;
 }
 
-/* The path of a new file (malloc'd), its directories recorded; NULL when it has none we can use. */
-static char *new_path(struct pf_tracer *t, int fsi, const struct fid_info *fi, uint64_t now)
+/* The path of a new file (malloc'd), its directories recorded (*parent: its directory's position + 1, or 0);
+ * NULL when it has none we can use. */
+static char *new_path(struct pf_tracer *t, int fsi, const struct fid_info *fi, uint64_t now, uint32_t *parent)
 {
 	int named = fi->dir && fi->name && strcmp(fi->name, ".") && !strchr(fi->name, '/');
-	const struct pf_trace_entry *parent =
+	const struct pf_trace_entry *dir_e =
 		named ? pf_fh_index_get(&t->handles, t->ents, (uint32_t)fsi, fi->dir) : NULL;
-	if (parent && parent->path && !parent->pending)
-		return join(parent->path, fi->name); /* the usual case: its directories are recorded already */
+	*parent = 0;
+	if (dir_e && dir_e->path && !dir_e->pending) {
+		*parent = (uint32_t)(dir_e - t->ents) + 1;
+		return join(dir_e->path, fi->name); /* the usual case: its directories are recorded already */
+	}
 	char *dir = named ? path_of(t, fsi, fi->dir) : NULL;
 	char *path = dir ? join(dir, fi->name) : path_of(t, fsi, fi->obj); /* no name given: the file's own */
 	free(dir);
 	if (path)
 		pf_trace_add_parents(t, path, t->fs[fsi].dev, fsi, now);
+	if (path && named && (dir_e = pf_fh_index_get(&t->handles, t->ents, (uint32_t)fsi, fi->dir)))
+		*parent = (uint32_t)(dir_e - t->ents) + 1;
 	return path;
 }
 
@@ -251,10 +257,11 @@ void pf_trace_fid_event(struct pf_tracer *t, const struct fanotify_event_metadat
 		new_dir(t, fsi, obj, now);
 		return;
 	}
-	char *path = new_path(t, fsi, &fi, now);
+	uint32_t parent;
+	char *path = new_path(t, fsi, &fi, now, &parent);
 	struct pf_trace_entry n = { .dev = t->fs[fsi].dev, .fh = path ? copy_fh(obj) : NULL, .fs = (uint32_t)fsi,
 				    .flags = (ev->mask & FAN_OPEN_EXEC) ? PF_FILE_EXEC : 0, .first_ns = now,
-				    .path = path, .pending = 1 };
+				    .path = path, .pending = 1, .parent = parent };
 	if (!n.fh || t->nents >= t->max_files || !pf_trace_append(t, &n)) {
 		free(n.fh);
 		free(path);
@@ -297,11 +304,60 @@ static int open_pending(struct pf_tracer *t, const struct pf_trace_entry *e, int
 	return fd;
 }
 
-static void resolve(struct pf_tracer *t, size_t pos)
+/* The recorded directories opened O_PATH by handle while the pending files are resolved (fd + 2; 0: not tried,
+ * 1: not usable), at most MAX_DIR_FDS at a time. */
+#define MAX_DIR_FDS 256
+struct dir_fds {
+	int *fd;                   /* [nents] */
+	size_t open[MAX_DIR_FDS];  /* positions with an fd */
+	size_t nopen;
+};
+
+static void close_dirs(struct dir_fds *d)
+{
+	for (size_t i = 0; i < d->nopen; i++) {
+		close(d->fd[d->open[i]] - 2);
+		d->fd[d->open[i]] = 0;
+	}
+	d->nopen = 0;
+}
+
+/* ents[pos] (a directory) as a dirfd, checked to be still at its recorded path; -1 if not. */
+static int dir_fd(struct pf_tracer *t, struct dir_fds *d, size_t pos)
+{
+	if (!d->fd || d->fd[pos])
+		return d->fd ? d->fd[pos] - 2 : -1;
+	const struct pf_trace_entry *dir = &t->ents[pos];
+	int mfd = t->fs[dir->fs].mount_fd;
+	int fd = dir->fh && dir->path && mfd >= 0 ? open_by_handle_at(mfd, dir->fh, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	struct stat a, b;
+	if (fd >= 0 && (stat(dir->path, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)) {
+		close(fd); /* moved since: its files' recorded paths are checked whole */
+		fd = -1;
+	}
+	if (fd >= 0 && d->nopen == MAX_DIR_FDS)
+		close_dirs(d);
+	if (fd >= 0)
+		d->open[d->nopen++] = pos;
+	d->fd[pos] = fd + 2;
+	return fd;
+}
+
+/* e->path's stat (not through a link at its end): by its name in its directory's fd where there is one (one
+ * name looked up, not every component of the path), else by the whole path. */
+static int stat_path(struct pf_tracer *t, struct dir_fds *d, const struct pf_trace_entry *e, struct stat *st)
+{
+	int dfd = e->parent ? dir_fd(t, d, e->parent - 1) : -1;
+	if (dfd >= 0)
+		return fstatat(dfd, strrchr(e->path, '/') + 1, st, AT_SYMLINK_NOFOLLOW);
+	return lstat(e->path, st);
+}
+
+static void resolve(struct pf_tracer *t, size_t pos, struct dir_fds *d)
 {
 	struct pf_trace_entry *e = &t->ents[pos];
 	struct stat ps, st;
-	int by_path = stat(e->path, &ps) == 0 && ps.st_dev == e->dev;
+	int by_path = stat_path(t, d, e, &ps) == 0 && ps.st_dev == e->dev && !S_ISLNK(ps.st_mode);
 	if (by_path && !S_ISREG(ps.st_mode) && !S_ISDIR(ps.st_mode)) {
 		e->dead = 1; /* a device node, fifo or socket: not opened, not recorded */
 		return;
@@ -335,7 +391,11 @@ static void resolve(struct pf_tracer *t, size_t pos)
 
 void pf_trace_fid_resolve(struct pf_tracer *t)
 {
+	struct dir_fds d = { .fd = calloc(t->nents ? t->nents : 1, sizeof(int)) }; /* none: whole paths */
 	for (size_t i = 0; i < t->nents; i++)
 		if (t->ents[i].pending && t->ents[i].path && t->fs[t->ents[i].fs].mount_fd >= 0)
-			resolve(t, i);
+			resolve(t, i, &d);
+	if (d.fd)
+		close_dirs(&d);
+	free(d.fd);
 }

@@ -127,7 +127,7 @@ void pf_dir_index_free(struct pf_dir_index *x);
 /* trace_fhindex.c: entries by file handle (FID mode's events name files so), per traced filesystem.  Zero-
  * initialised: empty. */
 struct pf_fh_index {
-	struct pf_devino_index ix; /* keyed by (the handle's hash, fs): positions in the tracer's entries */
+	struct pf_devino_index ix; /* keyed by (fs, the handle's hash): positions in the tracer's entries */
 };
 /* The entry of filesystem fs with this handle, or NULL. */
 struct pf_trace_entry *pf_fh_index_get(const struct pf_fh_index *x, struct pf_trace_entry *ents, uint32_t fs,
@@ -174,6 +174,7 @@ struct pf_trace_entry {
 	 * not a file to record after all (a device node, fifo, or a second name of an inode already recorded);
 	 * marked: its ignore mark was tried (on its second event) */
 	uint8_t pending, verified, dead, marked;
+	uint32_t parent;           /* FID mode: its directory's position + 1 (0: not known) */
 };
 
 struct pf_tracer {
