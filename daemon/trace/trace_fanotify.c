@@ -341,8 +341,10 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	pf_trace_pages_start(t, o->pages_mincore || (src && strcmp(src, "mincore") == 0));
 	t->max_files = o->max_files ? o->max_files : DEFAULT_MAX_FILES;
 	/* FID mode: no fd comes with an event */
+	/* the fd limit raised either way: fd mode's reads need it, and FID mode may fall back to them (boot) */
+	size_t fd_len = read_len_for_nofile();
 	t->read_len = t->fid ? FID_EVENT_BUF / sizeof(struct fanotify_event_metadata) * sizeof(struct fanotify_event_metadata)
-			     : read_len_for_nofile();
+			     : fd_len;
 	t->ignore_mode = FAN_MARK_IGNORE | FAN_MARK_IGNORED_SURV_MODIFY;
 	t->start_ns = pf_monotonic_ns();
 	*out = t;
