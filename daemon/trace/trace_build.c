@@ -82,7 +82,7 @@ static char *open_source(struct source *src, struct stat *st, int *rc)
 	if (fd < 0)
 		return NULL;
 	src->fd = fd;
-	char *p = current_path(src->t, fd, e);
+	char *p = e->path_ok ? strdup(e->path) : current_path(src->t, fd, e); /* path_ok: checked a moment ago */
 	*rc = p ? 0 : -ENOENT;
 	return p;
 }
@@ -159,6 +159,8 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 	struct pf_range *r = NULL;
 	size_t nr = 0;
 	rc = entry_ranges(&src, &st, &r, &nr);
+	/* resolved by path alone (trace_fid.c): its generation read from this open */
+	uint32_t generation = e->path_ok && src.fd >= 0 ? pf_trace_generation(src.fd) : e->generation;
 	if (src.fd >= 0)
 		close(src.fd);
 	if (rc == -ENOMEM) {
@@ -172,7 +174,7 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 		.fs = e->fs,
 		.flags = e->flags | (nr == 0 ? PF_FILE_METADATA : 0),
 		.ino = (uint64_t)st.st_ino,
-		.generation = e->generation,
+		.generation = generation,
 		.mode = st.st_mode,
 		.size = (uint64_t)st.st_size,
 		.mtime_ns = ts_ns(st.st_mtim),

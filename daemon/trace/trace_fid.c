@@ -363,6 +363,17 @@ static void resolve(struct pf_tracer *t, size_t pos, struct dir_fds *d)
 		return;
 	}
 	by_path = by_path && S_ISREG(ps.st_mode);
+	if (by_path && !pf_trace_pages_cover(t, (int)e->fs)) {
+		/* its ranges come from mincore: the end opens it by handle anyway, checked to be ps's inode */
+		if (pf_trace_lookup(t, ps.st_dev, ps.st_ino)) {
+			e->dead = 1; /* a second name of a recorded inode */
+		} else if (pf_devino_put(&t->index, e->dev, ps.st_ino, pos) == 0) {
+			e->ino = ps.st_ino;
+			e->pending = 0;
+			e->path_ok = 1;
+		}
+		return;
+	}
 	int fd = open_pending(t, e, by_path);
 	if (fd == -ENOTSUP)
 		e->dead = 1;

@@ -175,6 +175,8 @@ struct pf_trace_entry {
 	 * marked: its ignore mark was tried (on its second event) */
 	uint8_t pending, verified, dead, marked;
 	uint32_t parent;           /* FID mode: its directory's position + 1 (0: not known) */
+	uint8_t path_ok;           /* FID mode, resolved by path alone (its ranges from mincore: opened again at the
+				    * end anyway): e->path led to ino when resolved; generation read then */
 };
 
 struct pf_tracer {
