@@ -177,6 +177,8 @@ static void print_summary(const struct pf_image *img, const struct pf_trace_stat
 {
 	printf("trace: %u files, %u dirs, %llu bytes, %lu events (%lu own ignored), %lu overflows", st->files, st->dirs,
 	       st->bytes, st->events, st->own_events, st->overflows);
+	printf(", fanotify: %s%s%s", st->fid ? "handles" : "fds (", st->fid ? "" : st->fid_why ? st->fid_why : "?",
+	       st->fid ? "" : ")");
 	if (st->lost)
 		printf(", %lu lost", st->lost);
 	if (st->dropped)

@@ -55,6 +55,8 @@ struct pf_trace_stats {
 	unsigned long page_events_lost; /* ... lost in the ring buffer (then: mincore) */
 	unsigned long long page_bytes_filled; /* bytes read without an event, filled from the cache (see
 					       * trace_page_holes.c) */
+	int fid;                   /* 1: fanotify named the files by handle (FID mode); 0: it opened each for us */
+	const char *fid_why;       /* then: why (static text) */
 	int pages_traced;          /* 1: the ranges of the files of at least one filesystem come from the events */
 	const char *pages_why;     /* else: why mincore (static text) */
 };

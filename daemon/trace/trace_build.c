@@ -67,7 +67,11 @@ static char *open_source(struct source *src, struct stat *st, int *rc)
 	const struct pf_trace_entry *e = src->e;
 	int wants_mincore = (e->flags & PF_FILE_INIT) || !pf_trace_pages_cover(src->t, (int)e->fs);
 	src->fd = -1;
-	src->from_snap = e->snap && ((e->flags & PF_FILE_DIR) || !wants_mincore) && pf_trace_snapshot_current(e, st);
+	src->from_snap = e->snap && ((e->flags & PF_FILE_DIR) || !wants_mincore);
+	if (src->from_snap && e->verified)
+		pf_trace_snapshot_stat(e, st); /* its path checked when it was resolved, a moment ago (trace_fid.c) */
+	else if (src->from_snap)
+		src->from_snap = pf_trace_snapshot_current(e, st);
 	if (src->from_snap) {
 		char *p = strdup(e->path);
 		*rc = p ? 0 : -ENOMEM;
@@ -78,7 +82,7 @@ static char *open_source(struct source *src, struct stat *st, int *rc)
 	if (fd < 0)
 		return NULL;
 	src->fd = fd;
-	char *p = current_path(src->t, fd, e);
+	char *p = e->path_ok ? strdup(e->path) : current_path(src->t, fd, e); /* path_ok: checked a moment ago */
 	*rc = p ? 0 : -ENOENT;
 	return p;
 }
@@ -130,6 +134,12 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 		     struct budget *b)
 {
 	struct stat st;
+	if (e->dead)
+		return 0; /* not a file to record after all (trace_fid.c) */
+	if (e->pending) {
+		t->st.dropped++; /* FID mode: not opened at the end (deleted since, its filesystem gone) */
+		return 0;
+	}
 	long pg = sysconf(_SC_PAGESIZE);
 	struct source src = { .t = t, .e = e, .fd = -1, .page = pg > 0 ? (uint64_t)pg : 4096 };
 	int rc;
@@ -149,6 +159,8 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 	struct pf_range *r = NULL;
 	size_t nr = 0;
 	rc = entry_ranges(&src, &st, &r, &nr);
+	/* resolved by path alone (trace_fid.c): its generation read from this open */
+	uint32_t generation = e->path_ok && src.fd >= 0 ? pf_trace_generation(src.fd) : e->generation;
 	if (src.fd >= 0)
 		close(src.fd);
 	if (rc == -ENOMEM) {
@@ -162,7 +174,7 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 		.fs = e->fs,
 		.flags = e->flags | (nr == 0 ? PF_FILE_METADATA : 0),
 		.ino = (uint64_t)st.st_ino,
-		.generation = e->generation,
+		.generation = generation,
 		.mode = st.st_mode,
 		.size = (uint64_t)st.st_size,
 		.mtime_ns = ts_ns(st.st_mtim),
@@ -217,6 +229,8 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 	pf_trace_read_unmounts(t);
 	pf_trace_pages_stop(t); /* the rest of the page events, and whether any were lost */
 	pf_trace_open_mounts(t);
+	if (t->fid)
+		pf_trace_fid_resolve(t); /* what FID mode's events did not tell: opened once, now */
 	t->st.files = t->st.dirs = 0;
 	t->st.bytes = 0;
 	int rc = 0;
@@ -273,6 +287,8 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 	t->st.pages_why = t->pages.state == PF_PAGES_LOST ? "page events lost"
 			  : t->pages.state == PF_PAGES_OFF ? t->pages.why
 			  : t->st.pages_traced ? NULL : "no page event on the traced filesystems";
+	t->st.fid = t->fid;
+	t->st.fid_why = t->fid_why;
 	if (st)
 		*st = t->st;
 	*trace = img;

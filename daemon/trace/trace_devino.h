@@ -25,7 +25,8 @@ long pf_devino_get(const struct pf_devino_index *x, dev_t dev, ino_t ino);
 int pf_devino_put(struct pf_devino_index *x, dev_t dev, ino_t ino, size_t pos);
 /* The same table keyed by any pair of numbers, more than one position to a key (trace_dirindex.c: a path's hash,
  * the paths compared by the caller).  pf_devino_put_key stores pos under (a, b); pf_devino_next returns the
- * positions stored under (a, b) one per call, *cursor 0 at first, then -1. */
+ * positions stored under (a, b) one per call, *cursor 0 at first, then -1.  b takes an inode number's place: its
+ * low bits pick the slot (a hash goes there, not in a). */
 int pf_devino_put_key(struct pf_devino_index *x, uint64_t a, uint64_t b, size_t pos);
 long pf_devino_next(const struct pf_devino_index *x, uint64_t a, uint64_t b, size_t *cursor);
 void pf_devino_free(struct pf_devino_index *x);

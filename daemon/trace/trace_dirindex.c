@@ -22,14 +22,15 @@ static int same(const struct pf_trace_entry *e, const char *path, size_t len)
 	return e->path && strncmp(e->path, path, len) == 0 && e->path[len] == '\0';
 }
 
-/* A table of its own, the (dev, ino) index's code keyed by the path's hash (the second number unused). */
+/* A table of its own, the (dev, ino) index's code keyed by (0, the path's hash): the hash where the inode number
+ * goes, whose low bits pick the slot. */
 #define DIR_KEY 0
 
 long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path)
 {
 	size_t len = strlen(path), cursor = 0;
 	long pos;
-	while ((pos = pf_devino_next(&x->ix, hash_of(path, len), DIR_KEY, &cursor)) >= 0)
+	while ((pos = pf_devino_next(&x->ix, DIR_KEY, hash_of(path, len), &cursor)) >= 0)
 		if (same(&ents[pos], path, len))
 			return pos;
 	return -1;
@@ -38,7 +39,7 @@ long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry 
 int pf_dir_index_put(struct pf_dir_index *x, const struct pf_trace_entry *ents, size_t pos)
 {
 	const char *path = ents[pos].path;
-	return path ? pf_devino_put_key(&x->ix, hash_of(path, strlen(path)), DIR_KEY, pos) : 0;
+	return path ? pf_devino_put_key(&x->ix, DIR_KEY, hash_of(path, strlen(path)), pos) : 0;
 }
 
 void pf_dir_index_free(struct pf_dir_index *x)

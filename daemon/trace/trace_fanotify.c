@@ -14,10 +14,13 @@
  * FAN_OPEN_EXEC un-ignored so that its first exec still arrives and flags it.  The marks are bounded by
  * max_files (one per entry) and do not keep a filesystem mounted.
  *
- * No fd outlives its event: a file is recorded by its handle (trace_handle.c) and the event's fd closed.  When
- * max_files is reached the fanotify group is closed (its marks go with it): nothing more can be recorded, so nothing more should
- * cost an event (every open of every file past the cap would otherwise be one), and the trace says it was capped.
- * Each read() makes the kernel open one fd per event it returns: the read size is bounded by the fd limit. */
+ * Two ways to read events.  FID mode (trace_fid.c, Linux 5.9+, where every traced filesystem allows it): each
+ * event names its file by handle, with its directory's handle and its name; nothing is opened for it.  fd mode
+ * (here, handle_event; the fallback): each read() makes the kernel open one fd per event it returns (the read
+ * size is bounded by the fd limit); the file is recorded by its handle (trace_handle.c) and the event's fd closed.
+ * Either way no fd outlives its event.  When max_files is reached the fanotify group is closed (its marks go with
+ * it): nothing more can be recorded, so nothing more should cost an event (every open of every file past the cap
+ * would otherwise be one), and the trace says it was capped.  The recorded entries themselves: trace_record.c. */
 #include "error.h"
 #include "trace_internal.h"
 
@@ -42,129 +45,12 @@
 #define DEFAULT_MAX_FILES 100000u
 #define WANT_NOFILE 4096u   /* fd limit asked for: one read() can return a few hundred event fds */
 #define POLL_MS 100         /* *stop is checked at least this often */
-#define EVENT_BUF 16384
-#define MAX_NEW_PARENTS 128 /* directories recorded above one file at most (deeper ones: outermost left out) */
+#define EVENT_BUF 16384     /* fd mode: bytes per read at most (682 events, as many fds) */
+#define FID_EVENT_BUF 65536 /* FID mode: an event takes ~90 bytes, no fd: ~700 events per read */
 #define FINAL_READS 64      /* after the stop: bounded catch-up on what is queued */
 #define PAGE_READS 256      /* trace pipe reads (<= 4 KiB each) per poll turn: fanotify's queue is read in between */
 #define GATHER_NS 2000000   /* after a wake-up, let the events of the next 2 ms come too (see pf_tracer_run) */
-
-/* ---- the (dev, ino) -> entry table ---- */
-
-struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino)
-{
-	long pos = pf_devino_get(&t->index, dev, ino);
-	return pos < 0 ? NULL : &t->ents[pos];
-}
-
-struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *src)
-{
-	if (PF_ARRAY_RESERVE(t->ents, t->cap_ents, t->nents + 1, 256) ||
-	    pf_devino_put(&t->index, src->dev, src->ino, t->nents))
-		return NULL;
-	t->ents[t->nents] = *src;
-	if (src->flags & PF_FILE_DIR)
-		(void)pf_dir_index_put(&t->dirs, t->ents, t->nents); /* without it: a stat in add_parents */
-	return &t->ents[t->nents++];
-}
-
-#ifndef FAN_MARK_IGNORE
-#define FAN_MARK_IGNORE 0x00000400
-#endif
-
-void pf_trace_cap_reached(struct pf_tracer *t)
-{
-	if (t->capped)
-		return;
-	t->capped = 1;
-	/* Closing the group removes all its marks at once (removing filesystem marks one by one would need the
-	 * CAP_SYS_ADMIN we dropped); what is still queued goes with it: it could add no file, only exec flags. */
-	if (t->fan_fd >= 0)
-		close(t->fan_fd);
-	t->fan_fd = -1;
-}
-
-/* Stop the kernel from reporting further opens of fd's inode (those that would tell us nothing new). */
-static void ignore_inode(struct pf_tracer *t, int fd, uint32_t flags)
-{
-	if (!t->ignore_mode || t->fan_fd < 0)
-		return;
-	uint64_t mask = FAN_OPEN;
-	if (flags & PF_FILE_EXEC)
-		mask |= FAN_OPEN_EXEC;
-	if (flags & PF_FILE_DIR)
-		mask |= FAN_ONDIR;
-	while (fanotify_mark(t->fan_fd, FAN_MARK_ADD | t->ignore_mode, mask, fd, NULL) < 0) {
-		/* FAN_MARK_IGNORE is 6.0+: before, the legacy ignored mask (same effect on an inode mark) */
-		if (errno == EINVAL && (t->ignore_mode & FAN_MARK_IGNORE)) {
-			t->ignore_mode = FAN_MARK_IGNORED_MASK | FAN_MARK_IGNORED_SURV_MODIFY;
-			continue;
-		}
-		if (errno == ENOSPC || errno == EINVAL || errno == EPERM || errno == ENOSYS)
-			t->ignore_mode = 0; /* over the user's mark limit or unsupported: plain events from now on */
-		return;            /* other errors (e.g. an fd the kernel refuses): only this file keeps its events */
-	}
-}
-
-/* Record the directories above path (same filesystem, outermost first) that are not known yet. */
-static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fsi, uint64_t now)
-{
-	char dir[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s", path);
-	/* walk up until a known directory or the filesystem boundary; remember the new ones */
-	struct pf_trace_entry fresh[MAX_NEW_PARENTS];
-	int nf = 0;
-	for (;;) {
-		char *slash = strrchr(dir, '/');
-		if (!slash)
-			break;
-		if (slash == dir) {
-			if (dir[1] == '\0')
-				break; /* was "/" already */
-			dir[1] = '\0';
-		} else {
-			*slash = '\0';
-		}
-		long known = pf_dir_index_get(&t->dirs, t->ents, dir);
-		if (known >= 0 && t->ents[known].dev == dev)
-			break;
-		struct stat st;
-		if (stat(dir, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) ||
-		    pf_trace_lookup(t, st.st_dev, st.st_ino))
-			break;
-		if (t->nents + (size_t)nf >= t->max_files) {
-			pf_trace_cap_reached(t);
-			t->st.dropped++;
-			break;
-		}
-		/* opened briefly: generation, handle and ignore mark need an fd; closed right after */
-		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOATIME | O_NONBLOCK);
-		if (fd < 0)
-			fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK);
-		char *p = fd >= 0 ? strdup(dir) : NULL;
-		if (!p) {
-			if (fd >= 0)
-				close(fd);
-			t->st.dropped++;
-			break;
-		}
-		fresh[nf] = (struct pf_trace_entry){ .dev = dev, .ino = st.st_ino, .fh = pf_trace_handle_of(fd),
-						     .fs = (uint32_t)fsi, .flags = PF_FILE_DIR,
-						     .generation = pf_trace_generation(fd), .first_ns = now, .path = p };
-		pf_trace_snapshot(t, &fresh[nf], fd, &st);
-		ignore_inode(t, fd, PF_FILE_DIR);
-		close(fd);
-		nf++;
-		if (strcmp(dir, "/") == 0 || nf == (int)(sizeof(fresh) / sizeof(fresh[0])))
-			break;
-	}
-	for (int i = nf - 1; i >= 0; i--) {
-		if (!pf_trace_append(t, &fresh[i])) {
-			free(fresh[i].fh);
-			free(fresh[i].path);
-			t->st.dropped++;
-		}
-	}
-}
+#define FID_GATHER_NS 20000000 /* FID mode: 20 ms (its queued events hold no mount) */
 
 static void handle_event(struct pf_tracer *t, const struct fanotify_event_metadata *ev)
 {
@@ -178,7 +64,7 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 	if (known) {
 		if ((ev->mask & FAN_OPEN_EXEC) && !(known->flags & PF_FILE_EXEC)) {
 			known->flags |= PF_FILE_EXEC;
-			ignore_inode(t, fd, known->flags); /* now nothing new can come from it */
+			pf_trace_ignore_at(t, fd, NULL, known->flags); /* now nothing new can come from it */
 		}
 		close(fd);
 		return;
@@ -201,7 +87,7 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		close(fd);
 		return;
 	}
-	add_parents(t, path, st.st_dev, fsi, now);
+	pf_trace_add_parents(t, path, st.st_dev, fsi, now);
 	if (t->nents >= t->max_files) { /* the parents took the last places */
 		t->st.dropped++;
 		free(path);
@@ -220,15 +106,15 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		free(path);
 		t->st.dropped++;
 	} else {
-		ignore_inode(t, fd, flags);
+		pf_trace_ignore_at(t, fd, NULL, flags);
 	}
 	close(fd);
 }
 
 /* Read what is queued.  Returns 0 when the queue is empty (EAGAIN), or -errno on a fatal error. */
-static int drain(struct pf_tracer *t, volatile sig_atomic_t *stop, int max_reads)
+static int drain_reads(struct pf_tracer *t, volatile sig_atomic_t *stop, int max_reads)
 {
-	struct fanotify_event_metadata buf[EVENT_BUF / sizeof(struct fanotify_event_metadata)]; /* aligned */
+	struct fanotify_event_metadata buf[FID_EVENT_BUF / sizeof(struct fanotify_event_metadata)]; /* aligned */
 	for (int reads = 0; t->fan_fd >= 0 && !(stop && *stop) && (max_reads <= 0 || reads < max_reads); reads++) {
 		ssize_t len = read(t->fan_fd, buf, t->read_len);
 		if (len < 0) {
@@ -245,8 +131,13 @@ static int drain(struct pf_tracer *t, volatile sig_atomic_t *stop, int max_reads
 		}
 		if (len == 0)
 			return 0;
-		const struct fanotify_event_metadata *ev = buf;
-		for (; FAN_EVENT_OK(ev, len); ev = FAN_EVENT_NEXT(ev, len)) {
+		/* FID mode's events are only 4-byte aligned: each one's metadata copied out */
+		struct fanotify_event_metadata m;
+		const struct fanotify_event_metadata *ev = &m;
+		for (size_t off = 0; off + sizeof(m) <= (size_t)len; off += m.event_len) {
+			memcpy(&m, (const char *)buf + off, sizeof(m));
+			if (m.event_len < sizeof(m) || m.event_len > (size_t)len - off)
+				break;
 			if (ev->vers != FANOTIFY_METADATA_VERSION)
 				return -EPROTO;
 			t->st.events++;
@@ -254,18 +145,30 @@ static int drain(struct pf_tracer *t, volatile sig_atomic_t *stop, int max_reads
 				t->st.overflows++;
 				continue;
 			}
-			if (ev->fd < 0)
+			if (ev->fd < 0 && !t->fid)
 				continue;
 			if (ev->pid == t->self) {
 				/* prefetchd's own I/O (replay threads, this tracer's directory opens) */
 				t->st.own_events++;
-				close(ev->fd);
+				if (ev->fd >= 0)
+					close(ev->fd);
 				continue;
 			}
-			handle_event(t, ev);
+			if (t->fid)
+				pf_trace_fid_event(t, ev, (const char *)buf + off);
+			else
+				handle_event(t, ev);
 		}
 	}
 	return 0;
+}
+
+static int drain(struct pf_tracer *t, volatile sig_atomic_t *stop, int max_reads)
+{
+	int rc = drain_reads(t, stop, max_reads);
+	if (t->fid)
+		pf_trace_fid_read_done(t);
+	return rc;
 }
 
 int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop)
@@ -287,9 +190,10 @@ int pf_tracer_run(struct pf_tracer *t, volatile sig_atomic_t *stop)
 			return -errno;
 		if (n > 0 && (p[0].revents & POLLIN)) {
 			/* One wake-up per burst of opens, not one per open: woken per event, the tracer spent more
-			 * on being scheduled, polling and reading one event at a time than on the events.  Queued
-			 * events hold their mount only these 2 ms longer; a signal (stop) ends the pause. */
-			struct timespec gather = { 0, GATHER_NS };
+			 * on being scheduled, polling and reading one event at a time than on the events.  In fd
+			 * mode queued events hold their mount (the event's path): only these 2 ms longer; FID mode's
+			 * hold nothing.  A signal (stop) ends the pause. */
+			struct timespec gather = { 0, t->fid ? FID_GATHER_NS : GATHER_NS };
 			nanosleep(&gather, NULL);
 			int rc = drain(t, stop, 0);
 			if (rc)
@@ -332,14 +236,17 @@ static size_t read_len_for_nofile(void)
 	return (n < max ? n : max) * sizeof(struct fanotify_event_metadata);
 }
 
-static int fan_init(int bounded)
+static int fan_init(int bounded, int fid)
 {
-	unsigned flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK;
+	unsigned flags = FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | (fid ? FAN_REPORT_DFID_NAME | FAN_REPORT_FID : 0);
 	/* O_NONBLOCK: the kernel opens every event's file for us; a FIFO would otherwise block that open */
 	unsigned fflags = O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_NOATIME | O_NONBLOCK;
 	int fd = -1;
-	if (!bounded)
+	if (!bounded) {
 		fd = fanotify_init(flags | FAN_UNLIMITED_QUEUE, fflags);
+		if (fd < 0 && errno == EPERM)
+			return -EPERM; /* without CAP_SYS_ADMIN (5.13+ lets anyone have a FID group, a weaker one) */
+	}
 	if (fd < 0)
 		fd = fanotify_init(flags, fflags);
 	return fd < 0 ? -errno : fd;
@@ -360,6 +267,39 @@ static int fan_mark(int fd, const char *dir)
 	return -errno;
 }
 
+/* FID mode refused for one of the filesystems: fd mode for all (one group, one way of reading it). */
+static int fall_back_to_fds(struct pf_tracer *t, int bounded, const char *why)
+{
+	close(t->fan_fd);
+	t->fid = 0;
+	t->fid_why = why;
+	t->fan_fd = fan_init(bounded, 0);
+	return t->fan_fd < 0 ? t->fan_fd : 0;
+}
+
+/* The marks on every traced filesystem, in FID mode where all of them allow it. */
+static int watch(struct pf_tracer *t, int bounded, char *err, size_t errlen)
+{
+	int rc;
+	if (t->fid && pf_trace_fid_setup(t) < 0 &&
+	    (rc = fall_back_to_fds(t, bounded, "traced filesystems without an fsid of their own")) < 0)
+		return rc;
+	for (int i = 0; i < t->nfs; i++) {
+		if ((rc = fan_mark(t->fan_fd, t->fs[i].mountpoint)) == 0)
+			continue;
+		if (t->fid) {
+			/* no file handles (EOPNOTSUPP), no fsid (ENODEV), a btrfs subvolume before 6.8 (EXDEV) */
+			if ((rc = fall_back_to_fds(t, bounded, "a traced filesystem without file handles")) < 0)
+				return rc;
+			i = -1;
+			continue;
+		}
+		snprintf(err, errlen, "cannot watch %s: %s", t->fs[i].mountpoint, pf_strerror(rc));
+		return rc;
+	}
+	return 0;
+}
+
 int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 {
 	char dummy[8];
@@ -378,26 +318,33 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	t->timeout_s = o->timeout_s;
 	t->timeout_planned = o->timeout_planned;
 	/* fanotify first: without the privilege nothing else matters, and that is the clearest message */
-	int rc = fan_init(o->bounded_queue);
+	const char *fid = getenv("PREFETCH_TRACE_FID");
+	t->fid = !(fid && strcmp(fid, "0") == 0);
+	t->fid_why = t->fid ? NULL : "PREFETCH_TRACE_FID=0";
+	int rc = fan_init(o->bounded_queue, t->fid);
+	if (rc == -EINVAL && t->fid) {
+		t->fid = 0;
+		t->fid_why = "no FID mode in this kernel (5.9+)";
+		rc = fan_init(o->bounded_queue, 0);
+	}
 	if (rc < 0) {
 		snprintf(err, errlen, "fanotify_init: %s%s", pf_strerror(rc),
 			 rc == -EPERM ? " (tracing needs root: CAP_SYS_ADMIN)" : "");
 		goto fail;
 	}
 	t->fan_fd = rc;
-	if ((rc = pf_trace_pick_mounts(o, &t->fs, &t->nfs, &t->nskipped, err, errlen)))
+	if ((rc = pf_trace_pick_mounts(o, &t->fs, &t->nfs, &t->nskipped, err, errlen)) ||
+	    (rc = watch(t, o->bounded_queue, err, errlen)))
 		goto fail;
-	for (int i = 0; i < t->nfs; i++) {
-		if ((rc = fan_mark(t->fan_fd, t->fs[i].mountpoint)) < 0) {
-			snprintf(err, errlen, "cannot watch %s: %s", t->fs[i].mountpoint, pf_strerror(rc));
-			goto fail;
-		}
-	}
 	pf_trace_watch_unmounts(t);
 	const char *src = getenv("PREFETCH_TRACE_PAGES");
 	pf_trace_pages_start(t, o->pages_mincore || (src && strcmp(src, "mincore") == 0));
 	t->max_files = o->max_files ? o->max_files : DEFAULT_MAX_FILES;
-	t->read_len = read_len_for_nofile();
+	/* FID mode: no fd comes with an event */
+	/* the fd limit raised either way: fd mode's reads need it, and FID mode may fall back to them (boot) */
+	size_t fd_len = read_len_for_nofile();
+	t->read_len = t->fid ? FID_EVENT_BUF / sizeof(struct fanotify_event_metadata) * sizeof(struct fanotify_event_metadata)
+			     : fd_len;
 	t->ignore_mode = FAN_MARK_IGNORE | FAN_MARK_IGNORED_SURV_MODIFY;
 	t->start_ns = pf_monotonic_ns();
 	*out = t;
@@ -428,6 +375,7 @@ void pf_tracer_close(struct pf_tracer *t)
 	free(t->ents);
 	free(t->xmap);
 	pf_devino_free(&t->index);
+	pf_fh_index_free(&t->handles);
 	pf_dir_index_free(&t->dirs);
 	pf_trace_free_mounts(t->fs, t->nfs + t->nskipped);
 	free(t);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Internals shared by the tracer's files (trace_fanotify.c, trace_mounts.c, trace_handle.c, trace_unmount.c,
- * trace_residency.c, trace_init.c, trace_build.c, trace_dirindex.c, trace_snapshot.c). */
+/* Internals shared by the tracer's files (trace_fanotify.c, trace_fid.c, trace_mounts.c, trace_handle.c,
+ * trace_unmount.c, trace_residency.c, trace_init.c, trace_build.c, trace_record.c, trace_dirindex.c, trace_fhindex.c,
+ * trace_snapshot.c). */
 #ifndef PREFETCH_TRACE_INTERNAL_H
 #define PREFETCH_TRACE_INTERNAL_H
 
@@ -10,8 +11,13 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/fanotify.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+
+#ifndef FAN_MARK_IGNORE
+#define FAN_MARK_IGNORE 0x00000400 /* 6.0+; older headers lack it */
+#endif
 
 /* trace_page_table.c: the byte spans [start, end) each (dev, ino) was asked for. */
 struct pf_page_span {
@@ -59,6 +65,23 @@ enum { PF_PAGE_LINE_OTHER = 0, PF_PAGE_LINE_EVENT = 1, PF_PAGE_LINE_LOST = 2, PF
  * for any other line, BAD for one of our events that does not parse (a format this reader does not know). */
 int pf_page_line_parse(const char *line, uint64_t page, struct pf_page_event *ev);
 
+/* trace_page_raw.c: the same events from trace_pipe_raw's buffer pages.  One event's record layout (from its
+ * format file): 0, or -EINVAL for one this reader does not know.  A page's header (from events/header_page):
+ * the commit word's size and where the events start; 0 or -EINVAL.  Parse one page read (len bytes): take() is
+ * called for each event of the given formats (pid from the record, comm empty); *missed says the page follows
+ * lost events.  Returns the number of events taken, or -EBADMSG (a page that does not parse). */
+struct pf_page_raw_format {
+	int id;                    /* the record's common_type */
+	int range;                 /* has last_index (get_pages, map_pages); else one page (fault) */
+	unsigned pid_off, ino_off, ino_size, dev_off, dev_size, index_off, index_size, last_off, last_size;
+	unsigned rec_size;         /* bytes the fields need */
+};
+int pf_page_raw_format(const char *text, struct pf_page_raw_format *f);
+int pf_page_raw_header(const char *text, unsigned *commit_size, unsigned *data_off);
+int pf_page_raw_parse(const unsigned char *buf, size_t len, unsigned commit_size, unsigned data_off,
+		      const struct pf_page_raw_format *fmts, size_t nfmts, uint64_t page,
+		      void (*take)(void *ctx, const struct pf_page_event *ev), void *ctx, int *missed);
+
 /* trace_tracefs.c: the page-cache events of the traced filesystems, in a trace instance of our own. */
 enum pf_pages_state {
 	PF_PAGES_OFF = 0,          /* not collected (why says why): every file's ranges from mincore */
@@ -71,7 +94,14 @@ struct pf_page_trace {
 	const char *why;           /* OFF: the reason (static text) */
 	int inst_fd;               /* tracefs instances/ directory, -1 = none */
 	int dir_fd;                /* our instance's directory, -1 = none */
-	int pipe_fd;               /* its trace_pipe, non-blocking, -1 = none */
+	int pipe_fd;               /* its trace_pipe, non-blocking, -1 = none (or raw) */
+	int raw;                   /* read from the per-CPU trace_pipe_raw (trace_page_raw.c), not trace_pipe */
+	int *cpu_fd;               /* raw: [ncpu] per_cpu/cpuN/trace_pipe_raw, non-blocking */
+	int ncpu;
+	unsigned char *raw_buf;    /* raw: one sub-buffer (a page) per read */
+	size_t raw_len;
+	unsigned commit_size, data_off;
+	struct pf_page_raw_format fmt[3];
 	char name[32];             /* prefetch-PID */
 	char comm[16];             /* our own task name: events of our threads are ignored */
 	int comm_in_filter;        /* the kernel drops those events itself (every event's filter has the comm) */
@@ -94,6 +124,18 @@ long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry 
 int pf_dir_index_put(struct pf_dir_index *x, const struct pf_trace_entry *ents, size_t pos);
 void pf_dir_index_free(struct pf_dir_index *x);
 
+/* trace_fhindex.c: entries by file handle (FID mode's events name files so), per traced filesystem.  Zero-
+ * initialised: empty. */
+struct pf_fh_index {
+	struct pf_devino_index ix; /* keyed by (fs, the handle's hash): positions in the tracer's entries */
+};
+/* The entry of filesystem fs with this handle, or NULL. */
+struct pf_trace_entry *pf_fh_index_get(const struct pf_fh_index *x, struct pf_trace_entry *ents, uint32_t fs,
+				       const struct file_handle *fh);
+/* Index ents[pos] (one without a handle is left out).  Returns 0 or -ENOMEM (index unchanged). */
+int pf_fh_index_put(struct pf_fh_index *x, const struct pf_trace_entry *ents, size_t pos);
+void pf_fh_index_free(struct pf_fh_index *x);
+
 /* One traced filesystem. */
 struct pf_trace_fs {
 	dev_t dev;
@@ -105,7 +147,9 @@ struct pf_trace_fs {
 	char *mountpoint;
 	int gone;                  /* unmounted during tracing (trace_unmount.c) or not found at the end */
 	int wd;                    /* inotify watch on its root (IN_UNMOUNT), -1 = none */
-	int mount_fd;              /* a directory of it, opened only for the residency pass; -1 otherwise */
+	int mount_fd;              /* a directory of it, opened only for the residency pass (and in FID mode for
+				    * the length of one read of the event queue, trace_fid.c); -1 otherwise */
+	int32_t fsid[2];           /* statfs's f_fsid: how FID mode's events name it */
 };
 
 /* One file or directory, in first-touch order. */
@@ -124,6 +168,15 @@ struct pf_trace_entry {
 	size_t xfirst;
 	uint64_t size;
 	int64_t mtime_ns, ctime_ns;
+	uint32_t mode;             /* with a snapshot: st_mode */
+	/* FID mode (trace_fid.c): a file recorded from its event alone is pending (ino, generation, mode and
+	 * snapshot unknown) until the end of tracing resolves it (then verified: e->path led to it there); dead:
+	 * not a file to record after all (a device node, fifo, or a second name of an inode already recorded);
+	 * marked: its ignore mark was tried (on its second event) */
+	uint8_t pending, verified, dead, marked;
+	uint32_t parent;           /* FID mode: its directory's position + 1 (0: not known) */
+	uint8_t path_ok;           /* FID mode, resolved by path alone (its ranges from mincore: opened again at the
+				    * end anyway): e->path led to ino when resolved; generation read then */
 };
 
 struct pf_tracer {
@@ -147,6 +200,9 @@ struct pf_tracer {
 	int capped;                /* the file cap was reached: marks removed, later files left out */
 	size_t read_len;           /* bytes per read of fan_fd: bounds the event fds one read creates */
 	int ignore_mode;           /* fanotify_mark flags for ignore marks (trace_fanotify.c); 0 = none possible */
+	int fid;                   /* events name files by handle (FAN_REPORT_FID, trace_fid.c), not by an fd */
+	const char *fid_why;       /* else: why not (static text) */
+	struct pf_fh_index handles; /* FID mode: entries by handle */
 	struct pf_page_trace pages;
 	struct pf_trace_stats st;
 };
@@ -218,19 +274,38 @@ int pf_mapped_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range
 void pf_trace_snapshot(struct pf_tracer *t, struct pf_trace_entry *e, int fd, const struct stat *st);
 /* 1 if e has a snapshot, e->path leads to e's inode and it is unchanged since (its stat in *st), else 0. */
 int pf_trace_snapshot_current(const struct pf_trace_entry *e, struct stat *st);
+/* 1 if e has a snapshot and st (a stat of e->path) shows the same inode, size and times. */
+int pf_trace_snapshot_same(const struct pf_trace_entry *e, const struct stat *st);
+/* e's snapshot as a stat (ino, mode, size, times): for an entry verified when it was resolved. */
+void pf_trace_snapshot_stat(const struct pf_trace_entry *e, struct stat *st);
 /* trace_page_holes.c: 1 if every page of [start, end) of fd is in the page cache (page: the page size). */
 int pf_pages_all_resident(int fd, uint64_t page, uint64_t start, uint64_t end);
 
-/* trace_fanotify.c: the entry of (dev, ino), or NULL. */
-/* The file cap is reached: stop watching (no event for anything from now on), flag the trace. */
+/* trace_record.c.  The file cap is reached: stop watching (no event for anything from now on), flag the trace. */
 void pf_trace_cap_reached(struct pf_tracer *t);
+/* The entry of (dev, ino), or NULL (a pending entry is not found this way until it is resolved). */
 struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino);
+/* An ignore mark for what flags (PF_FILE_*) make uninteresting from now on, on the inode fanotify_mark's dirfd
+ * and name give (an open fd and NULL; or /proc/self/fd and the number of an O_PATH fd, whose link is followed). */
+void pf_trace_ignore_at(struct pf_tracer *t, int dirfd, const char *name, uint32_t flags);
+/* Record the directories above path (on dev, outermost first) not recorded yet. */
+void pf_trace_add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fsi, uint64_t now);
 /* Append an entry (takes fh and path).  Returns it, or NULL on ENOMEM (caller keeps ownership then). */
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *e);
 /* trace_init.c: the files init (the process maps names, /proc/1/maps) has mapped, recorded and flagged
  * PF_FILE_INIT (added when tracing never saw them); *idx gets their entry indices in map order (malloc'd,
  * *n of them; none when maps cannot be read).  Returns 0 or -ENOMEM. */
 int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, size_t *n);
+
+/* trace_fid.c: FID mode, where fanotify names each event's file by handle instead of opening it for us.
+ * Setup: each traced filesystem's fsid; 0, or -errno when two share one or one has none (then: fd mode).
+ * Event: one event's info records taken in (ev: its metadata, aligned; raw: the event as read).  Resolve (at the
+ * end, the mounts open): every pending entry opened by its handle once, its identity and snapshot taken, or
+ * marked dead.  Read done: the end of one read of the queue (the mount fds opened for it closed). */
+int pf_trace_fid_setup(struct pf_tracer *t);
+void pf_trace_fid_event(struct pf_tracer *t, const struct fanotify_event_metadata *ev, const void *raw);
+void pf_trace_fid_resolve(struct pf_tracer *t);
+void pf_trace_fid_read_done(struct pf_tracer *t);
 
 /* trace_fs.c: index of the traced filesystem with this st_dev, or -1 (none). */
 int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev);

@@ -6,10 +6,10 @@
  *        cat-4242    [001] ..... 123.456790: mm_filemap_fault: dev=7:3 ino=c ofs=40960
  *   CPU:1 [LOST 17 EVENTS]
  *
- * (with the record-tgid option a "(  4242)" column follows the task).  Text rather than trace_pipe_raw: the
- * field layout of the binary records would have to be taken from each event's format file, while the text is
- * what the three events print the same way since they exist; a boot makes few enough of them (one per read()
- * call or fault, not per page) that formatting them costs little. */
+ * (with the record-tgid option a "(  4242)" column follows the task).  The tracer reads the binary records of
+ * trace_pipe_raw instead (trace_page_raw.c) where it can; the text, which the three events print the same way
+ * since they exist, where it cannot: a kernel that refused the filter on our task name (a record carries no
+ * name), a record layout that reader does not know, PREFETCH_TRACE_RAW=0. */
 #include "trace_internal.h"
 
 #include <errno.h>

@@ -10,6 +10,7 @@
 #include "array.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #define SNAP_MAX_EXTENTS 32 /* more fragmented: mapped again at the end */
@@ -38,14 +39,30 @@ void pf_trace_snapshot(struct pf_tracer *t, struct pf_trace_entry *e, int fd, co
 		e->size = (uint64_t)st->st_size;
 		e->mtime_ns = ts_ns(st->st_mtim);
 		e->ctime_ns = ts_ns(st->st_ctim);
+		e->mode = st->st_mode;
 		e->snap = 1;
 	}
 	free(x);
 }
 
+int pf_trace_snapshot_same(const struct pf_trace_entry *e, const struct stat *st)
+{
+	return e->snap && st->st_dev == e->dev && st->st_ino == e->ino && (uint64_t)st->st_size == e->size &&
+	       ts_ns(st->st_mtim) == e->mtime_ns && ts_ns(st->st_ctim) == e->ctime_ns;
+}
+
 int pf_trace_snapshot_current(const struct pf_trace_entry *e, struct stat *st)
 {
-	return e->snap && e->path && stat(e->path, st) == 0 && st->st_dev == e->dev && st->st_ino == e->ino &&
-	       (uint64_t)st->st_size == e->size && ts_ns(st->st_mtim) == e->mtime_ns &&
-	       ts_ns(st->st_ctim) == e->ctime_ns;
+	return e->snap && e->path && stat(e->path, st) == 0 && pf_trace_snapshot_same(e, st);
+}
+
+void pf_trace_snapshot_stat(const struct pf_trace_entry *e, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = e->dev;
+	st->st_ino = e->ino;
+	st->st_mode = e->mode;
+	st->st_size = (off_t)e->size;
+	st->st_mtim = (struct timespec){ e->mtime_ns / 1000000000ll, e->mtime_ns % 1000000000ll };
+	st->st_ctim = (struct timespec){ e->ctime_ns / 1000000000ll, e->ctime_ns % 1000000000ll };
 }

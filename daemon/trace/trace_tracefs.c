@@ -18,6 +18,10 @@
  * prefetchd reads is not what the boot used.  The filter is evaluated in the kernel when the event fires, so it
  * sees the real task; the lines are checked again (our pid, our name) in case the kernel refused the filter.
  *
+ * Reading.  Each CPU's trace_pipe_raw, the records as the ring buffer holds them (trace_page_raw.c); where that
+ * cannot be (see trace_page_line.c), the text of trace_pipe.  The order between CPUs does not matter: the pages
+ * of a file are a set (trace_page_table.c), the order of files comes from fanotify.
+ *
  * Buffer.  The pipe is read each time the tracer's poll loop turns (at least every 100 ms), so the ring buffer
  * only has to hold what comes between two reads; each event takes 48 bytes in it, and a boot makes one per read()
  * call or fault, not per page.  4 MiB per CPU (80000 events), 64 MiB in all at most (1 MiB per CPU at least),
@@ -150,6 +154,94 @@ static void own_comm(char *comm, size_t len)
 	fclose(f);
 }
 
+/* A small text file of the instance (NUL-terminated in buf).  Returns 0 or -errno. */
+static int read_text(int dir, const char *path, char *buf, size_t len)
+{
+	int fd = openat(dir, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	size_t used = 0;
+	ssize_t n;
+	while (used + 1 < len && (n = read(fd, buf + used, len - 1 - used)) > 0)
+		used += (size_t)n;
+	close(fd);
+	buf[used] = '\0';
+	return used ? 0 : -EIO;
+}
+
+static void raw_close(struct pf_page_trace *p)
+{
+	for (int i = 0; i < p->ncpu; i++)
+		close(p->cpu_fd[i]);
+	free(p->cpu_fd);
+	free(p->raw_buf);
+	p->cpu_fd = NULL;
+	p->raw_buf = NULL;
+	p->ncpu = 0;
+	p->raw = 0;
+}
+
+/* The layouts of the events' records and of a buffer page. */
+static int raw_formats(struct pf_page_trace *p)
+{
+	char text[4096], path[128];
+	/* an instance's events/ may lack header_page: the top level's is the same */
+	if ((read_text(p->dir_fd, "events/header_page", text, sizeof(text)) &&
+	     read_text(p->inst_fd, "../events/header_page", text, sizeof(text))) ||
+	    pf_page_raw_header(text, &p->commit_size, &p->data_off))
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		snprintf(path, sizeof(path), "events/filemap/%s/format", events[i]);
+		if (read_text(p->dir_fd, path, text, sizeof(text)) || pf_page_raw_format(text, &p->fmt[i]))
+			return -EINVAL;
+	}
+	/* one read returns one sub-buffer (buffer_subbuf_size_kb, 6.8+; a page before) */
+	size_t len = (size_t)p->page;
+	if (read_text(p->dir_fd, "buffer_subbuf_size_kb", text, sizeof(text)) == 0 && atoi(text) > 0)
+		len = (size_t)atoi(text) * 1024;
+	p->raw_len = len < p->page ? (size_t)p->page : len;
+	return (p->raw_buf = malloc(p->raw_len)) ? 0 : -ENOMEM;
+}
+
+/* The per-CPU trace_pipe_raw files, where the records are read as they are (trace_page_raw.c).  Needs the comm
+ * in the filter: a record has no task name, and our threads' events are told by it.  PREFETCH_TRACE_RAW=0
+ * keeps the text pipe (tests).  Returns 0 or -errno (then the text pipe). */
+static int raw_open(struct pf_tracer *t)
+{
+	struct pf_page_trace *p = &t->pages;
+	const char *env = getenv("PREFETCH_TRACE_RAW");
+	if (!p->comm_in_filter || (env && strcmp(env, "0") == 0) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return -ENOTSUP;
+	int rc = raw_formats(p);
+	int fd = rc ? -1 : openat(p->dir_fd, "per_cpu", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return rc ? rc : -ENOENT;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) && rc == 0) {
+		char path[300];
+		if (strncmp(de->d_name, "cpu", 3))
+			continue;
+		int *v = realloc(p->cpu_fd, (size_t)(p->ncpu + 1) * sizeof(*v));
+		if (!v) {
+			rc = -ENOMEM;
+			break;
+		}
+		p->cpu_fd = v;
+		snprintf(path, sizeof(path), "per_cpu/%s/trace_pipe_raw", de->d_name);
+		int cfd = openat(p->dir_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (cfd < 0)
+			rc = -errno;
+		else
+			p->cpu_fd[p->ncpu++] = cfd;
+	}
+	closedir(d);
+	return rc ? rc : p->ncpu ? 0 : -ENOENT;
+}
+
 /* The instance sized, the tracepoints filtered and enabled, the pipe opened.  Returns 0, or -errno with p->why
  * saying which step failed. */
 static int setup(struct pf_tracer *t)
@@ -179,6 +271,11 @@ static int setup(struct pf_tracer *t)
 			return rc;
 		}
 	}
+	if (raw_open(t) == 0) {
+		p->raw = 1;
+		return 0;
+	}
+	raw_close(p);
 	p->pipe_fd = openat(p->dir_fd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (p->pipe_fd < 0) {
 		p->why = "the trace pipe could not be opened";
@@ -225,6 +322,8 @@ void pf_trace_pages_start(struct pf_tracer *t, int force_mincore)
 	p->state = PF_PAGES_ON;
 }
 
+static void take_event(void *ctx, const struct pf_page_event *e);
+
 static void take_line(struct pf_tracer *t, const char *line)
 {
 	struct pf_page_trace *p = &t->pages;
@@ -234,7 +333,17 @@ static void take_line(struct pf_tracer *t, const char *line)
 		p->state = PF_PAGES_LOST; /* a line we cannot read is an event lost too */
 		return;
 	}
-	if (kind != PF_PAGE_LINE_EVENT)
+	if (kind == PF_PAGE_LINE_EVENT)
+		take_event(t, &ev);
+}
+
+/* One event, from a line or a raw record (comm empty there: only where the kernel filters by it). */
+static void take_event(void *ctx, const struct pf_page_event *e)
+{
+	struct pf_tracer *t = ctx;
+	struct pf_page_trace *p = &t->pages;
+	struct pf_page_event ev = *e;
+	if (p->state != PF_PAGES_ON)
 		return;
 	/* The comm a line prints is not the event's: the kernel looks the pid up in its small cache of task names
 	 * when the line is read, and a stale entry there can name another task, whose pages we would drop.  So
@@ -284,9 +393,35 @@ static void take(struct pf_tracer *t, const char *buf, size_t len)
 	}
 }
 
+/* raw: what each CPU's buffer holds, a sub-buffer per read (at most max_reads in all, 0 = until empty) */
+static void raw_read(struct pf_tracer *t, int max_reads)
+{
+	struct pf_page_trace *p = &t->pages;
+	int reads = 0;
+	for (int c = 0; c < p->ncpu; c++) {
+		while (max_reads <= 0 || reads < max_reads) {
+			ssize_t n = read(p->cpu_fd[c], p->raw_buf, p->raw_len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break; /* EAGAIN: empty for now */
+			reads++;
+			int missed = 0;
+			if (pf_page_raw_parse(p->raw_buf, (size_t)n, p->commit_size, p->data_off, p->fmt,
+					      sizeof(p->fmt) / sizeof(p->fmt[0]), p->page, take_event, t, &missed) < 0 ||
+			    missed)
+				p->state = p->state == PF_PAGES_ON ? PF_PAGES_LOST : p->state;
+		}
+	}
+}
+
 void pf_trace_pages_read(struct pf_tracer *t, int max_reads)
 {
 	struct pf_page_trace *p = &t->pages;
+	if (p->raw) {
+		raw_read(t, max_reads);
+		return;
+	}
 	if (p->pipe_fd < 0)
 		return;
 	char buf[8192];
@@ -359,6 +494,7 @@ void pf_trace_pages_stop(struct pf_tracer *t)
 void pf_trace_pages_close(struct pf_tracer *t)
 {
 	struct pf_page_trace *p = &t->pages;
+	raw_close(p);
 	if (p->pipe_fd >= 0)
 		close(p->pipe_fd);
 	if (p->dir_fd >= 0)

@@ -4,7 +4,8 @@
 # a few 4 KiB reads of big files leave exactly those pages in the trace (the kernel's readahead around them does
 # not count), while mincore (PREFETCH_TRACE_PAGES=mincore) records the readahead windows too; reads by a task
 # named like prefetchd (replay's threads) are not the boot's; the dump says which source each filesystem used;
-# the trace instance is gone afterwards, and one left by a killed tracer is removed by the next.  Skipped where
+# the trace instance is gone afterwards, and one left by a killed tracer is removed by the next; the same from
+# trace_pipe_raw's records and from trace_pipe's text (PREFETCH_TRACE_RAW=0).  Skipped where
 # tracefs or the events (Linux 6.11+) are missing.
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
@@ -57,21 +58,30 @@ trace_reads() { # MODE (auto|mincore): the reads under a tracer; the dump in $tm
 	dd if="$mnt/big2" of=/dev/null bs=4096 skip=7 count=1 status=none
 	"$tmp/prefetchd" if="$mnt/big2" of=/dev/null bs=4096 skip=3000 count=1 status=none
 	[ "$mode" = mincore ] || [ -d "$instances/prefetch-$tracer" ] || pf_fail "no instance prefetch-$tracer while tracing"
+	if [ "$mode" = auto ]; then # which pipe it reads
+		local pipe=trace_pipe_raw
+		[ "${PREFETCH_TRACE_RAW:-}" = 0 ] && pipe=trace_pipe
+		ls -l "/proc/$tracer/fd" | grep -q "/$pipe\$" || pf_fail "the tracer does not read $pipe"
+	fi
 	"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"
 	wait "$tracer" || pf_fail "tracer exited with $?"
 	[ ! -e "$instances/prefetch-$tracer" ] || pf_fail "instance prefetch-$tracer left behind"
 	"$PREFETCHD" dump "$tmp/t.$mode" >"$tmp/dump.$mode" || pf_fail "dump"
 }
 
-# ---- tracepoints: exactly the pages read ----
-trace_reads auto
-grep -q "ranges: pages read (" "$tmp/trace.auto" || pf_fail "summary: $(cat "$tmp/trace.auto")"
-grep -q "^# filesystem 0: .*, ranges: pages read (tracepoints)$" "$tmp/dump.auto" ||
-	pf_fail "filesystem line: $(grep '^# filesystem' "$tmp/dump.auto")"
-got=$(ranges "$tmp/dump.auto" "$mnt/big1")
-[ "$got" = "0+4096 8192000+8192" ] || pf_fail "big1 with tracepoints: '$got', want '0+4096 8192000+8192'"
-got=$(ranges "$tmp/dump.auto" "$mnt/big2")
-[ "$got" = "28672+4096" ] || pf_fail "big2 with tracepoints: '$got' (the page read as 'prefetchd' must not count)"
+# ---- tracepoints: exactly the pages read (binary records; then the text pipe, PREFETCH_TRACE_RAW=0) ----
+for how in raw text; do
+	[ $how = text ] && export PREFETCH_TRACE_RAW=0
+	trace_reads auto
+	unset PREFETCH_TRACE_RAW
+	grep -q "ranges: pages read (" "$tmp/trace.auto" || pf_fail "summary ($how): $(cat "$tmp/trace.auto")"
+	grep -q "^# filesystem 0: .*, ranges: pages read (tracepoints)$" "$tmp/dump.auto" ||
+		pf_fail "filesystem line ($how): $(grep '^# filesystem' "$tmp/dump.auto")"
+	got=$(ranges "$tmp/dump.auto" "$mnt/big1")
+	[ "$got" = "0+4096 8192000+8192" ] || pf_fail "big1 ($how): '$got', want '0+4096 8192000+8192'"
+	got=$(ranges "$tmp/dump.auto" "$mnt/big2")
+	[ "$got" = "28672+4096" ] || pf_fail "big2 ($how): '$got' (the page read as 'prefetchd' must not count)"
+done
 
 # ---- mincore: the readahead windows too ----
 trace_reads mincore

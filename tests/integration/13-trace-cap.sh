@@ -49,8 +49,9 @@ pf_note "cap 50: $events events for $((10 * nfiles)) opens; $(cat "$tmp/t.out")"
 [ "$events" -le $((nfiles + 20)) ] || pf_fail "$events events for $((10 * nfiles)) opens: files past the cap still cost events"
 
 # ---- a low fd limit it cannot raise: every file recorded, trace complete ----
-start_tracer "$tmp/t2" "$tmp/pid2" setpriv --bounding-set=-sys_resource --inh-caps=-sys_resource \
-	prlimit --nofile=256:256 "$PREFETCHD" trace
+# (fd mode: there each event read comes with an fd; FID mode opens none)
+start_tracer "$tmp/t2" "$tmp/pid2" env PREFETCH_TRACE_FID=0 setpriv --bounding-set=-sys_resource \
+	--inh-caps=-sys_resource prlimit --nofile=256:256 "$PREFETCHD" trace
 tracer=$PF_BG_PID
 for f in "$mnt"/many/*; do : <"$f"; done
 "$PREFETCHD" stop --pid-file "$tmp/pid2" >/dev/null || pf_fail "stop failed (low fd limit)"

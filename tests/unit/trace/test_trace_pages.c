@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The page-cache events as the tracer reads them: one trace_pipe line (trace_page_line.c) and the per-file
- * spans they add up to (trace_page_table.c). */
+/* The page-cache events as the tracer reads them: one trace_pipe line (trace_page_line.c), a trace_pipe_raw page
+ * (trace_page_raw.c), and the per-file spans they add up to (trace_page_table.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +8,7 @@
 
 #include "trace_internal.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,6 +95,135 @@ static void test_other_lines(void **state)
 	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_fault: dev=8:1 ino=0x1 ofs=0"), PF_PAGE_LINE_BAD);
 	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_fault: dev=-8:1 ino=1 ofs=0"), PF_PAGE_LINE_BAD);
 	assert_int_equal(parse("  cat-1 [0] ..... 1.0: mm_filemap_fault: dev=8:1 ino=1 ofs=0x"), PF_PAGE_LINE_BAD);
+}
+
+/* The format files of this kernel (6.18), as tracefs gives them (tabs between the parts of a field line). */
+static const char get_pages_format[] =
+	"name: mm_filemap_get_pages\nID: 599\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:unsigned long i_ino;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:dev_t s_dev;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned long index;\toffset:24;\tsize:8;\tsigned:0;\n"
+	"\tfield:unsigned long last_index;\toffset:32;\tsize:8;\tsigned:0;\n\n"
+	"print fmt: \"dev=%d:%d ino=%lx ofs=%lld-%lld\", ...\n";
+static const char fault_format[] =
+	"name: mm_filemap_fault\nID: 601\nformat:\n"
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+	"\tfield:unsigned long i_ino;\toffset:8;\tsize:8;\tsigned:0;\n"
+	"\tfield:dev_t s_dev;\toffset:16;\tsize:4;\tsigned:0;\n"
+	"\tfield:unsigned long index;\toffset:24;\tsize:8;\tsigned:0;\n";
+static const char header_page[] =
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"
+	"\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n";
+
+struct got {
+	struct pf_page_event ev[8];
+	int n;
+};
+
+static void collect(void *ctx, const struct pf_page_event *e)
+{
+	struct got *g = ctx;
+	assert_true(g->n < 8);
+	g->ev[g->n++] = *e;
+}
+
+/* Put one event (4-byte header + record) at page[*at]; type_len from the record's size, or 0 (a length word)
+ * when long is set. */
+static void put_event(unsigned char *page, size_t *at, const unsigned char *rec, size_t len, int long_form)
+{
+	uint32_t head = long_form ? 0 : (uint32_t)(len / 4);
+	memcpy(page + *at, &head, 4);
+	*at += 4;
+	if (long_form) {
+		uint32_t l = (uint32_t)len + 4;
+		memcpy(page + *at, &l, 4);
+		*at += 4;
+	}
+	memcpy(page + *at, rec, len);
+	*at += len;
+}
+
+static void make_record(unsigned char *r, uint16_t type, int32_t pid, uint64_t ino, uint32_t dev, uint64_t index,
+			uint64_t last)
+{
+	memset(r, 0, 40);
+	memcpy(r, &type, 2);
+	memcpy(r + 4, &pid, 4);
+	memcpy(r + 8, &ino, 8);
+	memcpy(r + 16, &dev, 4);
+	memcpy(r + 24, &index, 8);
+	memcpy(r + 32, &last, 8);
+}
+
+/* trace_pipe_raw's pages: the formats read, the events of ours taken (a range, a fault), others and time
+ * stamps skipped, the long form read, lost events flagged, a page that does not add up refused. */
+static void test_raw_page(void **state)
+{
+	(void)state;
+	struct pf_page_raw_format f[2];
+	unsigned commit_size, data_off;
+	assert_int_equal(pf_page_raw_format(get_pages_format, &f[0]), 0);
+	assert_int_equal(f[0].id, 599);
+	assert_true(f[0].range);
+	assert_int_equal(f[0].index_off, 24); /* "index", not the "last_index" that ends the same way */
+	assert_int_equal(f[0].rec_size, 40);
+	assert_int_equal(pf_page_raw_format(fault_format, &f[1]), 0);
+	assert_false(f[1].range);
+	assert_int_equal(pf_page_raw_header(header_page, &commit_size, &data_off), 0);
+	assert_int_equal(commit_size, 8);
+	assert_int_equal(data_off, 16);
+	assert_int_equal(pf_page_raw_format("name: x\nID: 1\nformat:\n\tfield:int common_pid;\toffset:4;\tsize:4;\n", &f[1]),
+			 -EINVAL); /* no i_ino: not an event this reader knows */
+	assert_int_equal(pf_page_raw_format(fault_format, &f[1]), 0);
+
+	unsigned char page[4096] = { 0 }, rec[40];
+	size_t at = 16;
+	make_record(rec, 599, 4242, 0xc, 7u << 20 | 3, 2, 2); /* dev 7:3, ino 0xc, page 2 */
+	put_event(page, &at, rec, 40, 0);
+	uint32_t extend[2] = { 30, 0 };                       /* a time extend: 8 bytes, no record */
+	memcpy(page + at, extend, 8);
+	at += 8;
+	make_record(rec, 12, 1, 1, 1, 1, 1);                  /* another event: skipped */
+	put_event(page, &at, rec, 40, 0);
+	make_record(rec, 601, 17, 0xd, 8u << 20 | 1, 5, 0);   /* a fault: one page */
+	put_event(page, &at, rec, 32, 1);
+	uint64_t commit = at - 16;
+	memcpy(page + 8, &commit, 8);
+	struct got g = { .n = 0 };
+	int missed = -1;
+	assert_int_equal(pf_page_raw_parse(page, sizeof(page), 8, 16, f, 2, 4096, collect, &g, &missed), 2);
+	assert_int_equal(missed, 0);
+	assert_int_equal(g.n, 2);
+	assert_int_equal(g.ev[0].pid, 4242);
+	assert_int_equal(g.ev[0].major, 7);
+	assert_int_equal(g.ev[0].minor, 3);
+	assert_int_equal(g.ev[0].ino, 0xc);
+	assert_int_equal(g.ev[0].start, 8192);
+	assert_int_equal(g.ev[0].end, 12288);
+	assert_string_equal(g.ev[0].comm, "");
+	assert_int_equal(g.ev[1].major, 8);
+	assert_int_equal(g.ev[1].ino, 0xd);
+	assert_int_equal(g.ev[1].start, 5 * 4096);
+	assert_int_equal(g.ev[1].end, 6 * 4096);
+
+	commit |= 1ull << 31; /* events lost before this page */
+	memcpy(page + 8, &commit, 8);
+	g.n = 0;
+	assert_int_equal(pf_page_raw_parse(page, sizeof(page), 8, 16, f, 2, 4096, collect, &g, &missed), 2);
+	assert_int_equal(missed, 1);
+	commit = 4096; /* more than the page holds */
+	memcpy(page + 8, &commit, 8);
+	assert_int_equal(pf_page_raw_parse(page, sizeof(page), 8, 16, f, 2, 4096, collect, &g, &missed), -EBADMSG);
+	commit = 20; /* cuts the first record */
+	memcpy(page + 8, &commit, 8);
+	assert_int_equal(pf_page_raw_parse(page, sizeof(page), 8, 16, f, 2, 4096, collect, &g, &missed), -EBADMSG);
 }
 
 static void test_table(void **state)
@@ -205,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_read_line),     cmocka_unit_test(test_fault_and_map_lines),
 		cmocka_unit_test(test_task_column),   cmocka_unit_test(test_other_lines),
 		cmocka_unit_test(test_table),         cmocka_unit_test(test_fill_holes),
+		cmocka_unit_test(test_raw_page),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Tracer parts that need no fanotify: the residency pass (mincore + FIEMAP) on a real file, and the pid file. */
+/* Tracer parts that need no fanotify: the residency pass (mincore + FIEMAP) on a real file, the pid file, the
+ * index by file handle. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,6 +83,51 @@ static void test_residency(void **state)
 	assert_int_equal(n, 0);
 	close(fd);
 	free(buf);
+}
+
+static struct file_handle *handle(int type, const char *bytes, unsigned n)
+{
+	struct file_handle *fh = malloc(sizeof(*fh) + n);
+	assert_non_null(fh);
+	fh->handle_type = type;
+	fh->handle_bytes = n;
+	memcpy(fh->f_handle, bytes, n);
+	return fh;
+}
+
+/* FID mode's index: an entry is found by its filesystem and the exact handle (type, length, bytes), among
+ * thousands (the table grows), and not by a handle that differs in any of them or on another filesystem. */
+static void test_fh_index(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	struct pf_trace_entry *ents = calloc(N + 1, sizeof(*ents));
+	assert_non_null(ents);
+	struct pf_fh_index x = { 0 };
+	for (unsigned i = 0; i < N; i++) {
+		uint32_t ino = i / 2; /* the same bytes on two filesystems */
+		ents[i].fs = i % 2;
+		ents[i].fh = handle(1, (const char *)&ino, sizeof(ino));
+		assert_int_equal(pf_fh_index_put(&x, ents, i), 0);
+	}
+	assert_int_equal(pf_fh_index_put(&x, ents, N), 0); /* no handle: left out */
+	for (unsigned i = 0; i < N; i++)
+		assert_ptr_equal(pf_fh_index_get(&x, ents, i % 2, ents[i].fh), &ents[i]);
+	uint32_t ino = 7;
+	struct file_handle *other_type = handle(2, (const char *)&ino, sizeof(ino));
+	struct file_handle *longer = handle(1, "\x07\0\0\0\0", 5);
+	struct file_handle *absent = handle(1, "\xff\xff\xff\x7f", 4);
+	assert_null(pf_fh_index_get(&x, ents, 0, other_type));
+	assert_null(pf_fh_index_get(&x, ents, 0, longer));
+	assert_null(pf_fh_index_get(&x, ents, 0, absent));
+	assert_null(pf_fh_index_get(&x, ents, 2, ents[0].fh));
+	free(other_type);
+	free(longer);
+	free(absent);
+	for (unsigned i = 0; i < N; i++)
+		free(ents[i].fh);
+	free(ents);
+	pf_fh_index_free(&x);
 }
 
 static void test_pidfile(void **state)
@@ -173,6 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_residency),
 		cmocka_unit_test(test_pidfile),
+		cmocka_unit_test(test_fh_index),
 	};
 	return cmocka_run_group_tests(tests, pf_test_dir_setup, pf_test_dir_teardown);
 }
