@@ -46,7 +46,12 @@ static int bulkstat(int mfd, uint64_t ino)
 	struct xfs_bstat bs;
 	__u64 at = ino;
 	__s32 count = 0;
-	struct xfs_fsop_bulkreq req = { .lastip = &at, .icount = 1, .ubuffer = &bs, .ocount = &count };
+	struct xfs_fsop_bulkreq req;
+	memset(&req, 0, sizeof(req)); /* padding included: the kernel copies all of it */
+	req.lastip = &at;
+	req.icount = 1;
+	req.ubuffer = &bs;
+	req.ocount = &count;
 	return ioctl(mfd, XFS_IOC_FSBULKSTAT_SINGLE, &req) < 0 ? -errno : 0;
 }
 
@@ -160,7 +165,12 @@ static void run_ag(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xs
 	__u64 last = pf_xfs_ag_first_ino(&x->g, s->idx);
 	last = last ? last - 1 : 0; /* the walk starts after it; 0 is the first inode */
 	__s32 count = 0;
-	struct xfs_fsop_bulkreq req = { .lastip = &last, .icount = 1, .ubuffer = &g, .ocount = &count };
+	struct xfs_fsop_bulkreq req;
+	memset(&req, 0, sizeof(req));
+	req.lastip = &last;
+	req.icount = 1;
+	req.ubuffer = &g;
+	req.ocount = &count;
 	(void)ioctl(x->mfd, XFS_IOC_FSINUMBERS, &req);
 	pf_xfs_dump(c, x, "xfs-agi", s, NULL);
 }
