@@ -11,7 +11,7 @@ void pf_fs_support(const char *type, unsigned ndevices, struct pf_fs_support *ou
 		out->metadata = "inode tables, extent trees, directories";
 		out->reorder = 1;
 	} else if (!strcmp(type, "xfs")) {
-		out->metadata = "inode clusters";
+		out->metadata = "inode clusters, then directories within the data sweep";
 	} else if (!strcmp(type, "btrfs")) {
 		out->metadata = "tree items of its files, checksums of their data";
 		out->note = ndevices > 1 ? "data in btrfs logical order, which on several devices is no device's order"

@@ -97,7 +97,7 @@ static void metadata_rotational(struct pf_rctx *c, int head, unsigned *blocks)
 		if (is_swept_ext(&c->fs[f], PF_MEDIUM_ROTATIONAL))
 			(void)pf_replay_metadata(c, f, head, blocks);
 		else if (!head && is_type(&c->fs[f], PF_MEDIUM_ROTATIONAL, "xfs"))
-			(void)pf_replay_xfs_metadata(c, f, blocks);
+			(void)pf_replay_xfs_metadata(c, f); /* the inodes; the directories within the sweep */
 		else if (!head && is_type(&c->fs[f], PF_MEDIUM_ROTATIONAL, "btrfs"))
 			(void)pf_replay_btrfs_metadata(c, f);
 }
@@ -124,7 +124,9 @@ static int rotational(struct pf_rctx *c, struct split *sp, struct pf_replay_stat
 	metadata_rotational(c, 0, &blocks);
 	st->metadata_blocks += blocks;
 	st->at_metadata = pf_monotonic_s();
-	return pf_replay_sweep(c, sp->items + nhead, sp->nrot - nhead);
+	int rc = pf_replay_sweep(c, sp->items + nhead, sp->nrot - nhead);
+	st->metadata_blocks += c->meta_blocks;
+	return rc;
 }
 
 /* Step 5: the slow-flash filesystems.  The metadata pass first, as on a disk: the inode tables and directories
@@ -162,6 +164,7 @@ static void finish(struct pf_rctx *c, struct pf_rpar *par, struct split *sp, dou
 {
 	pf_replay_parallel_join(par);
 	pf_replay_metadata_close(c);
+	pf_replay_xfs_close(c);
 	if (c->fstate) {
 		for (uint32_t i = 0; i < c->l->nfiles; i++) {
 			unsigned char s = atomic_load(&c->fstate[i]);

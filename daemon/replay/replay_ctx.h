@@ -19,6 +19,8 @@
 #define PF_REPLAY_CHUNK (1u << 20)
 #define PF_REPLAY_CHUNK_MIN (128u << 10)
 
+struct pf_xfs_sweep;
+
 /* A layout filesystem as it is found now. */
 struct pf_rfs {
 	int ok;               /* mounted where the layout says, same UUID (when both are known) */
@@ -31,6 +33,7 @@ struct pf_rfs {
 	char devname[256];    /* block device node, "" if none */
 	struct struct_ext2_filsys *e2fs; /* the metadata pass's handle (libext2fs), opened at the start */
 	int bdev;             /* the device, for the metadata pass's readahead (-1: none) */
+	struct pf_xfs_sweep *xfs; /* XFS: the metadata steps within the sweep (replay_xfs.c), NULL: none */
 };
 
 /* Per-file outcome; the first thread to decide records it. */
@@ -49,6 +52,7 @@ struct pf_rctx {
 	int fd_budget;                   /* fds the sweep may keep open at once */
 	struct pf_rplan_placed map;      /* the placing (FIEMAP) of the sweeps and the flash reads (one thread) */
 	double map_at;                   /* when the last placing ended (CLOCK_MONOTONIC s) */
+	unsigned meta_blocks;            /* blocks read by metadata steps within the sweep (XFS) */
 };
 
 /* Stop flag set or deadline passed (records which).  Cheap; call between reads. */

@@ -74,7 +74,9 @@ static int map_file(void *arg, uint32_t file, uint64_t start, uint64_t end, stru
 		    uint64_t *covered)
 {
 	struct pf_rctx *c = arg;
-	int fd = pf_replay_open(c, file, 1);
+	struct pf_xfs_sweep *xfs = c->fs[c->l->files[file].fs].xfs;
+	/* on XFS by handle: by path, the lookups would read the directories now, one at a time */
+	int fd = xfs ? pf_replay_xfs_open(c, xfs, file) : pf_replay_open(c, file, 1);
 	if (fd < 0)
 		return PF_RPLAN_UNMAPPED;
 	int rc = get_extents(fd, start, end, x, nx, covered);

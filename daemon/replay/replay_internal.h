@@ -21,6 +21,10 @@ int pf_replay_verify(const struct pf_file *f, const struct stat *st, dev_t dev);
 int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd);
 /* Do one item on an open fd: readahead in chunks, or read a directory.  Returns 0 or -errno / -EINTR. */
 int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it);
+/* Read the directory open on fd (getdents, bounded).  0 or -errno / -EINTR. */
+int pf_replay_read_dir(struct pf_rctx *c, int fd);
+/* Record a file's outcome (PF_RFILE_*), unless one is recorded already. */
+void pf_replay_record(struct pf_rctx *c, uint32_t file, unsigned char state);
 
 /* replay_fiemap.c: the replay's block mapper (read_plan.h): each file opened after its identity check (the
  * outcome recorded), its extents from FIEMAP; stops when pf_rctx_should_stop. */
@@ -38,9 +42,20 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, int head, unsigned *block
 void pf_replay_metadata_open(struct pf_rctx *c, uint32_t fs);
 void pf_replay_metadata_close(struct pf_rctx *c);
 
-/* replay_xfs.c: metadata pass on one XFS filesystem (the inode clusters of the layout's files and directories,
- * in disk order); adds the blocks read to *blocks.  0 or -errno (not XFS, no geometry: nothing read). */
-int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
+/* replay_xfs.c: the metadata pass on one XFS filesystem: the inode clusters of the layout's files and
+ * directories, in disk order, now; then the directories' blocks, within the data sweep, each as the sweep
+ * passes where it lies.  pf_replay_xfs_metadata reads the inodes and hangs the directory steps on
+ * c->fs[fs].xfs; 0 or -errno (not XFS, no geometry, no CAP_SYS_ADMIN: nothing read, no steps, the files are
+ * opened by path).  Then the placing and the sweep open that filesystem's data files with pf_replay_xfs_open:
+ * by handle, no directory read, identity checked as pf_replay_open does (falls back to it, by path, when the
+ * handle is stale or refused); the sweep calls pf_replay_xfs_upto before each data item placed at
+ * [physical, end) (the steps lying before it) and pf_replay_xfs_flush once its items of that filesystem are
+ * read (the rest, in elevator order).  The blocks read are added to c->meta_blocks. */
+int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fs);
+void pf_replay_xfs_upto(struct pf_rctx *c, struct pf_xfs_sweep *x, uint64_t physical, uint64_t end);
+void pf_replay_xfs_flush(struct pf_rctx *c, struct pf_xfs_sweep *x);
+int pf_replay_xfs_open(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t file);
+void pf_replay_xfs_close(struct pf_rctx *c);
 
 /* replay_btrfs.c: metadata pass on one btrfs filesystem (subvolume): the fs-tree items of the layout's inodes,
  * then the checksums of its data, each in key order.  btrfs does not say how many tree blocks that read (none
@@ -48,7 +63,7 @@ int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
 int pf_replay_btrfs_metadata(struct pf_rctx *c, uint32_t fs);
 
 /* replay_rotational.c: the plan's sweep of items (read_plan.h, pf_rplan_sweep: placed by FIEMAP now, sorted,
- * coalesced), read (all on rotational filesystems). */
+ * coalesced), read (all on rotational filesystems), XFS's directory steps among them. */
 int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n);
 
 /* replay_flash.c: the slow-flash reads: the plan's (read_plan.h, pf_rplan_flash: placed by FIEMAP now, each

@@ -147,7 +147,7 @@ int pf_replay_verify(const struct pf_file *f, const struct stat *st, dev_t dev)
 	return mtime == f->mtime_ns ? 0 : -ESTALE;
 }
 
-static void record(struct pf_rctx *c, uint32_t file, unsigned char state)
+void pf_replay_record(struct pf_rctx *c, uint32_t file, unsigned char state)
 {
 	unsigned char unseen = PF_RFILE_UNSEEN;
 	atomic_compare_exchange_strong(&c->fstate[file], &unseen, state);
@@ -155,7 +155,7 @@ static void record(struct pf_rctx *c, uint32_t file, unsigned char state)
 
 static int fail(struct pf_rctx *c, uint32_t file, int err)
 {
-	record(c, file, err == -ESTALE || err == -EXDEV ? PF_RFILE_CHANGED
+	pf_replay_record(c, file, err == -ESTALE || err == -EXDEV ? PF_RFILE_CHANGED
 			: err == -ENOENT || err == -ENOTDIR ? PF_RFILE_MISSING
 							    : PF_RFILE_UNREADABLE);
 	return err;
@@ -179,7 +179,7 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd)
 	if (rc)
 		return fail(c, file, rc);
 	if (!want_fd) {
-		record(c, file, PF_RFILE_OK);
+		pf_replay_record(c, file, PF_RFILE_OK);
 		return 0;
 	}
 	int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_NOATIME;
@@ -202,11 +202,11 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd)
 			return fail(c, file, -ESTALE);
 		}
 	}
-	record(c, file, PF_RFILE_OK);
+	pf_replay_record(c, file, PF_RFILE_OK);
 	return fd;
 }
 
-static int read_dir(struct pf_rctx *c, int fd)
+int pf_replay_read_dir(struct pf_rctx *c, int fd)
 {
 	char buf[32768];
 	/* Bounded: a huge directory costs at most this many calls. */
@@ -225,7 +225,7 @@ static int read_dir(struct pf_rctx *c, int fd)
 int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it)
 {
 	if (it->kind == PF_RITEM_DIR)
-		return c->dir_done[it->file] ? 0 : read_dir(c, fd);
+		return c->dir_done[it->file] ? 0 : pf_replay_read_dir(c, fd);
 	if (it->kind != PF_RITEM_DATA)
 		return 0;
 	uint64_t size = c->l->files[it->file].size, off = it->offset, chunk = c->fs[it->fs].chunk;

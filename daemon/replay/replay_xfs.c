@@ -1,46 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The metadata pass on XFS (rotational media).  XFS reads inodes through its own buffer cache, not the block
- * device's page cache: readahead on the device, as the ext pass does, would warm nothing XFS looks at.  So the
- * pass has XFS read them itself, in disk order, before the data sweep: the inode clusters of the layout's files
- * and directories, a bulkstat of each inode, in inode-number order, which is disk order
- * (xfs_ino.h); the cluster stays in XFS's buffer cache and the opens of the placing and the sweep find their
- * inodes there.
- *
- * Directories get no step of their own: FIEMAP is EOPNOTSUPP on XFS directories, XFS_IOC_GETBMAPX maps them
- * only up to their size (their hash index lies beyond it, at 32 GiB); reading them in the order of their first
- * block measured no gain when reached by path level by level (getdents, then the next level's lookups), and a
- * loss when opened by handle (the kernel reconnects a directory opened by handle to the tree, reading its
- * parents): results/FSTYPES-BENCH.md. */
-#include "replay_internal.h"
-
-#include "xfs_ino.h"
+/* The metadata pass on XFS (rotational media).  XFS reads inodes and directories through its own buffer cache,
+ * not the block device's page cache: readahead on the device, as the ext pass does, would warm nothing XFS
+ * looks at, so XFS must read them itself.
+ *   1. The inode pass, now, in disk order: each allocation group's inode index (AGI, inode btree, which every
+ *      lookup of an inode by number reads), by XFS_IOC_FSINUMBERS at the group's start, and each cluster of the
+ *      layout's inodes (the inode number says where: xfs_ino.h), by a bulkstat of each of them.  Reading an
+ *      inode cluster within the data sweep instead costs a step back wherever a file's data lies before its
+ *      inode (the first files of a group lie before its first inode chunk), about what the pass costs.
+ *   2. The directories, within the data sweep, each read when the sweep passes where its blocks lie
+ *      (replay_xfs_dirs.c): read apart, or by the opens of a placing by path, one lookup at a time, they cost
+ *      a seek each.
+ * The placing and the sweep open the data files by handle, which reads no directory: only the inode, in
+ * memory after the pass (results/FSTYPES-BENCH.md). */
+#include "replay_xfs_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xfs/xfs.h>
 
-struct xino {
-	uint64_t ino;
-	uint64_t key;      /* the cluster (xfs_ino.h) */
-	uint32_t file;
-};
-
 static int cmp_xino(const void *pa, const void *pb)
 {
-	const struct xino *a = pa, *b = pb;
-	return a->key != b->key ? (a->key < b->key ? -1 : 1) : a->ino < b->ino ? -1 : a->ino > b->ino;
-}
-
-static void dump(const struct pf_rctx *c, uint32_t fsi, const char *step, uint64_t off, uint64_t len)
-{
-	FILE *f = c->o ? c->o->plan_dump : NULL;
-	if (f)
-		fprintf(f, "m %u meta %s %llu 0 %llu -\n", fsi, step, (unsigned long long)off, (unsigned long long)len);
+	const struct pf_xino *a = pa, *b = pb;
+	return a->cluster != b->cluster ? (a->cluster < b->cluster ? -1 : 1) : a->ino < b->ino ? -1 : a->ino > b->ino;
 }
 
 static int geometry(int mfd, struct pf_xfs_geom *g)
@@ -53,56 +39,204 @@ static int geometry(int mfd, struct pf_xfs_geom *g)
 	return 0;
 }
 
-/* Step 1: the inode clusters, in disk order. */
-static int inode_clusters(struct pf_rctx *c, uint32_t fsi, int mfd, const struct pf_xfs_geom *g, unsigned *blocks)
+/* A bulkstat of one inode: XFS reads its cluster (an inode freed since still has it read).  0 or -errno (EPERM
+ * without CAP_SYS_ADMIN). */
+static int bulkstat(int mfd, uint64_t ino)
 {
-	const struct pf_image *l = c->l;
-	struct xino *v = malloc((l->nfiles + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	size_t n = 0;
-	struct pf_xfs_ino x;
-	if (pf_xfs_ino_decode(g, c->fs[fsi].root_ino, &x) == 0)
-		v[n++] = (struct xino){ c->fs[fsi].root_ino, x.cluster, UINT32_MAX };
-	for (uint32_t i = 0; i < l->nfiles; i++)
-		if (l->files[i].fs == fsi && pf_xfs_ino_decode(g, l->files[i].ino, &x) == 0)
-			v[n++] = (struct xino){ l->files[i].ino, x.cluster, i };
-	qsort(v, n, sizeof(*v), cmp_xino);
-	/* Every inode, not one per cluster: an inode already in memory (the root's, say) reads nothing, and its
-	 * cluster's other inodes would then be read one open at a time.  Those after the first read of a cluster
-	 * find it cached. */
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++) {
-		if (pf_rctx_should_stop(c)) {
-			rc = -EINTR;
-			break;
-		}
-		struct xfs_bstat bs;
-		__u64 ino = v[i].ino;
-		__s32 count = 0;
-		struct xfs_fsop_bulkreq req = { .lastip = &ino, .icount = 1, .ubuffer = &bs, .ocount = &count };
-		/* a freed inode (file deleted since) still read its cluster; without CAP_SYS_ADMIN nothing is read */
-		if (ioctl(mfd, XFS_IOC_FSBULKSTAT_SINGLE, &req) < 0 && (errno == EPERM || errno == EACCES))
-			break;
-		if (i && v[i].key == v[i - 1].key)
-			continue;
-		(void)pf_xfs_ino_decode(g, v[i].ino, &x);
-		dump(c, fsi, "xfs-inodes", x.cluster_block * g->blocksize, (uint64_t)x.cluster_blocks * g->blocksize);
-		*blocks += x.cluster_blocks;
-	}
-	free(v);
-	return rc;
+	struct xfs_bstat bs;
+	__u64 at = ino;
+	__s32 count = 0;
+	struct xfs_fsop_bulkreq req;
+	memset(&req, 0, sizeof(req)); /* padding included: the kernel copies all of it */
+	req.lastip = &at;
+	req.icount = 1;
+	req.ubuffer = &bs;
+	req.ocount = &count;
+	return ioctl(mfd, XFS_IOC_FSBULKSTAT_SINGLE, &req) < 0 ? -errno : 0;
 }
 
-int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
+/* The inodes of the layout on this filesystem and its root, by cluster; dir_of: their directory records. */
+static int collect_inodes(const struct pf_rctx *c, struct pf_xfs_sweep *x, const uint32_t *dir_of)
 {
-	int mfd = open(pf_rpath(c, c->l->fs[fsi].mountpoint), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (mfd < 0)
-		return -errno;
-	struct pf_xfs_geom g;
-	int rc = geometry(mfd, &g);
+	const struct pf_image *l = c->l;
+	x->ino = malloc((l->nfiles + 1) * sizeof(*x->ino));
+	if (!x->ino)
+		return -ENOMEM;
+	struct pf_xfs_ino d;
+	if (pf_xfs_ino_decode(&x->g, c->fs[x->fs].root_ino, &d) == 0)
+		x->ino[x->nino++] = (struct pf_xino){ c->fs[x->fs].root_ino, d.cluster, 0 };
+	for (uint32_t i = 0; i < l->nfiles; i++)
+		if (l->files[i].fs == x->fs && l->files[i].ino != c->fs[x->fs].root_ino &&
+		    pf_xfs_ino_decode(&x->g, l->files[i].ino, &d) == 0)
+			x->ino[x->nino++] = (struct pf_xino){ l->files[i].ino, d.cluster, dir_of[i] };
+	qsort(x->ino, x->nino, sizeof(*x->ino), cmp_xino);
+	return 0;
+}
+
+/* The inode pass's steps: each group's inode index, each cluster.  0 or -ENOMEM. */
+static int inode_steps(struct pf_xfs_sweep *x)
+{
+	uint32_t last_ag = UINT32_MAX;
+	for (size_t i = 0; i < x->nino; i++) {
+		if (i && x->ino[i].cluster == x->ino[i - 1].cluster)
+			continue;
+		struct pf_xfs_ino d;
+		(void)pf_xfs_ino_decode(&x->g, x->ino[i].ino, &d);
+		uint64_t bs = x->g.blocksize;
+		struct pf_xstep s = { .addr = d.cluster_block * bs, .len = (uint64_t)d.cluster_blocks * bs,
+				      .kind = PF_XSTEP_INODES, .idx = (uint32_t)i };
+		struct pf_xstep ag = { .addr = (uint64_t)d.agno * x->g.agblocks * bs, .len = bs, .kind = PF_XSTEP_AG,
+				       .idx = d.agno };
+		if ((d.agno != last_ag && pf_xsteps_add(&x->q, ag)) || pf_xsteps_add(&x->q, s))
+			return -ENOMEM;
+		last_ag = d.agno;
+	}
+	return 0;
+}
+
+static void run(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s);
+
+static void free_sweep(struct pf_xfs_sweep *x)
+{
+	if (!x)
+		return;
+	if (x->mfd >= 0)
+		close(x->mfd);
+	pf_xsteps_free(&x->q);
+	pf_xsteps_free(&x->dq);
+	free(x->ino);
+	free(x->dirs);
+	free(x);
+}
+
+int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fsi)
+{
+	struct pf_xfs_sweep *x = calloc(1, sizeof(*x));
+	uint32_t *dir_of = malloc((c->l->nfiles ? c->l->nfiles : 1) * sizeof(*dir_of));
+	int rc = x && dir_of ? 0 : -ENOMEM;
+	if (x) {
+		x->fs = fsi;
+		x->mfd = open(pf_rpath(c, c->l->fs[fsi].mountpoint), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (!rc && x->mfd < 0)
+			rc = -errno;
+	}
 	if (!rc)
-		rc = inode_clusters(c, fsi, mfd, &g, blocks);
-	close(mfd);
-	return rc == -EINTR ? 0 : rc;
+		rc = geometry(x->mfd, &x->g);
+	if (!rc) /* bulkstat and open by handle need CAP_SYS_ADMIN: without, the sweep opens files by path */
+		rc = bulkstat(x->mfd, c->fs[fsi].root_ino);
+	if (!rc)
+		rc = pf_xfs_dirs_build(c, x, dir_of);
+	if (!rc)
+		rc = collect_inodes(c, x, dir_of);
+	free(dir_of);
+	if (!rc)
+		rc = inode_steps(x);
+	if (rc) {
+		free_sweep(x);
+		return rc;
+	}
+	c->fs[fsi].xfs = x;
+	x->in_pass = 1;
+	pf_xfs_dir_inode_in(c, x, 0); /* the root's */
+	struct pf_xstep s;
+	while (!pf_rctx_should_stop(c) && pf_xsteps_next(&x->q, &s))
+		run(c, x, &s);
+	x->in_pass = 0;
+	return 0;
+}
+
+/* Each layout inode of the cluster bulkstat-ed: the first reads it, the others find it (one per cluster would
+ * miss a cluster whose first inode is in memory already, the root's); then its directories can be opened. */
+static void run_inodes(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s)
+{
+	for (size_t i = s->idx; i < x->nino && x->ino[i].cluster == x->ino[s->idx].cluster; i++) {
+		(void)bulkstat(x->mfd, x->ino[i].ino);
+		if (x->ino[i].dir != PF_XNONE)
+			pf_xfs_dir_inode_in(c, x, x->ino[i].dir);
+	}
+	c->meta_blocks += (unsigned)(s->len / x->g.blocksize);
+	pf_xfs_dump(c, x, "xfs-inodes", s, NULL);
+}
+
+/* The group's inode index, by an inode-number walk from its first inode. */
+static void run_ag(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s)
+{
+	struct xfs_inogrp g;
+	__u64 last = pf_xfs_ag_first_ino(&x->g, s->idx);
+	last = last ? last - 1 : 0; /* the walk starts after it; 0 is the first inode */
+	__s32 count = 0;
+	struct xfs_fsop_bulkreq req;
+	memset(&req, 0, sizeof(req));
+	req.lastip = &last;
+	req.icount = 1;
+	req.ubuffer = &g;
+	req.ocount = &count;
+	(void)ioctl(x->mfd, XFS_IOC_FSINUMBERS, &req);
+	pf_xfs_dump(c, x, "xfs-agi", s, NULL);
+}
+
+static void run(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s)
+{
+	if (s->kind == PF_XSTEP_AG)
+		run_ag(c, x, s);
+	else if (s->kind == PF_XSTEP_INODES)
+		run_inodes(c, x, s);
+	else
+		pf_xfs_dir_read(c, x, s);
+}
+
+void pf_replay_xfs_upto(struct pf_rctx *c, struct pf_xfs_sweep *x, uint64_t physical, uint64_t end)
+{
+	struct pf_xstep s;
+	while (!pf_rctx_should_stop(c) && pf_xsteps_next_before(&x->dq, physical, &s))
+		run(c, x, &s);
+	pf_xsteps_at(&x->dq, end);
+}
+
+void pf_replay_xfs_flush(struct pf_rctx *c, struct pf_xfs_sweep *x)
+{
+	struct pf_xstep s;
+	while (!pf_rctx_should_stop(c) && pf_xsteps_next(&x->dq, &s))
+		run(c, x, &s);
+}
+
+int pf_replay_xfs_open(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t file)
+{
+	const struct pf_file *f = &c->l->files[file];
+	unsigned char state = atomic_load(&c->fstate[file]);
+	if (state != PF_RFILE_UNSEEN && state != PF_RFILE_OK)
+		return -ESTALE;
+	if (f->flags & PF_FILE_DIR)
+		return pf_replay_open(c, file, 1);
+	/* XFS's handle: the filesystem is the one of the fd asked; the file, its inode number and generation
+	 * (checked by the kernel: a number reused since is refused) */
+	xfs_handle_t h;
+	memset(&h, 0, sizeof(h));
+	h.ha_fid.fid_len = sizeof(h.ha_fid) - sizeof(h.ha_fid.fid_len);
+	h.ha_fid.fid_gen = f->generation;
+	h.ha_fid.fid_ino = f->ino;
+	struct xfs_fsop_handlereq req;
+	memset(&req, 0, sizeof(req));
+	req.oflags = O_RDONLY | O_NONBLOCK | O_NOCTTY; /* XFS adds O_NOATIME to a regular file's */
+	req.ihandle = &h;
+	req.ihandlen = sizeof(h);
+	int fd = ioctl(x->mfd, XFS_IOC_OPEN_BY_HANDLE, &req);
+	struct stat st;
+	if (fd >= 0 && (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fstat(fd, &st) < 0 ||
+			pf_replay_verify(f, &st, c->fs[f->fs].dev) != 0)) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd < 0) /* stale, changed, refused: by its path, which also says which */
+		return pf_replay_open(c, file, 1);
+	pf_replay_record(c, file, PF_RFILE_OK);
+	return fd;
+}
+
+void pf_replay_xfs_close(struct pf_rctx *c)
+{
+	for (uint32_t f = 0; c->fs && f < c->l->nfs; f++) {
+		free_sweep(c->fs[f].xfs);
+		c->fs[f].xfs = NULL;
+	}
 }

@@ -21,14 +21,32 @@ static int log2_up(uint32_t v)
 	return l;
 }
 
-int pf_xfs_ino_decode(const struct pf_xfs_geom *g, uint64_t ino, struct pf_xfs_ino *out)
+#define NOT_XFS_GEOMETRY (-1)
+
+/* log2 of the inodes per block plus log2 of the group's blocks (rounded up): where the group number starts in
+ * an inode number; NOT_XFS_GEOMETRY when g is not one XFS makes. */
+static int ag_shift(const struct pf_xfs_geom *g, int *inopblog)
 {
 	int bl = log2_exact(g->blocksize), il = log2_exact(g->inodesize);
 	if (bl < 9 || il < 8 || il > bl || !g->agblocks)
+		return NOT_XFS_GEOMETRY;
+	*inopblog = bl - il;
+	int shift = *inopblog + log2_up(g->agblocks);
+	return shift < 64 ? shift : NOT_XFS_GEOMETRY;
+}
+
+uint64_t pf_xfs_ag_first_ino(const struct pf_xfs_geom *g, uint32_t agno)
+{
+	int inopblog, shift = ag_shift(g, &inopblog);
+	return shift < 0 || (shift && (uint64_t)agno >> (64 - shift)) ? 0 : (uint64_t)agno << shift;
+}
+
+int pf_xfs_ino_decode(const struct pf_xfs_geom *g, uint64_t ino, struct pf_xfs_ino *out)
+{
+	int inopblog, shift = ag_shift(g, &inopblog);
+	if (shift < 0)
 		return -EINVAL;
-	int inopblog = bl - il, agblklog = log2_up(g->agblocks);
-	if (inopblog + agblklog >= 64)
-		return -EINVAL;
+	int agblklog = shift - inopblog;
 	out->slot = (uint32_t)(ino & ((1ull << inopblog) - 1));
 	out->agbno = (uint32_t)((ino >> inopblog) & ((1ull << agblklog) - 1));
 	uint64_t agno = ino >> (inopblog + agblklog);

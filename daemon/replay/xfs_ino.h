@@ -26,4 +26,7 @@ struct pf_xfs_ino {
  * powers of two, an inode larger than a block, no blocks per group) or ino lies beyond 64 bits of it. */
 int pf_xfs_ino_decode(const struct pf_xfs_geom *g, uint64_t ino, struct pf_xfs_ino *out);
 
+/* The first inode number allocation group agno can hold (its inode 0), or 0 when g is not one XFS makes. */
+uint64_t pf_xfs_ag_first_ino(const struct pf_xfs_geom *g, uint32_t agno);
+
 #endif

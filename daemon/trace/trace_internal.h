@@ -256,9 +256,12 @@ struct pf_file_extent {
 	int phys_known;            /* physical is a place a reader can seek to */
 };
 /* The file's extents in logical order (*out malloc'd, NULL when none): their count, or -errno (-EOPNOTSUPP:
- * no FIEMAP).  max (0: the module's limit, past which a file is mapped partly) bounds them: more than max
+ * no FIEMAP, nor XFS's map of a directory).  max (0: the module's limit, past which a file is mapped partly) bounds them: more than max
  * gives -E2BIG. */
 int pf_file_extents(int fd, size_t max, struct pf_file_extent **out);
+/* trace_xfs_dir.c: the same for an XFS directory (XFS_IOC_GETBMAPX, its data blocks), which has no FIEMAP;
+ * -EOPNOTSUPP on other filesystems. */
+int pf_xfs_dir_extents(int fd, size_t max, struct pf_file_extent **out);
 /* Regular file: the page ranges resident in the page cache now, holes left out. */
 int pf_resident_ranges(int fd, uint64_t size, uint32_t block_size, struct pf_range **out, size_t *n);
 /* Regular file: the given spans (sorted, disjoint; cut at size), holes left out. */

@@ -63,7 +63,7 @@ int pf_file_extents(int fd, size_t max, struct pf_file_extent **out)
 	pf_fiemap_close(&w);
 	if (rc) {
 		free(v);
-		return rc;
+		return rc == -EOPNOTSUPP ? pf_xfs_dir_extents(fd, max == MAX_FILE_EXTENTS ? 0 : max, out) : rc;
 	}
 	*out = v;
 	return (int)n;

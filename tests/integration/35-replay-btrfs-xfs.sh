@@ -5,8 +5,10 @@
 #   btrfs: the root in subvolume @ and /home in @home, mounted apart as Fedora and Ubuntu do: both subvolumes
 #          are traced (one record each, the filesystem's UUID, flagged a subvolume), the layout replays both, and
 #          the replay's btrfs metadata pass asks for the tree items of their files and their data's checksums.
-#   XFS:   the same, and the replay's XFS metadata pass reads the inode clusters of the layout's files (its
-#          summary counts them).
+#   XFS:   the same; the trace places the directories' blocks too (XFS_IOC_GETBMAPX: FIEMAP has no XFS
+#          directories), and the replay's XFS metadata pass reads the inode clusters of the layout's files, then
+#          the directories within the data sweep (the plan dump shows both kinds of step, the summary counts
+#          their blocks).
 # On both, prefetchd status and dump say what prefetch does there, and prefetch-reorder refuses in one line that
 # says the replay still works there.  A local filesystem without a UUID (squashfs) is not traced: a trace of every
 # mounted filesystem lists it with the reason, and status says it.
@@ -184,10 +186,19 @@ else
 	xdev=$(findmnt -no SOURCE "$tmp/x/xroot")
 	mkdir -p "$tmp/xfs" && ln -s "$xdev" "$tmp/xfs/dev"
 	run_pipeline xfs "$tmp/x/xroot"
-	grep -q "^  $tmp/x/xroot: xfs, traced, replayed, metadata pass (inode clusters), no reorder" "$tmp/xfs/status" ||
+	grep -q "^  $tmp/x/xroot: xfs, traced, replayed, metadata pass (inode clusters, then directories within the data sweep), no reorder" "$tmp/xfs/status" ||
 		pf_fail "xfs: status: $(cat "$tmp/xfs/status")"
 	m=$(sed -n 's/.* \([0-9]*\) metadata blocks.*/\1/p' "$tmp/xfs/replay.out")
 	[ "${m:-0}" -gt 0 ] || pf_fail "xfs: no metadata pass: $(cat "$tmp/xfs/replay.out")"
+	# the two directories of 30 files each are too large for their inodes: blocks of their own, which the layout
+	# places and a step of the replay reads where they lie; and the inode clusters' steps
+	grep -q "^m 0 meta xfs-inodes [0-9]* 0 [1-9][0-9]* -$" "$tmp/xfs/plan" || pf_fail "xfs: no inode step: $(grep '^m' "$tmp/xfs/plan")"
+	for d in usr/lib/xroot etc/xroot; do
+		b=$("$PREFETCHD" dump "$tmp/xfs/layout" | awk -F'\t' -v p="$tmp/x/xroot/$d" '$1 == p && $5 != "-" { print $5 * 4096; exit }')
+		[ -n "$b" ] || pf_fail "xfs: the layout does not place directory $d: $("$PREFETCHD" dump "$tmp/xfs/layout" | grep "/$d	")"
+		grep -q "^m 0 meta xfs-dir $b 0 [1-9][0-9]* $tmp/x/xroot/$d$" "$tmp/xfs/plan" ||
+			pf_fail "xfs: no step at $b for directory $d: $(grep '^m' "$tmp/xfs/plan")"
+	done
 fi
 
 # ---- a filesystem without a UUID: listed in the trace as not traced, with the reason; status says it ----

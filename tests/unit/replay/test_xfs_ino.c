@@ -82,12 +82,28 @@ static void test_refused(void **state)
 	assert_int_equal(pf_xfs_ino_decode(&none, 128, &x), -EINVAL);
 }
 
+/* A group's first inode: its number decodes to that group, block 0, slot 0. */
+static void test_ag_first_ino(void **state)
+{
+	(void)state;
+	assert_int_equal(pf_xfs_ag_first_ino(&g300, 0), 0);
+	assert_int_equal(pf_xfs_ag_first_ino(&g300, 64), 16777216); /* 64 << 18, as in the xfs_db case above */
+	struct pf_xfs_ino x;
+	assert_int_equal(pf_xfs_ino_decode(&g300, pf_xfs_ag_first_ino(&g300, 3), &x), 0);
+	assert_int_equal(x.agno, 3);
+	assert_int_equal(x.agbno, 0);
+	assert_int_equal(x.slot, 0);
+	const struct pf_xfs_geom odd = { .blocksize = 4096, .inodesize = 300, .agblocks = 100 };
+	assert_int_equal(pf_xfs_ag_first_ino(&odd, 1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode_matches_xfs_db),
 		cmocka_unit_test(test_clusters),
 		cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_ag_first_ino),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

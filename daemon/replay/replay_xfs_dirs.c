@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The directories of XFS's metadata pass (replay_xfs_int.h).  A directory's blocks lie near its inode, in the
+ * allocation group XFS gave it (each new directory goes to the next group), among its files' data; the sweep
+ * reads each where it lies.  Reading them needs the directory open, and a directory can only be opened by
+ * path: by handle, the kernel reconnects it to the tree, reading its parents one at a time.  So its step is
+ * placed once its inode is in and its parent complete (the walk then finds everything in memory): at the lowest
+ * of its blocks, which the layout says (the tracer maps XFS directories with XFS_IOC_GETBMAPX:
+ * daemon/trace/trace_xfs_dir.c) — not mapped here, since opening a directory has XFS read its first block at
+ * once, wherever the sweep is.  The step opens it (that read), reads it (getdents: its data blocks) and looks up
+ * a name it does not hold (its hash index, at 32 GiB in the directory).  A step whose place the sweep has
+ * passed by then waits for its next round. */
+#include "replay_xfs_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define PROBE_NAME ".prefetch-xfs-probe" /* a name no directory should hold: its lookup reads the index */
+
+void pf_xfs_dump(const struct pf_rctx *c, const struct pf_xfs_sweep *x, const char *step, const struct pf_xstep *s,
+		 const char *path)
+{
+	FILE *f = c->o ? c->o->plan_dump : NULL;
+	if (f)
+		fprintf(f, "m %u meta %s %llu 0 %llu %s\n", x->fs, step, (unsigned long long)s->addr,
+			(unsigned long long)s->len, path ? path : "-");
+}
+
+/* ---- the records ---- */
+
+struct by_path {
+	const char *path;
+	uint32_t dir;
+};
+
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(((const struct by_path *)a)->path, ((const struct by_path *)b)->path);
+}
+
+/* The record of the directory at path[0, len), or PF_XNONE. */
+static uint32_t find_dir(const struct by_path *v, size_t n, const char *path, size_t len)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int r = strncmp(v[mid].path, path, len);
+		if (!r)
+			r = v[mid].path[len] ? 1 : 0;
+		if (!r)
+			return v[mid].dir;
+		if (r < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return PF_XNONE;
+}
+
+/* Each directory's parent: its path less the last name; the mount point's is the root (record 0). */
+static void link_parents(const struct pf_rctx *c, struct pf_xfs_sweep *x, const struct by_path *v, size_t n)
+{
+	const char *mp = c->l->fs[x->fs].mountpoint;
+	size_t mlen = strlen(mp);
+	while (mlen > 1 && mp[mlen - 1] == '/')
+		mlen--;
+	for (size_t d = 1; d < x->ndirs; d++) {
+		const char *p = c->l->files[x->dirs[d].file].path;
+		size_t len = strlen(p);
+		while (len > 1 && p[len - 1] == '/')
+			len--;
+		while (len && p[len - 1] != '/')
+			len--;
+		if (len > 1)
+			len--; /* the parent's path, without its trailing slash */
+		uint32_t parent = len <= mlen && !strncmp(p, mp, len) ? 0 : find_dir(v, n, p, len);
+		x->dirs[d].parent = parent;
+		if (parent != PF_XNONE) {
+			x->dirs[d].sibling = x->dirs[parent].child;
+			x->dirs[parent].child = (uint32_t)d;
+		}
+	}
+}
+
+/* Where each directory's blocks lie, by the layout's extents; which directories have blocks at all (the
+ * others live in their inodes). */
+static void places(const struct pf_rctx *c, struct pf_xfs_sweep *x, const uint32_t *dir_of)
+{
+	const struct pf_image *l = c->l;
+	uint64_t bs = l->fs[x->fs].block_size ? l->fs[x->fs].block_size : x->g.blocksize;
+	for (size_t d = 0; d < x->ndirs; d++) {
+		struct pf_xdir *r = &x->dirs[d];
+		struct stat st;
+		uint64_t size = r->file != PF_XNONE ? l->files[r->file].size
+			      : stat(pf_rpath(c, l->fs[x->fs].mountpoint), &st) == 0 ? (uint64_t)st.st_size : 0;
+		r->has_blocks = size >= x->g.blocksize;
+		r->first = UINT64_MAX;
+	}
+	for (uint32_t i = 0; i < l->nextents; i++) {
+		const struct pf_extent *e = &l->extents[i];
+		if (e->file >= l->nfiles || dir_of[e->file] == PF_XNONE || !(e->flags & PF_EXT_PHYS_KNOWN))
+			continue;
+		struct pf_xdir *r = &x->dirs[dir_of[e->file]];
+		uint64_t at = e->physical * bs;
+		r->first = at < r->first ? at : r->first;
+		r->bytes += e->length;
+	}
+	for (size_t d = 0; d < x->ndirs; d++) {
+		if (x->dirs[d].first == UINT64_MAX)
+			x->dirs[d].first = 0; /* not known: read at the start of the sweep */
+		for (uint32_t a = x->dirs[d].has_blocks ? x->dirs[d].parent : PF_XNONE; a != PF_XNONE &&
+		     !x->dirs[a].above_blocks; a = x->dirs[a].parent)
+			x->dirs[a].above_blocks = 1;
+	}
+}
+
+int pf_xfs_dirs_build(const struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t *dir_of)
+{
+	const struct pf_image *l = c->l;
+	ino_t root = c->fs[x->fs].root_ino;
+	size_t n = 1;
+	for (uint32_t i = 0; i < l->nfiles; i++) {
+		dir_of[i] = PF_XNONE;
+		n += l->files[i].fs == x->fs && (l->files[i].flags & PF_FILE_DIR) && l->files[i].ino != root;
+	}
+	x->dirs = malloc(n * sizeof(*x->dirs));
+	struct by_path *v = malloc(n * sizeof(*v));
+	if (!x->dirs || !v) {
+		free(v);
+		return -ENOMEM;
+	}
+	const struct pf_xdir none = { .file = PF_XNONE, .parent = PF_XNONE, .child = PF_XNONE, .sibling = PF_XNONE };
+	x->dirs[0] = none;
+	x->dirs[0].inode_in = 1; /* the root's inode is in memory while mounted */
+	x->ndirs = 1;
+	for (uint32_t i = 0; i < l->nfiles; i++) {
+		const struct pf_file *f = &l->files[i];
+		if (f->fs != x->fs || !(f->flags & PF_FILE_DIR))
+			continue;
+		if (f->ino == root) {
+			x->dirs[0].file = i;
+			dir_of[i] = 0;
+			continue;
+		}
+		x->dirs[x->ndirs] = none;
+		x->dirs[x->ndirs].file = i;
+		v[x->ndirs - 1] = (struct by_path){ f->path, (uint32_t)x->ndirs };
+		dir_of[i] = (uint32_t)x->ndirs++;
+	}
+	qsort(v, x->ndirs - 1, sizeof(*v), cmp_path);
+	link_parents(c, x, v, x->ndirs - 1);
+	free(v);
+	places(c, x, dir_of);
+	return 0;
+}
+
+/* ---- discovery and reading ---- */
+
+static int open_dir(struct pf_rctx *c, const struct pf_xfs_sweep *x, uint32_t d)
+{
+	uint32_t file = x->dirs[d].file;
+	if (file != PF_XNONE)
+		return pf_replay_open(c, file, 1);
+	int fd = open(pf_rpath(c, c->l->fs[x->fs].mountpoint), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	return fd < 0 ? -errno : fd;
+}
+
+static void try_queue(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d);
+
+static void complete(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d)
+{
+	x->dirs[d].complete = 1;
+	for (uint32_t ch = x->dirs[d].child; ch != PF_XNONE; ch = x->dirs[ch].sibling)
+		try_queue(c, x, ch);
+}
+
+/* Place d's step once its inode is in and its parent complete. */
+static void try_queue(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d)
+{
+	struct pf_xdir *r = &x->dirs[d];
+	if (r->queued || !r->inode_in || (r->parent != PF_XNONE && !x->dirs[r->parent].complete))
+		return;
+	r->queued = 1;
+	struct pf_xstep s = { .addr = r->first, .len = r->bytes, .kind = PF_XSTEP_DIR, .idx = d };
+	/* in the data sweep, directories below waiting for this one would wait for its next round */
+	int early = x->in_pass && r->above_blocks && r->bytes;
+	/* nothing to read (in its inode), or no memory: its subdirectories go on without */
+	if (!r->has_blocks || pf_xsteps_add(early ? &x->q : &x->dq, s))
+		complete(c, x, d);
+}
+
+void pf_xfs_dir_inode_in(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d)
+{
+	x->dirs[d].inode_in = 1;
+	try_queue(c, x, d);
+}
+
+void pf_xfs_dir_read(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s)
+{
+	uint32_t d = s->idx, file = x->dirs[d].file;
+	int fd = open_dir(c, x, d);
+	if (fd >= 0) {
+		struct stat st;
+		(void)pf_replay_read_dir(c, fd);
+		(void)fstatat(fd, PROBE_NAME, &st, AT_SYMLINK_NOFOLLOW);
+		close(fd);
+		if (file != PF_XNONE)
+			c->dir_done[file] = 1;
+		c->meta_blocks += (unsigned)(s->len / x->g.blocksize);
+	}
+	pf_xfs_dump(c, x, "xfs-dir", s,
+		    file != PF_XNONE ? c->l->files[file].path : c->l->fs[x->fs].mountpoint);
+	complete(c, x, d);
+}
