@@ -169,17 +169,17 @@ static int emit_files(struct agg *a, const struct pf_aggregate_opts *o, const ui
 		if (rc)
 			return rc;
 		uint64_t bytes = span_bytes(spans, nspans);
-		int64_t allowed = agg_bound_admit(&bound, bytes);
-		if (allowed < 0) {
+		uint64_t allowed;
+		if (!agg_bound_admit(&bound, bytes, &allowed)) {
 			g->fate = AGG_CUT;
 			r->files_cut++;
 			r->bytes_cut += bytes;
 			free(spans);
 			continue;
 		}
-		if ((uint64_t)allowed < bytes) {
-			nspans = agg_spans_truncate(spans, nspans, (uint64_t)allowed);
-			r->bytes_cut += bytes - (uint64_t)allowed;
+		if (allowed < bytes) {
+			nspans = agg_spans_truncate(spans, nspans, allowed);
+			r->bytes_cut += bytes - allowed;
 		}
 		struct pf_file lf = *f;
 		lf.fs = nr->fs;

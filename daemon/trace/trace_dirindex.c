@@ -25,14 +25,13 @@ static int same(const struct pf_trace_entry *e, const char *path, size_t len)
 /* A table of its own, the (dev, ino) index's code keyed by the path's hash (the second number unused). */
 #define DIR_KEY 0
 
-long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path)
+int pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path, size_t *pos)
 {
 	size_t len = strlen(path), cursor = 0;
-	long pos;
-	while ((pos = pf_devino_next(&x->ix, hash_of(path, len), DIR_KEY, &cursor)) >= 0)
-		if (same(&ents[pos], path, len))
-			return pos;
-	return -1;
+	while (pf_devino_next(&x->ix, hash_of(path, len), DIR_KEY, &cursor, pos))
+		if (same(&ents[*pos], path, len))
+			return 1;
+	return 0;
 }
 
 int pf_dir_index_put(struct pf_dir_index *x, const struct pf_trace_entry *ents, size_t pos)

@@ -52,8 +52,8 @@
 
 struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino)
 {
-	long pos = pf_devino_get(&t->index, dev, ino);
-	return pos < 0 ? NULL : &t->ents[pos];
+	size_t pos;
+	return pf_devino_get(&t->index, dev, ino, &pos) ? &t->ents[pos] : NULL;
 }
 
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *src)
@@ -124,8 +124,8 @@ static void add_parents(struct pf_tracer *t, const char *path, dev_t dev, int fs
 		} else {
 			*slash = '\0';
 		}
-		long known = pf_dir_index_get(&t->dirs, t->ents, dir);
-		if (known >= 0 && t->ents[known].dev == dev)
+		size_t known;
+		if (pf_dir_index_get(&t->dirs, t->ents, dir, &known) && t->ents[known].dev == dev)
 			break;
 		struct stat st;
 		if (stat(dir, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) ||
@@ -183,8 +183,8 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		close(fd);
 		return;
 	}
-	int fsi = pf_trace_fs_index(t, st.st_dev);
-	if (fsi < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+	int fsi;
+	if (!pf_trace_fs_index(t, st.st_dev, &fsi) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 		close(fd); /* another st_dev (e.g. a btrfs subvolume) or a device node, fifo, socket */
 		return;
 	}
