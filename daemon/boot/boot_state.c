@@ -55,16 +55,16 @@ int pf_boot_dir_writable(const char *dir)
 	return rc;
 }
 
-int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *why, size_t len)
+int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *err, size_t errlen)
 {
 	const char *dirs[] = { p->state, p->traces };
-	why[0] = '\0';
+	err[0] = '\0';
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		int fd = pf_state_dir_open(dirs[i]);
 		if (fd >= 0) {
 			close(fd);
 		} else if (fd == PF_EUNSAFE) {
-			pf_state_dir_why(dirs[i], why, len);
+			pf_state_dir_why(dirs[i], err, errlen);
 			return fd;
 		}
 	}
