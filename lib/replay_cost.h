@@ -15,7 +15,8 @@
  *     the layout's files in layout order);
  *   - in a PF_COST_DEVICE pass, the blocks an earlier such pass read (gaps read through included) are cached:
  *     each merged run costs one request per stretch of it not cached yet; a PF_COST_FILES pass (file data:
- *     the files' own page caches) reads all of its runs;
+ *     the files' own page caches) likewise finds cached what an earlier PF_COST_FILES pass read (a page two
+ *     bins' items share), never what the device's passes did;
  *   - each request costs pf_disk_move_s(head, start) + pf_disk_transfer_s(length), plus on flash the
  *     per-request cost once for every max_request bytes (pf_disk_requests); the head starts at block 0
  *     and carries over from pass to pass.
@@ -33,7 +34,7 @@
 
 enum pf_cost_cache {
 	PF_COST_DEVICE = 0, /* read through the block device's page cache (the metadata pass; ext4's metadata) */
-	PF_COST_FILES = 1,  /* read into the files' page caches (the data sweep) */
+	PF_COST_FILES = 1,  /* read into the files' page caches (the data sweep): cached for later such passes */
 };
 
 struct pf_cost_pass {
