@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "clock.h"
 
+#include "error.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -18,13 +21,12 @@ uint64_t pf_monotonic_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
 }
 
-double pf_uptime(void)
+int pf_uptime(double *up)
 {
 	FILE *f = fopen("/proc/uptime", "re");
 	if (!f)
-		return -1;
-	double up;
-	int ok = fscanf(f, "%lf", &up) == 1;
+		return -errno;
+	int ok = fscanf(f, "%lf", up) == 1;
 	fclose(f);
-	return ok ? up : -1;
+	return ok ? 0 : PF_ECORRUPT;
 }

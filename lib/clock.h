@@ -12,7 +12,7 @@ double pf_monotonic_s(void);
 /* CLOCK_MONOTONIC now, in nanoseconds. */
 uint64_t pf_monotonic_ns(void);
 
-/* Seconds since boot (/proc/uptime), or -1. */
-double pf_uptime(void);
+/* Seconds since boot (/proc/uptime) into *up.  Returns 0, -errno (no /proc), or PF_ECORRUPT (unreadable text). */
+int pf_uptime(double *up);
 
 #endif

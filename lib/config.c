@@ -174,48 +174,57 @@ static int is_blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-/* The value after '=' (in place, unquoted into val), read as sh reads it in an assignment, or NULL with *why
- * set when sh would read it differently from what we take, or do more than assign (run, expand, substitute). */
-static char *read_value(char *in, const char **why)
+/* Refuse the value: err gets why (static text), -EINVAL returned. */
+static int refuse(char *err, size_t errlen, const char *why)
 {
-	char *val = in, *out = in;
+	snprintf(err, errlen, "%s", why);
+	return -EINVAL;
+}
+
+/* The value after '=' (in place, unquoted) into *val, read as sh reads it in an assignment.  Returns 0, or
+ * -EINVAL with the reason in err when sh would read it differently from what we take, or do more than assign
+ * (run, expand, substitute). */
+static int read_value(char *in, char **val, char *err, size_t errlen)
+{
+	char *out = in;
+	*val = in;
 	if (is_blank(*in))
-		return *why = "no spaces allowed around '='", NULL;
+		return refuse(err, errlen, "no spaces allowed around '='");
 	while (*in && !is_blank(*in)) {
 		char c = *in;
 		if (c == '\'') {
 			char *end = strchr(in + 1, '\'');
 			if (!end)
-				return *why = "unterminated quote", NULL;
+				return refuse(err, errlen, "unterminated quote");
 			memmove(out, in + 1, (size_t)(end - in - 1));
 			out += end - in - 1;
 			in = end + 1;
 		} else if (c == '"') {
 			for (in++; *in && *in != '"'; in++) {
 				if (*in == '$')
-					return *why = "$ expansion is not supported", NULL;
+					return refuse(err, errlen, "$ expansion is not supported");
 				if (*in == '`')
-					return *why = "` command substitution is not supported", NULL;
+					return refuse(err, errlen, "` command substitution is not supported");
 				/* inside "...", sh drops a backslash only before these; elsewhere it stays */
 				if (*in == '\\' && in[1] && strchr("\"\\$`", in[1]))
 					in++;
 				*out++ = *in;
 			}
 			if (*in != '"')
-				return *why = "unterminated quote", NULL;
+				return refuse(err, errlen, "unterminated quote");
 			in++;
 		} else if (c == '$') {
-			return *why = "$ expansion is not supported", NULL;
+			return refuse(err, errlen, "$ expansion is not supported");
 		} else if (c == '`') {
-			return *why = "` command substitution is not supported", NULL;
+			return refuse(err, errlen, "` command substitution is not supported");
 		} else if (c == '\\') {
-			return *why = "a backslash outside quotes is not supported; quote the value", NULL;
+			return refuse(err, errlen, "a backslash outside quotes is not supported; quote the value");
 		} else if (c == '~') {
-			return *why = "~ expansion is not supported", NULL;
+			return refuse(err, errlen, "~ expansion is not supported");
 		} else if (c == '\r') {
-			return *why = "carriage return in the line (DOS line ends?)", NULL;
+			return refuse(err, errlen, "carriage return in the line (DOS line ends?)");
 		} else if (strchr(";&|<>()", c)) {
-			return *why = "unquoted ; & | < > ( ) are not allowed; quote the value", NULL;
+			return refuse(err, errlen, "unquoted ; & | < > ( ) are not allowed; quote the value");
 		} else {
 			*out++ = *in++;
 		}
@@ -223,9 +232,9 @@ static char *read_value(char *in, const char **why)
 	while (is_blank(*in))
 		in++;
 	if (*in && *in != '#') /* sh: a word after the assignment is a command to run */
-		return *why = "text after the value; quote a value that holds spaces", NULL;
+		return refuse(err, errlen, "text after the value; quote a value that holds spaces");
 	*out = '\0';
-	return val;
+	return 0;
 }
 
 static void set_key(struct pf_config *cfg, const struct key *k, const char *val, const char *origin, int line,
@@ -329,10 +338,9 @@ static void parse_line(struct pf_config *cfg, char *s, const char *origin, int l
 		warn(diag, origin, lineno, "%s: no spaces allowed around '='", k->name);
 		return;
 	}
-	const char *why = NULL;
-	char *val = read_value(after + 1, &why);
-	if (!val) {
-		warn(diag, origin, lineno, "%s: %s", k->name, why);
+	char *val, err[128];
+	if (read_value(after + 1, &val, err, sizeof(err))) {
+		warn(diag, origin, lineno, "%s: %s", k->name, err);
 		return;
 	}
 	set_key(cfg, k, val, origin, lineno, diag);

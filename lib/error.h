@@ -11,8 +11,11 @@
  *
  * A reason beyond the code travels one way: a function that can say more than its code takes (char *err,
  * size_t errlen) as its last parameters and, when it fails, writes one line there (no newline; "" when the
- * code says it all) for the caller to log once, at the edge.  A -1 is never returned as an error (it reads as
- * -EPERM): "not found" and "not known" values are documented as such by their functions.
+ * code says it all) for the caller to log once, at the edge.  (What explains a result that is no error, such
+ * as the medium's class or a parser's warnings on the lines it skips, is that function's own output.)  A -1 is
+ * never returned (it reads as -EPERM): a lookup that may find nothing answers 1 or 0 with what it found in an
+ * out-parameter, and a reader that may not know its figure returns a pf error with the figure in an
+ * out-parameter.
  */
 #ifndef PREFETCH_ERROR_H
 #define PREFETCH_ERROR_H

@@ -99,12 +99,14 @@ int pf_image_add_extent(struct pf_image *img, const struct pf_extent *ext)
 	return (int)img->nextents++;
 }
 
-int pf_image_find_fs(const struct pf_image *img, const uint8_t uuid[16])
+int pf_image_find_fs(const struct pf_image *img, const uint8_t uuid[16], uint32_t *fsi)
 {
 	for (uint32_t i = 0; i < img->nfs; i++)
-		if (memcmp(img->fs[i].uuid, uuid, 16) == 0)
-			return (int)i;
-	return -1;
+		if (memcmp(img->fs[i].uuid, uuid, 16) == 0) {
+			*fsi = i;
+			return 1;
+		}
+	return 0;
 }
 
 uint64_t pf_image_bytes(const struct pf_image *img)

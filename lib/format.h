@@ -134,8 +134,8 @@ void pf_image_free(struct pf_image *img);
 int pf_image_add_fs(struct pf_image *img, const struct pf_fs *fs);
 int pf_image_add_file(struct pf_image *img, const struct pf_file *file);
 int pf_image_add_extent(struct pf_image *img, const struct pf_extent *ext);
-/* Index of the fs with this UUID, or -1. */
-int pf_image_find_fs(const struct pf_image *img, const uint8_t uuid[16]);
+/* The fs with this UUID: 1 with its index in *fsi, or 0 when the image names none. */
+int pf_image_find_fs(const struct pf_image *img, const uint8_t uuid[16], uint32_t *fsi);
 
 /* Serialise to / parse from memory.  pf_image_encode returns a malloc'd buffer.  Both return 0 or a negative
  * pf error (lib/error.h). */

@@ -18,12 +18,13 @@
 #include <unistd.h>
 #include <xfs/xfs.h>
 
+/* The value of hex digit c, or -EINVAL for another character. */
 static int hexval(int c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
 	c = tolower(c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -EINVAL;
 }
 
 /* Hex digits in pairs, dashes ignored, into out (zeros past the last pair): the number of bytes, or -EINVAL
@@ -35,7 +36,7 @@ static int hex_id(const char *s, uint8_t out[16])
 	for (const char *p = s; *p; p++) {
 		if (*p == '-')
 			continue;
-		int hi = hexval(p[0]), lo = p[1] ? hexval(p[1]) : -1;
+		int hi = hexval(p[0]), lo = p[1] ? hexval(p[1]) : -EINVAL;
 		if (hi < 0 || lo < 0 || n >= 16)
 			return -EINVAL;
 		u[n++] = (uint8_t)(hi << 4 | lo);

@@ -2,42 +2,57 @@
 /* The medium's class from sysfs (see medium.h). */
 #include "medium.h"
 #include "config.h"
+#include "error.h"
 #include "format.h"
 #include "log.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
-static int read_int(const char *dir, const char *name)
+/* The number in sysfs file dir/name into *v.  0, -errno (no such file), or PF_ECORRUPT (no number in it). */
+static int read_int(const char *dir, const char *name, int *v)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return -1;
-	int v = -1;
-	if (fscanf(f, "%d", &v) != 1)
-		v = -1;
+		return -errno;
+	int rc = fscanf(f, "%d", v) == 1 ? 0 : PF_ECORRUPT;
 	fclose(f);
-	return v;
+	return rc;
+}
+
+/* Does sysfs file dir/name hold 1? */
+static int says_one(const char *dir, const char *name)
+{
+	int v;
+	return read_int(dir, name, &v) == 0 && v == 1;
+}
+
+/* Has the device at dir a request queue (a whole disk: queue/rotational readable)? */
+static int has_queue(const char *dir)
+{
+	int v;
+	return read_int(dir, "queue/rotational", &v) == 0;
 }
 
 /* The whole disk's directory of a block device's real sysfs directory: itself when it has queue/, its parent
- * for a partition.  0, or -1 when neither has. */
+ * for a partition.  0, or -ENOENT when neither has. */
 static int disk_dir(const char *real, char *out, size_t len)
 {
 	snprintf(out, len, "%s", real);
-	if (read_int(out, "queue/rotational") >= 0)
+	if (has_queue(out))
 		return 0;
 	char *slash = strrchr(out, '/');
 	if (!slash)
-		return -1;
+		return -ENOENT;
 	*slash = 0;
-	return read_int(out, "queue/rotational") >= 0 ? 0 : -1;
+	return has_queue(out) ? 0 : -ENOENT;
 }
 
 /* Is the disk at dir slow flash?  1 (why set), 0.  depth bounds the walk down stacked devices. */
@@ -52,7 +67,7 @@ static int is_slow_flash(const char *dir, char *why, size_t whylen, int depth)
 		snprintf(why, whylen, "%s: on USB", name);
 		return 1;
 	}
-	if (read_int(dir, "removable") == 1) {
+	if (says_one(dir, "removable")) {
 		snprintf(why, whylen, "%s: removable", name);
 		return 1;
 	}
@@ -96,7 +111,7 @@ int pf_medium_detect(const char *sysfs, dev_t devno, char *why, size_t whylen)
 		return PF_MEDIUM_UNKNOWN;
 	}
 	const char *name = strrchr(disk, '/') ? strrchr(disk, '/') + 1 : disk;
-	if (read_int(disk, "queue/rotational") == 1) {
+	if (says_one(disk, "queue/rotational")) {
 		snprintf(why, whylen, "%s: rotational", name);
 		return PF_MEDIUM_ROTATIONAL;
 	}

@@ -91,13 +91,16 @@ static int seq_cmp(const void *a, const void *b)
 
 /* Can c be read in p's request, holes up to `hole` bytes between them read through?  Both DATA items of the
  * same file and bin, c starting within p or at most `hole` after its end, and on the device the same distance
- * apart as in the file (holes are the file's own blocks), or both unplaced. */
+ * apart as in the file (holes are the file's own blocks), or both unplaced.  Not when p ends in a hole of the
+ * file (a sparse file's) before c: that reads nothing, so the device would read them apart anyway. */
 static int adjacent_on_device(const struct pf_ritem *p, const struct pf_ritem *c, uint64_t hole)
 {
 	if (p->kind != PF_RITEM_DATA || c->kind != PF_RITEM_DATA || p->bin != c->bin || p->fs != c->fs ||
 	    p->file != c->file)
 		return 0;
 	if (c->offset < p->offset || c->offset > p->offset + p->length + hole || p->phys_known != c->phys_known)
+		return 0;
+	if (p->phys_src == PF_RPHYS_NOW && p->mapped < p->length && c->physical > p->physical + p->mapped)
 		return 0;
 	return !p->phys_known || (c->physical >= p->physical && c->physical - p->physical == c->offset - p->offset);
 }
@@ -118,6 +121,8 @@ static size_t merge_adjacent(struct pf_ritem *items, size_t n, uint64_t hole)
 		uint64_t end = c->offset + c->length;
 		if (end > p->offset + p->length)
 			p->length = end - p->offset;
+		if (p->phys_known && c->physical + c->mapped > p->physical + p->mapped) /* what lies between read */
+			p->mapped = c->physical + c->mapped - p->physical;
 		if (c->seq < p->seq)
 			p->seq = c->seq;
 	}
@@ -185,6 +190,7 @@ static int place(struct pf_ritem *it, const struct pf_rplan_extent *x, size_t nx
 		int contiguous = have && (cur.phys_known ? x[k].placed && phys == cur_phys_end : !x[k].placed);
 		if (have && !contiguous) {
 			cur.length = s - cur.offset;
+			cur.mapped = cur.phys_known ? cur_phys_end - cur.physical : 0;
 			if (cur.offset == it->offset)
 				*it = cur;
 			else
@@ -206,6 +212,7 @@ static int place(struct pf_ritem *it, const struct pf_rplan_extent *x, size_t nx
 		cur.physical = 0;
 	}
 	cur.length = end - cur.offset;
+	cur.mapped = cur.phys_known ? cur_phys_end - cur.physical : 0;
 	if (cur.offset == it->offset)
 		*it = cur;
 	else if (!rc)

@@ -49,6 +49,8 @@ struct pf_ritem {
 	uint64_t offset;   /* bytes in the file */
 	uint64_t length;
 	uint64_t physical; /* bytes on the device, when phys_known */
+	uint64_t mapped;   /* PF_RPHYS_NOW: bytes from physical on that the device reads for it (the rest of the
+			    * range lies in holes, which read nothing; merged items: what lies between, too) */
 };
 
 /* A growable list of items. */

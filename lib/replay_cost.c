@@ -142,7 +142,7 @@ int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, 
 	} else {
 		nmoves = 0;
 	}
-	struct pf_bvec runs = { 0 }, cache = { 0 };
+	struct pf_bvec runs = { 0 }, cache = { 0 }, files = { 0 }; /* the device's page cache; the files' */
 	struct head h = { .d = d, .at = 0, .out = out };
 	int rc = 0;
 	for (size_t i = 0; i < np && !rc; i++) {
@@ -152,10 +152,11 @@ int pf_replay_cost(const struct pf_disk_model *d, const struct pf_cost_pass *p, 
 						     : pf_bvec_push(&runs, p[i].r[k].start, p[i].r[k].count);
 		h.data = p[i].data;
 		if (!rc)
-			rc = pass(&h, &runs, p[i].gap, p[i].ordered, p[i].cache == PF_COST_DEVICE ? &cache : NULL);
+			rc = pass(&h, &runs, p[i].gap, p[i].ordered, p[i].cache == PF_COST_DEVICE ? &cache : &files);
 	}
 	free(runs.r);
 	free(cache.r);
+	free(files.r);
 	free(m);
 	return rc;
 }

@@ -4,7 +4,7 @@
  * replay as the plan would leave it.
  *
  * The replay's reads are a sequence of passes, each one sorted sweep (daemon/replay: the metadata pass's
- * steps, then the data sweep bin by bin).  For each pass in order:
+ * steps, lib/ext_meta_pass.h, then the read plan's sweep bin by bin, lib/read_plan.h).  For each pass in order:
  *   - its runs are relocated when it asks for it (each block found in a move's source is read at its
  *     destination: where a plan's copy would lie), else read where they are named (blocks no move touches:
  *     inode tables);
@@ -15,13 +15,14 @@
  *     the layout's files in layout order);
  *   - in a PF_COST_DEVICE pass, the blocks an earlier such pass read (gaps read through included) are cached:
  *     each merged run costs one request per stretch of it not cached yet; a PF_COST_FILES pass (file data:
- *     the files' own page caches) reads all of its runs;
+ *     the files' own page caches) likewise finds cached what an earlier PF_COST_FILES pass read (a page two
+ *     bins' items share), never what the device's passes did;
  *   - each request costs pf_disk_move_s(head, start) + pf_disk_transfer_s(length), plus on flash the
  *     per-request cost once for every max_request bytes (pf_disk_requests); the head starts at block 0
  *     and carries over from pass to pass.
  * So: seconds = sum over requests r of move(end of r-1, start of r) + transfer(r), in blocks over the
- * filesystem's span.  What it leaves out: the head pass for init's files, what the boot itself reads during
- * the replay, readahead beyond the recorded ranges.  Pure functions. */
+ * filesystem's span.  What it leaves out: what the boot itself reads during the replay, readahead beyond the
+ * recorded ranges.  Pure functions. */
 #ifndef PREFETCH_REPLAY_COST_H
 #define PREFETCH_REPLAY_COST_H
 
@@ -33,7 +34,7 @@
 
 enum pf_cost_cache {
 	PF_COST_DEVICE = 0, /* read through the block device's page cache (the metadata pass; ext4's metadata) */
-	PF_COST_FILES = 1,  /* read into the files' page caches (the data sweep) */
+	PF_COST_FILES = 1,  /* read into the files' page caches (the data sweep): cached for later such passes */
 };
 
 struct pf_cost_pass {

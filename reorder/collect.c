@@ -39,7 +39,7 @@ static int cmp_ino(const void *a, const void *b)
 	return (x->ino > y->ino) - (x->ino < y->ino);
 }
 
-long pf_collect_find(const struct pf_collect *c, ext2_ino_t ino)
+int pf_collect_find(const struct pf_collect *c, ext2_ino_t ino, size_t *i)
 {
 	size_t lo = 0, hi = c->nfiles;
 	while (lo < hi) {
@@ -49,7 +49,8 @@ long pf_collect_find(const struct pf_collect *c, ext2_ino_t ino)
 		else
 			hi = mid;
 	}
-	return lo < c->nfiles && c->files[lo].ino == ino ? (long)lo : -1;
+	*i = lo;
+	return lo < c->nfiles && c->files[lo].ino == ino;
 }
 
 int64_t pf_inode_mtime_ns(ext2_filsys fs, const struct ext2_inode_large *in, int *has_ns)
@@ -291,7 +292,8 @@ int pf_collect(ext2_filsys fs, const struct pf_layouts *l, struct pf_collect *ou
 
 	for (size_t w = 0; w < l->nwant; w++) {
 		const struct pf_want *wt = &l->want[w];
-		long fi = pf_collect_find(out, (ext2_ino_t)wt->file->ino);
+		size_t fi = 0;
+		(void)pf_collect_find(out, (ext2_ino_t)wt->file->ino, &fi); /* there: the files are the wants' inodes */
 		struct pf_cfile *f = &out->files[fi];
 		if (!f->checked) {
 			struct ext2_inode_large in;

@@ -56,8 +56,8 @@ void pf_collect_free(struct pf_collect *c);
 /* mtime of the inode in ns as a layout records it, and whether the nanoseconds are known. */
 int64_t pf_inode_mtime_ns(ext2_filsys fs, const struct ext2_inode_large *in, int *has_ns);
 
-/* The index in c->files of inode ino (the files are sorted by inode), or -1. */
-long pf_collect_find(const struct pf_collect *c, ext2_ino_t ino);
+/* Inode ino among c->files (sorted by inode): 1 with its index in *i, or 0. */
+int pf_collect_find(const struct pf_collect *c, ext2_ino_t ino, size_t *i);
 
 /* Read the blocks of the layout's directories (those collected, c->files) in one sweep (warm.h), for the
  * replay prediction's path lookups, which read them a block at a time.  Returns 0 or -ENOMEM. */

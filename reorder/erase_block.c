@@ -3,7 +3,9 @@
 #include "erase_block.h"
 
 #include "disk_model.h"
+#include "error.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,18 +15,17 @@
 
 #define LOOP_MAJOR 7
 
-static long long read_ll(const char *dir, const char *name)
+/* The number in sysfs file dir/name into *v.  0, -errno (no such file), or PF_ECORRUPT (no number in it). */
+static int read_ll(const char *dir, const char *name, long long *v)
 {
 	char path[PATH_MAX + 64];
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return -1;
-	long long v = -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
+		return -errno;
+	int rc = fscanf(f, "%lld", v) == 1 ? 0 : PF_ECORRUPT;
 	fclose(f);
-	return v;
+	return rc;
 }
 
 static uint64_t gcd(uint64_t a, uint64_t b)
@@ -47,8 +48,8 @@ uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_sta
 	if (!realpath(path, real))
 		return 0;
 	snprintf(disk, sizeof(disk), "%s", real);
-	long long start = read_ll(real, "start");
-	if (read_ll(real, "partition") > 0 && start >= 0) {
+	long long start, part;
+	if (read_ll(real, "partition", &part) == 0 && part > 0 && read_ll(real, "start", &start) == 0 && start >= 0) {
 		*part_start = (uint64_t)start * 512;
 		char *slash = strrchr(disk, '/');
 		if (slash)
@@ -56,8 +57,8 @@ uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_sta
 	}
 	static const char *const keys[] = { "queue/discard_granularity", "queue/optimal_io_size" };
 	for (size_t i = 0; i < 2; i++) {
-		long long v = read_ll(disk, keys[i]);
-		if (v >= (long long)PF_ERASE_MIN_SYSFS) {
+		long long v;
+		if (read_ll(disk, keys[i], &v) == 0 && v >= (long long)PF_ERASE_MIN_SYSFS) {
 			const char *name = strrchr(disk, '/') ? strrchr(disk, '/') + 1 : disk;
 			snprintf(why, len, "%.40s %s", name, keys[i] + 6);
 			return (uint64_t)v;

@@ -285,13 +285,6 @@ long pf_extent_worst_of(const struct pf_xent *x, size_t n, const struct pf_remap
 	return count;
 }
 
-long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n)
-{
-	struct pf_xent x[PF_EXTENT_ROOT_MAX];
-	size_t nent, max;
-	return pf_extent_root(fs, ino, x, &nent, &max) ? pf_extent_worst_of(x, nent, m, n) : -1;
-}
-
 /* Entries a seg adds to a leaf when moved: one per end that falls inside one of its extents. */
 static unsigned seg_delta(const struct ext3_extent *x, size_t n, const struct pf_seg *s, int *touches)
 {

@@ -25,10 +25,6 @@ struct pf_remap {
 int pf_extent_remap(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n, blk64_t spare_leaf,
 		    int *used_spare);
 
-/* For an inode whose extents are all in the inode (depth 0): an upper bound of its extent count in any state
- * reached by moving any subset of m, to decide whether it needs a spare leaf.  -1: not a depth-0 extent
- * inode. */
-long pf_extent_worst_count(ext2_filsys fs, ext2_ino_t ino, const struct pf_remap *m, size_t n);
 
 /* An extent entry as the switch rebuilds a leaf: logical [lblk, lblk+len) at [pblk, pblk+len). */
 struct pf_xent {
@@ -50,7 +46,9 @@ int pf_extent_root(ext2_filsys fs, ext2_ino_t ino, struct pf_xent *out, size_t *
 size_t pf_extent_apply(const struct pf_xent *in, size_t n, const struct pf_remap *m, size_t nm,
 		       struct pf_xent *out, size_t cap, int *changed);
 
-/* pf_extent_worst_count on entries x[0..n) (pure). */
+/* For an inode whose extents are all in the inode (depth 0), entries x[0..n) (pf_extent_root): an upper bound
+ * of its extent count in any state reached by moving any subset of m, to decide whether it needs a spare leaf
+ * (pure). */
 long pf_extent_worst_of(const struct pf_xent *x, size_t n, const struct pf_remap *m, size_t nm);
 
 

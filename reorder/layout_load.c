@@ -52,11 +52,11 @@ int pf_layouts_load(const char *const *paths, int n, unsigned load_opts, const u
 			goto fail;
 		}
 		out->nimgs++;
-		int fsi = pf_image_find_fs(out->imgs[i], uuid);
-		if (fsi < 0)
+		uint32_t fsi;
+		if (!pf_image_find_fs(out->imgs[i], uuid, &fsi))
 			continue;
 		out->matched++;
-		rc = select_fs(out, &cap, out->imgs[i], (uint32_t)fsi);
+		rc = select_fs(out, &cap, out->imgs[i], fsi);
 		if (rc) {
 			snprintf(err, errlen, "layout %s: %s", paths[i], pf_strerror(rc));
 			goto fail;

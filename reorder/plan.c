@@ -23,9 +23,9 @@ struct areas {
 	size_t n;
 };
 
-/* Index of the non-empty area starting exactly at blk, or -1 (areas stay sorted: they only shrink from the
- * front). */
-static long area_at(const struct areas *ar, uint64_t blk)
+/* The non-empty area starting exactly at blk: 1 with its index in *i, or 0 (areas stay sorted: they only shrink
+ * from the front). */
+static int area_at(const struct areas *ar, uint64_t blk, size_t *i)
 {
 	size_t lo = 0, hi = ar->n;
 	while (lo < hi) {
@@ -35,35 +35,38 @@ static long area_at(const struct areas *ar, uint64_t blk)
 		else
 			hi = mid;
 	}
-	if (lo < ar->n && ar->a[lo].start == blk && ar->a[lo].count > 0)
-		return (long)lo;
-	return -1;
+	*i = lo;
+	return lo < ar->n && ar->a[lo].start == blk && ar->a[lo].count > 0;
 }
 
 /* Best fit: the smallest area holding need blocks; among areas nearly as good (at most need/8 more), the one
- * nearest the start of the disk, so earlier parts of the layout end up nearer the metadata.  -1 if none. */
-static long best_fit(const struct areas *ar, uint64_t need)
+ * nearest the start of the disk, so earlier parts of the layout end up nearer the metadata.  1 with its index
+ * in *a, or 0 if none. */
+static int best_fit(const struct areas *ar, uint64_t need, size_t *a)
 {
 	uint64_t min = UINT64_MAX;
 	for (size_t i = 0; i < ar->n; i++)
 		if (ar->a[i].count >= need && ar->a[i].count < min)
 			min = ar->a[i].count;
-	if (min == UINT64_MAX)
-		return -1;
 	uint64_t good = min + need / 8;
-	for (size_t i = 0; i < ar->n; i++)
-		if (ar->a[i].count >= need && ar->a[i].count <= good)
-			return (long)i;
-	return -1;
+	for (size_t i = 0; i < ar->n && min != UINT64_MAX; i++)
+		if (ar->a[i].count >= need && ar->a[i].count <= good) {
+			*a = i;
+			return 1;
+		}
+	return 0;
 }
 
-static long largest(const struct areas *ar)
+/* The largest non-empty area: 1 with its index in *a, or 0 if all are empty. */
+static int largest(const struct areas *ar, size_t *a)
 {
-	long best = -1;
+	int found = 0;
 	for (size_t i = 0; i < ar->n; i++)
-		if (ar->a[i].count > 0 && (best < 0 || ar->a[i].count > ar->a[best].count))
-			best = (long)i;
-	return best;
+		if (ar->a[i].count > 0 && (!found || ar->a[i].count > ar->a[*a].count)) {
+			*a = i;
+			found = 1;
+		}
+	return found;
 }
 
 struct builder {
@@ -142,33 +145,33 @@ static int in_place(const struct pf_plan *p, const struct pf_chunk *c, uint64_t 
 	return run >= need;
 }
 
-/* The area holding need blocks whose start is nearest to blk, or -1. */
-static long nearest(const struct areas *ar, uint64_t blk, uint64_t need)
+/* The area holding need blocks whose start is nearest to blk: 1 with its index in *a, or 0 if none. */
+static int nearest(const struct areas *ar, uint64_t blk, uint64_t need, size_t *a)
 {
-	long best = -1;
+	int found = 0;
 	uint64_t bd = UINT64_MAX;
 	for (size_t i = 0; i < ar->n; i++) {
 		if (ar->a[i].count < need)
 			continue;
 		uint64_t d = ar->a[i].start > blk ? ar->a[i].start - blk : blk - ar->a[i].start;
-		if (d < bd) {
+		if (!found || d < bd) {
 			bd = d;
-			best = (long)i;
+			*a = i;
+			found = 1;
 		}
 	}
-	return best;
+	return found;
 }
 
-/* Choose the next piece for need blocks: returns the area index and sets *take, or -1 to retry relaxed.
- * near: an incremental run (most of the set stays): the area nearest the cursor (the end of the previous
- * chunk, in place) rather than the best fit — next to its neighbours, not off to a new area. */
-static long next_piece(const struct areas *ar, uint64_t cursor, uint64_t need, uint64_t min_piece, int relaxed,
-		       int near, uint64_t *take)
+/* Choose the next piece for need blocks: 1 with the area's index in *a and the blocks to take in *take, or 0
+ * to retry relaxed.  near: an incremental run (most of the set stays): the area nearest the cursor (the end of
+ * the previous chunk, in place) rather than the best fit — next to its neighbours, not off to a new area. */
+static int next_piece(const struct areas *ar, uint64_t cursor, uint64_t need, uint64_t min_piece, int relaxed,
+		      int near, size_t *a, uint64_t *take)
 {
 	uint64_t mp = relaxed ? 1 : min_piece;
-	long a = area_at(ar, cursor);
-	if (a >= 0) {
-		uint64_t t = ar->a[a].count < need ? ar->a[a].count : need;
+	if (area_at(ar, cursor, a)) {
+		uint64_t t = ar->a[*a].count < need ? ar->a[*a].count : need;
 		if (t < need) {
 			if (t < mp)
 				t = 0;
@@ -177,29 +180,27 @@ static long next_piece(const struct areas *ar, uint64_t cursor, uint64_t need, u
 		}
 		if (t) {
 			*take = t;
-			return a;
+			return 1;
 		}
 	}
-	a = near ? nearest(ar, cursor, need) : best_fit(ar, need);
-	if (a >= 0) {
+	if (near ? nearest(ar, cursor, need, a) : best_fit(ar, need, a)) {
 		*take = need;
-		return a;
+		return 1;
 	}
-	a = largest(ar); /* exists: the caller checked that the usable space holds need */
-	if (a < 0)
-		return -1;
-	uint64_t t = ar->a[a].count;
+	if (!largest(ar, a)) /* there is one: the caller checked that the usable space holds need */
+		return 0;
+	uint64_t t = ar->a[*a].count;
 	if (!relaxed) {
 		if (t < min_piece)
-			return -1;
+			return 0;
 		if (need - t < min_piece) {
 			if (need - min_piece < min_piece)
-				return -1;
+				return 0;
 			t = need - min_piece;
 		}
 	}
 	*take = t;
-	return a;
+	return 1;
 }
 
 static int place_chunk(struct builder *b, struct areas *ar, size_t ci, uint64_t min_piece, int near,
@@ -216,8 +217,8 @@ static int place_chunk(struct builder *b, struct areas *ar, size_t ci, uint64_t 
 	while (need > 0) {
 		uint64_t take = 0;
 		uint64_t mp = min_piece < need ? min_piece : need;
-		long a = next_piece(ar, *cursor, need, mp, relaxed, near, &take);
-		if (a < 0) {
+		size_t a;
+		if (!next_piece(ar, *cursor, need, mp, relaxed, near, &a, &take)) {
 			if (relaxed)
 				return -EINVAL; /* cannot happen: the caller checked the space */
 			relaxed = 1;
@@ -611,7 +612,8 @@ static int place_chunks(struct builder *b, struct areas *ar, const struct pf_pla
 		}
 	for (size_t ci = 0; ci < out->nchunks; ci++) {
 		struct pf_chunk *c = &out->chunks[ci];
-		if (home != UINT64_MAX && area_at(ar, cursor) < 0)
+		size_t at;
+		if (home != UINT64_MAX && !area_at(ar, cursor, &at))
 			cursor = home; /* after a chunk in place: back to the common run */
 		if (kinds[ci] == K_ALONE && used + c->blocks <= out->usable_blocks) {
 			rc = place_alone(b, ar, ci, m, &cursor);

@@ -29,7 +29,8 @@ static int same_file(ext2_filsys fs, const struct pf_file *f, struct ext2_inode_
 	return m == want;
 }
 
-/* Run r's blocks as extents in bytes, piece by piece where the moves leave them. */
+/* Run r's blocks as extents in bytes, piece by piece where the moves leave them; an unwritten run (it reads
+ * as zeros, as FIEMAP's replay sees it: no read to place) without a place. */
 static int add_run(const struct pf_read_map *m, const struct pf_bmap_run *r, struct pf_rplan_extent **x, size_t *n,
 		   size_t *cap)
 {
@@ -42,7 +43,7 @@ static int add_run(const struct pf_read_map *m, const struct pf_bmap_run *r, str
 		if ((rc = PF_ARRAY_RESERVE(*x, *cap, *n + 1, 16)))
 			break;
 		(*x)[(*n)++] = (struct pf_rplan_extent){ .logical = lblk * bs, .length = pieces.r[i].count * bs,
-							 .physical = pieces.r[i].start * bs, .placed = 1 };
+							 .physical = pieces.r[i].start * bs, .placed = !r->uninit };
 		lblk += pieces.r[i].count;
 	}
 	free(pieces.r);

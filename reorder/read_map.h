@@ -20,7 +20,8 @@ struct pf_read_map {
 
 /* The mapper over m (which must outlive it).  A file of another filesystem, gone, replaced or changed since
  * the layout (inode in use, type, generation, size, mtime: what the replay checks) is not mapped
- * (PF_RPLAN_UNMAPPED); its data blocks come from pf_blockmap, each run where the moves leave it. */
+ * (PF_RPLAN_UNMAPPED); its data blocks come from pf_blockmap, each run where the moves leave it (an unwritten
+ * one without a place: it reads as zeros, as the replay's FIEMAP mapper says too). */
 struct pf_rplan_mapper pf_read_map_mapper(struct pf_read_map *m);
 
 #endif

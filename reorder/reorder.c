@@ -478,7 +478,7 @@ static int consider_room(ext2_filsys fs, const struct pf_reorder_opts *o, const 
 	if ((rc = plan_in_window(fs, &sim, wfree, nw, free_all, trees, &wp, &in)) ||
 	    (rc = pf_reloc_sim_run(trees, &in, linos, col->nfiles, NULL)) ||
 	    (rc = pf_evac_compose(&room->out, &in, &both, &nboth)) ||
-	    (rc = pf_replay_predict_moves(fs, lay, col, both, nboth, trees, o->medium, &p2)))
+	    (rc = pf_replay_predict_moves(fs, lay, both, nboth, trees, o->medium, &p2)))
 		goto out;
 	if (in.chunks_failed || !(p2.after.seconds < bar)) {
 		snprintf(res->room_why, sizeof(res->room_why),

@@ -1,33 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The next boot's replay of the layouts on this filesystem, predicted on the medium's disk model
  * (lib/replay_cost.h; pf_replay_model): as the filesystem is now, and as a plan would leave it (the plan's
- * moved blocks at their destinations).
+ * moved blocks at their destinations, the extent leaves its runs add).
  *
- * The passes follow prefetchd's rotational replay of an ext filesystem (daemon/replay/replay_metadata.c,
- * replay_rotational.c):
- *   0. the superblock and group descriptors (the replay opens the filesystem with libext2fs);
- *   1. the inode-table blocks of the root and of every file of the layouts on this filesystem;
- *   2. the layouts' directories, whole, found from their inodes (relocated: the replay reads them where they
- *      are, never where a layout recorded them), and the extent-tree / indirect blocks of the regular files;
- *      Finding those reads the tree blocks (extent index / indirect blocks) first, synchronously, one by one
- *      in layout order while libext2fs walks each tree: an ordered pass before the sorted one, which then
- *      finds them cached;
- *   3. the directory tree of the layouts' paths, from the root, level by level: the inode blocks of the
- *      level's directories, then their blocks (relocated: the replay finds them where they are);
- *   4. the data: the layout's blocks of regular files, bin by bin (layout_order.h), relocated.
- * The metadata passes merge with PF_META_GAP_BLOCKS and share a cache; the data passes read everything.
- * On flash (daemon/replay/replay_flash.c) the data is read file by file instead: each file's ranges merged
- * where less than the SD model's request cost in bytes (28 KiB) apart, one request each (and one more per
- * max_request bytes): fewer, larger requests are what a reorder can gain there.  Fast flash's replay reads
- * the layout's ranges unmerged with several readers; on the SSD model's 8.7 us per request the same per-file
- * costing is within its noise (results/FLASH-BENCH.md: 0.088 s predicted and measured). */
+ * The reads are the replay's own, built by the same code (daemon/replay/replay.c runs the same steps):
+ *   - the metadata pass: lib/ext_meta_pass.h's steps, each a sorted sweep merged with PF_META_GAP_BLOCKS
+ *     through the device's cache, with the tree blocks libext2fs reads one at a time while finding them (an
+ *     ordered pass); file blocks (trees, directories) read where the moves leave them, inode tables where
+ *     they are;
+ *   - the data: the read plan (lib/read_plan.h) of each layout, mapped with libext2fs (read_map.h: now, or
+ *     as the moves leave each run): on a disk, init's files first (the head pass of the metadata, then their
+ *     sweep) and then the rest, one pass per bin in the sweep's physical order; on slow flash the merged
+ *     reads in first-touch order, one request each; on fast flash the items in access order, unmerged.  A
+ *     file the replay would skip (gone, changed) and a hole read nothing.
+ * Fast flash's replay makes no metadata pass (its opens read the inodes one at a time): the pass stands in
+ * for those reads, which on the SSD model's 8.7 us per request is within its noise (results/FLASH-BENCH.md). */
 #ifndef PREFETCH_REORDER_REPLAY_PREDICT_H
 #define PREFETCH_REORDER_REPLAY_PREDICT_H
 
 #include "collect.h"
+#include "disk_model.h"
 #include "layout_load.h"
 #include "plan.h"
-#include "disk_model.h"
 #include "replay_cost.h"
 
 #include <ext2fs/ext2fs.h>
@@ -38,8 +32,9 @@ struct pf_replay_prediction {
 };
 
 /* Predict both (plan NULL: after = now).  After: the moved blocks at their destinations, and the extent leaves
- * the run adds (relocate.h, pf_reloc_sim) read with their trees.  Directories the layouts' paths pass through
- * that cannot be looked up are left out (as the replay leaves them).  Returns 0 or -ENOMEM. */
+ * the run adds (relocate.h, pf_reloc_sim, over col's files) read with their trees.  Directories the layouts'
+ * paths pass through that cannot be looked up are left out (as the replay leaves them).  Returns 0 or
+ * -ENOMEM. */
 int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
 		      const struct pf_plan *plan, int medium, struct pf_replay_prediction *out);
 
@@ -47,9 +42,8 @@ int pf_replay_predict(ext2_filsys fs, const struct pf_layouts *l, const struct p
  * (evacuate.h), with sim the runs that carry them out simulated (NULL: trees unchanged).  Returns 0 or
  * -ENOMEM. */
 struct pf_reloc_sim;
-int pf_replay_predict_moves(ext2_filsys fs, const struct pf_layouts *l, const struct pf_collect *col,
-			    const struct pf_cost_move *moves, size_t nmoves, const struct pf_reloc_sim *sim, int medium,
-			    struct pf_replay_prediction *out);
+int pf_replay_predict_moves(ext2_filsys fs, const struct pf_layouts *l, const struct pf_cost_move *moves,
+			    size_t nmoves, const struct pf_reloc_sim *sim, int medium, struct pf_replay_prediction *out);
 
 /* The copies plan p carries out (the units of its placed and split chunks): each moved piece's source and
  * destination, in plan order, as the cost model's moves (*out malloc'd).  Returns 0 or -ENOMEM. */

@@ -15,21 +15,18 @@
 static const uint8_t zero_uuid[16];
 
 /* A filesystem is the same across boots when its UUID is; one without a UUID is recognised by its mount point,
- * and so is a btrfs subvolume among the others of its filesystem (PF_FS_SUBVOL: same UUID). */
-static int find_fs(const struct pf_image *l, const struct pf_fs *fs)
+ * and so is a btrfs subvolume among the others of its filesystem (PF_FS_SUBVOL: same UUID).  1 with its index
+ * in layout l in *k, or 0 when l has none. */
+static int find_fs(const struct pf_image *l, const struct pf_fs *fs, uint32_t *k)
 {
 	if (memcmp(fs->uuid, zero_uuid, 16) && !(fs->flags & PF_FS_SUBVOL))
-		return pf_image_find_fs(l, fs->uuid);
-	if (memcmp(fs->uuid, zero_uuid, 16)) {
-		for (uint32_t i = 0; i < l->nfs; i++)
-			if (!memcmp(l->fs[i].uuid, fs->uuid, 16) && !strcmp(l->fs[i].mountpoint, fs->mountpoint))
-				return (int)i;
-		return -1;
-	}
-	for (uint32_t i = 0; i < l->nfs; i++)
-		if (!memcmp(l->fs[i].uuid, zero_uuid, 16) && !strcmp(l->fs[i].mountpoint, fs->mountpoint))
-			return (int)i;
-	return -1;
+		return pf_image_find_fs(l, fs->uuid, k);
+	for (uint32_t i = 0; i < l->nfs; i++) /* same UUID (a subvolume's) or none, and the same mount point */
+		if (!memcmp(l->fs[i].uuid, fs->uuid, 16) && !strcmp(l->fs[i].mountpoint, fs->mountpoint)) {
+			*k = i;
+			return 1;
+		}
+	return 0;
 }
 
 /* Newest trace first, so that block size, medium and mount point are the newest known. */
@@ -40,14 +37,16 @@ static int union_fs(struct agg *a)
 		if (tr->nfs && !(a->fsmap[t] = malloc(tr->nfs * sizeof(uint32_t))))
 			return -ENOMEM;
 		for (uint32_t j = 0; j < tr->nfs; j++) {
-			int k = find_fs(a->layout, &tr->fs[j]);
-			if (k < 0) {
+			uint32_t k;
+			if (!find_fs(a->layout, &tr->fs[j], &k)) {
 				struct pf_fs fs = tr->fs[j];
 				fs.flags &= PF_FS_SUBVOL | PF_FS_SKIPPED; /* gone is what one trace saw, not a property of the layout */
-				if ((k = pf_image_add_fs(a->layout, &fs)) < 0)
-					return k;
+				int rc = pf_image_add_fs(a->layout, &fs);
+				if (rc < 0)
+					return rc;
+				k = (uint32_t)rc;
 			}
-			a->fsmap[t][j] = (uint32_t)k;
+			a->fsmap[t][j] = k;
 			if (tr->fs[j].flags & PF_FS_GONE)
 				a->gone[k] |= 1ull << t;
 		}
@@ -170,17 +169,17 @@ static int emit_files(struct agg *a, const struct pf_aggregate_opts *o, const ui
 		if (rc)
 			return rc;
 		uint64_t bytes = span_bytes(spans, nspans);
-		int64_t allowed = agg_bound_admit(&bound, bytes);
-		if (allowed < 0) {
+		uint64_t allowed;
+		if (!agg_bound_admit(&bound, bytes, &allowed)) {
 			g->fate = AGG_CUT;
 			r->files_cut++;
 			r->bytes_cut += bytes;
 			free(spans);
 			continue;
 		}
-		if ((uint64_t)allowed < bytes) {
-			nspans = agg_spans_truncate(spans, nspans, (uint64_t)allowed);
-			r->bytes_cut += bytes - (uint64_t)allowed;
+		if (allowed < bytes) {
+			nspans = agg_spans_truncate(spans, nspans, allowed);
+			r->bytes_cut += bytes - allowed;
 		}
 		struct pf_file lf = *f;
 		lf.fs = nr->fs;

@@ -4,18 +4,16 @@
  * budget is used and the order of everything before it is untouched. */
 #include "aggregate_int.h"
 
-int64_t agg_bound_admit(struct agg_bound *b, uint64_t bytes)
+int agg_bound_admit(struct agg_bound *b, uint64_t bytes, uint64_t *allowed)
 {
-	if (b->max_files && b->files >= b->max_files)
-		return -1;
-	if (b->max_bytes && b->bytes >= b->max_bytes)
-		return -1;
-	uint64_t allowed = bytes;
-	if (b->max_bytes && allowed > b->max_bytes - b->bytes)
-		allowed = b->max_bytes - b->bytes;
+	if ((b->max_files && b->files >= b->max_files) || (b->max_bytes && b->bytes >= b->max_bytes))
+		return 0;
+	*allowed = bytes;
+	if (b->max_bytes && *allowed > b->max_bytes - b->bytes)
+		*allowed = b->max_bytes - b->bytes;
 	b->files++;
-	b->bytes += allowed;
-	return (int64_t)allowed;
+	b->bytes += *allowed;
+	return 1;
 }
 
 size_t agg_spans_truncate(struct agg_span *spans, size_t n, uint64_t allowed)

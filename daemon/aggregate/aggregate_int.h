@@ -109,8 +109,9 @@ struct agg_bound {
 	uint32_t files;
 };
 
-/* How many of a file's bytes fit; -1 when the file is cut altogether. */
-int64_t agg_bound_admit(struct agg_bound *b, uint64_t bytes);
+/* Is a file of `bytes` bytes admitted?  1 with how many of them fit in *allowed, or 0 when it is cut
+ * altogether. */
+int agg_bound_admit(struct agg_bound *b, uint64_t bytes, uint64_t *allowed);
 /* Keep the first `allowed` bytes of spans (by offset); returns the new count. */
 size_t agg_spans_truncate(struct agg_span *spans, size_t n, uint64_t allowed);
 

@@ -117,6 +117,5 @@ double pf_boot_end(const char *boot_end_file, char *source, size_t len)
 	if (from_systemd(&up, source, len) == 0)
 		return up;
 	snprintf(source, len, "trace-stop");
-	up = pf_uptime();
-	return up < 0 ? 0 : up;
+	return pf_uptime(&up) ? 0 : up;
 }

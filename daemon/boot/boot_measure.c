@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "boot_measure.h"
 
+#include "error.h"
 #include "safe_file.h"
 
 #include <inttypes.h>
@@ -45,51 +46,57 @@ uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_ima
 	return used;
 }
 
-int64_t pf_psi_some_ms(const char *text)
+int pf_psi_some_ms(const char *text, int64_t *ms)
 {
 	const char *line = strncmp(text, "some ", 5) == 0 ? text : strstr(text, "\nsome ");
 	if (!line)
-		return -1;
+		return PF_ECORRUPT;
 	const char *eol = strchr(line + 1, '\n');
 	const char *t = strstr(line, " total=");
 	if (!t || (eol && t > eol))
-		return -1;
+		return PF_ECORRUPT;
 	char *end;
 	unsigned long long us = strtoull(t + 7, &end, 10);
 	if (end == t + 7)
-		return -1;
-	return (int64_t)(us / 1000);
+		return PF_ECORRUPT;
+	*ms = (int64_t)(us / 1000);
+	return 0;
 }
 
-/* A figure from a small procfs file through its parser; -1 when the file is missing (an older kernel). */
-static int64_t read_proc(const char *path, int64_t (*parse)(const char *text))
+/* A figure from a small procfs file through its parser, into *v.  0, or the error of reading (a missing file:
+ * an older kernel) or of parsing. */
+static int read_proc(const char *path, int (*parse)(const char *text, int64_t *v), int64_t *v)
 {
 	char *text;
 	size_t len;
-	if (pf_read_text(path, 4096, 0, &text, &len))
-		return -1;
-	int64_t v = parse(text);
+	int rc = pf_read_text(path, 4096, 0, &text, &len);
+	if (rc)
+		return rc;
+	rc = parse(text, v);
 	free(text);
-	return v;
+	return rc;
 }
 
-int64_t pf_psi_io_ms(void)
+int pf_psi_io_ms(int64_t *ms)
 {
-	return read_proc("/proc/pressure/io", pf_psi_some_ms);
+	return read_proc("/proc/pressure/io", pf_psi_some_ms, ms);
 }
 
-int64_t pf_proc_io_read_bytes(const char *text)
+int pf_proc_io_read_bytes(const char *text, int64_t *bytes)
 {
 	const char *l = strncmp(text, "read_bytes: ", 12) == 0 ? text : strstr(text, "\nread_bytes: ");
 	if (!l)
-		return -1;
+		return PF_ECORRUPT;
 	l = strchr(l + 1, ' ');
 	char *end;
 	long long v = strtoll(l, &end, 10);
-	return end == l || v < 0 ? -1 : (int64_t)v;
+	if (end == l || v < 0)
+		return PF_ECORRUPT;
+	*bytes = v;
+	return 0;
 }
 
-int64_t pf_self_read_bytes(void)
+int pf_self_read_bytes(int64_t *bytes)
 {
-	return read_proc("/proc/self/io", pf_proc_io_read_bytes);
+	return read_proc("/proc/self/io", pf_proc_io_read_bytes, bytes);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* What a boot got from prefetch, for its boot record (boot_log.h's self-check columns): how much of the
  * replayed layout the boot then used, how much it read from the disk itself, and how long it stalled on I/O.
- * The parsers are pure (unit-tested on text); the readers return -1 where the kernel does not say. */
+ * The parsers are pure (unit-tested on text).  Each returns 0 with its figure, or a negative pf error:
+ * PF_ECORRUPT when the text does not say, the reading's error (-ENOENT: a kernel without it) otherwise. */
 #ifndef PREFETCH_BOOT_MEASURE_H
 #define PREFETCH_BOOT_MEASURE_H
 
@@ -13,14 +14,14 @@
  * many of the layout's files those are. */
 uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_image *trace, uint64_t *files);
 
-/* "some ... total=US" of /proc/pressure/io text, in ms; -1 if absent. */
-int64_t pf_psi_some_ms(const char *text);
-/* The same, read from /proc/pressure/io: -1 on kernels without PSI (or with it off). */
-int64_t pf_psi_io_ms(void);
+/* "some ... total=US" of /proc/pressure/io text, in ms. */
+int pf_psi_some_ms(const char *text, int64_t *ms);
+/* The same, read from /proc/pressure/io (an error on kernels without PSI, or with it off). */
+int pf_psi_io_ms(int64_t *ms);
 
-/* "read_bytes: N" of /proc/PID/io text; -1 if absent. */
-int64_t pf_proc_io_read_bytes(const char *text);
-/* This process's bytes read from storage so far (/proc/self/io), -1 if unknown. */
-int64_t pf_self_read_bytes(void);
+/* "read_bytes: N" of /proc/PID/io text. */
+int pf_proc_io_read_bytes(const char *text, int64_t *bytes);
+/* This process's bytes read from storage so far (/proc/self/io). */
+int pf_self_read_bytes(int64_t *bytes);
 
 #endif

@@ -43,14 +43,17 @@ int pf_reorder_placed_save(const char *path, int64_t generation, int64_t chunk, 
 	return pf_write_atomic(path, buf, (size_t)len, 0600);
 }
 
-int64_t pf_reorder_marker_chunk(const char *line)
+int pf_reorder_marker_chunk(const char *line, int64_t *chunk)
 {
 	const char *p = strstr(line, " chunk ");
 	if (!p)
-		return -1;
+		return 0;
 	char *end;
 	long long v = strtoll(p + 7, &end, 10);
-	return end != p + 7 && v > 0 && (*end == '\0' || *end == ' ' || *end == '\n') ? v : -1;
+	if (end == p + 7 || v <= 0 || (*end != '\0' && *end != ' ' && *end != '\n'))
+		return 0;
+	*chunk = v;
+	return 1;
 }
 
 /* The chunk size of the reorder armed at the last shutdown: its marker's, else the configuration's. */
@@ -58,30 +61,31 @@ static int64_t armed_chunk(const struct pf_boot_paths *p, const struct pf_config
 {
 	char *text;
 	size_t len;
-	int64_t chunk = -1;
+	int64_t chunk = cfg->chunk_size_blocks;
 	if (pf_read_text(p->reorder_armed, 4096, 0, &text, &len) == 0) {
-		chunk = pf_reorder_marker_chunk(text);
+		(void)pf_reorder_marker_chunk(text, &chunk); /* without one, the configuration's */
 		free(text);
 	}
-	return chunk > 0 ? chunk : cfg->chunk_size_blocks;
+	return chunk;
 }
 
-/* Boots recorded after the layout was last written: its age when this boot replays it. */
-static int64_t layout_age(const struct pf_boot_paths *p)
+/* Boots recorded after the layout was last written, into *age: its age when this boot replays it.  0, or a
+ * negative pf error (no layout, an unreadable log). */
+static int layout_age(const struct pf_boot_paths *p, int64_t *age)
 {
 	struct stat st;
 	if (stat(p->layout, &st) < 0)
-		return -1;
+		return -errno;
 	struct pf_boot_record *recs;
 	size_t n, bad;
+	*age = 0;
 	int rc = pf_boottime_load(p->boottime, &recs, &n, &bad);
 	if (rc)
-		return rc == -ENOENT ? 0 : -1; /* no log yet: the layout of this boot's predecessor, age 0 */
-	int64_t age = 0;
+		return rc == -ENOENT ? 0 : rc; /* no log yet: the layout of this boot's predecessor, age 0 */
 	for (size_t i = 0; i < n; i++)
-		age += recs[i].when > (int64_t)st.st_mtime;
+		*age += recs[i].when > (int64_t)st.st_mtime;
 	free(recs);
-	return age;
+	return 0;
 }
 
 void pf_boot_settings(const struct pf_boot_paths *p, const struct pf_config *cfg, const char *mount, int moved,
@@ -96,7 +100,8 @@ void pf_boot_settings(const struct pf_boot_paths *p, const struct pf_config *cfg
 		rec->generation++;
 		rec->chunk = armed_chunk(p, cfg);
 	}
-	rec->layout_age = layout_age(p);
+	if (layout_age(p, &rec->layout_age))
+		rec->layout_age = -1; /* the record's "not known" */
 }
 
 int pf_boot_settings_keep(const struct pf_boot_paths *p, const struct pf_boot_record *rec)

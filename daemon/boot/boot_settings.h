@@ -22,8 +22,8 @@ int pf_reorder_placed_load(const char *path, int64_t *generation, int64_t *chunk
 /* Write it (atomically).  Returns 0 or a negative pf error. */
 int pf_reorder_placed_save(const char *path, int64_t generation, int64_t chunk, int64_t when);
 
-/* "chunk C" in the arm step's marker line; -1 when absent. */
-int64_t pf_reorder_marker_chunk(const char *line);
+/* "chunk C" (C > 0) in the arm step's marker line: 1 with C in *chunk, or 0 when absent. */
+int pf_reorder_marker_chunk(const char *line, int64_t *chunk);
 
 /* Fill rec's settings: kernel release, medium (of mount, with the configuration's override), the generation and
  * chunk (a new generation when moved: the reorder armed at the last shutdown moved blocks), and the layout's age

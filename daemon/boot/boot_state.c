@@ -55,16 +55,16 @@ int pf_boot_dir_writable(const char *dir)
 	return rc;
 }
 
-int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *why, size_t len)
+int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *err, size_t errlen)
 {
 	const char *dirs[] = { p->state, p->traces };
-	why[0] = '\0';
+	err[0] = '\0';
 	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		int fd = pf_state_dir_open(dirs[i]);
 		if (fd >= 0) {
 			close(fd);
 		} else if (fd == PF_EUNSAFE) {
-			pf_state_dir_why(dirs[i], why, len);
+			pf_state_dir_why(dirs[i], err, errlen);
 			return fd;
 		}
 	}
@@ -76,24 +76,27 @@ void pf_trace_name(char *buf, size_t len, int64_t when, const char *boot_id)
 	snprintf(buf, len, "trace-%" PRId64 "-%s.pf", when, boot_id && boot_id[0] ? boot_id : "-");
 }
 
-/* time in "trace-<time>-...pf", or -1 when the name is not a trace's */
-static int64_t trace_time(const char *name)
+/* Is name a trace's, "trace-<time>-...pf"?  1 with its time in *t, or 0. */
+static int trace_time(const char *name, int64_t *t)
 {
 	size_t len = strlen(name);
 	if (strncmp(name, "trace-", 6) != 0 || len < 10 || strcmp(name + len - 3, ".pf") != 0)
-		return -1;
+		return 0;
 	char *end;
 	errno = 0;
-	long long t = strtoll(name + 6, &end, 10);
-	if (errno || end == name + 6 || *end != '-' || t < 0)
-		return -1;
-	return t;
+	long long v = strtoll(name + 6, &end, 10);
+	if (errno || end == name + 6 || *end != '-' || v < 0)
+		return 0;
+	*t = v;
+	return 1;
 }
 
 static int by_time(const void *a, const void *b)
 {
 	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-	int64_t tx = trace_time(x), ty = trace_time(y);
+	int64_t tx = 0, ty = 0; /* the list holds traces' names only */
+	(void)trace_time(x, &tx);
+	(void)trace_time(y, &ty);
 	if (tx != ty)
 		return tx < ty ? -1 : 1;
 	return strcmp(x, y);
@@ -118,7 +121,8 @@ int pf_traces_list(const char *dir, char ***names, size_t *n)
 	struct dirent *e;
 	int rc = 0;
 	while ((e = readdir(d))) {
-		if (trace_time(e->d_name) < 0)
+		int64_t t;
+		if (!trace_time(e->d_name, &t))
 			continue;
 		if ((rc = PF_ARRAY_RESERVE(*names, cap, *n + 1, 16)))
 			break;

@@ -40,8 +40,8 @@ void pf_boot_paths_init(struct pf_boot_paths *p, const struct pf_config *cfg);
 int pf_boot_dir_writable(const char *dir);
 
 /* Whether PREFETCH_DIR and its traces/ are trusted (state_dir.h; a missing one is not refused).  Returns 0, or
- * PF_EUNSAFE with what is wrong in why (e.g. "/x/state/traces is a symbolic link"). */
-int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *why, size_t len);
+ * PF_EUNSAFE with what is wrong in err (e.g. "/x/state/traces is a symbolic link"). */
+int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *err, size_t errlen);
 
 /* "trace-<when>-<boot id>.pf" */
 void pf_trace_name(char *buf, size_t len, int64_t when, const char *boot_id);

@@ -117,10 +117,10 @@ int pf_boot_persist(const struct pf_boot_paths *p, const struct pf_config *cfg, 
 		    const char *trace_name, const struct pf_boot_record *rec, int append_rec)
 {
 	int stored = 0;
-	char why[2 * PF_BOOT_PATH];
-	int rc = pf_boot_dirs_trusted(p, why, sizeof(why));
+	char err[2 * PF_BOOT_PATH];
+	int rc = pf_boot_dirs_trusted(p, err, sizeof(err));
 	if (rc) {
-		pf_err("refusing the state directory: %s: nothing stored, nothing removed", why);
+		pf_err("refusing the state directory: %s: nothing stored, nothing removed", err);
 		return rc;
 	}
 	rc = pf_boot_flush_pending(p);

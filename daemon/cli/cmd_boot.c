@@ -455,10 +455,12 @@ static void measure_boot_end(struct boot *b)
 	b->rec.boot_s = pf_boot_end(b->p.boot_end, b->rec.end_source, sizeof(b->rec.end_source));
 	b->cpu_at_end = cpu_seconds(RUSAGE_SELF); /* the work below is after the boot's end */
 	pf_boot_record_disk(b->cfg.nmounts ? b->cfg.mounts[0] : "/", &b->rec);
-	if ((b->rec.psi_io_ms = pf_psi_io_ms()) < 0)
+	if (pf_psi_io_ms(&b->rec.psi_io_ms)) {
+		b->rec.psi_io_ms = -1; /* the record's "not known" */
 		pf_notice("no /proc/pressure/io (a kernel without PSI, or psi=0): this boot's I/O stall is not recorded");
-	int64_t own = pf_self_read_bytes();
-	if (own >= 0 && b->rec.sectors >= 0) /* what the boot read itself: the disk's reads less ours */
+	}
+	int64_t own;
+	if (pf_self_read_bytes(&own) == 0 && b->rec.sectors >= 0) /* what the boot read itself: the disk's reads less ours */
 		b->rec.uncovered_mib = (double)(b->rec.sectors * 512 > own ? b->rec.sectors * 512 - own : 0) / 1048576.0;
 	pf_notify_stopping();
 	b->cut_replay = 1;

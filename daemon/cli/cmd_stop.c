@@ -71,14 +71,14 @@ int cmd_stop(int argc, char **argv)
 		pidpath = paths.pidfile;
 	}
 	pid_t pid;
-	char why[PF_PIDFILE_OUTCOME_MAX];
-	int rc = pf_pidfile_stop(pidpath, SIGTERM, (int)timeout * 1000, &pid, why, sizeof(why));
+	char err[PF_PIDFILE_OUTCOME_MAX];
+	int rc = pf_pidfile_stop(pidpath, SIGTERM, (int)timeout * 1000, &pid, err, sizeof(err));
 	if (rc == 1) {
 		printf("no tracer running (%s)\n", pidpath);
 		return PF_EXIT_OK;
 	}
 	if (rc == 2) {
-		pf_err("tracer (pid %ld) finished but stored no trace: %s", (long)pid, why);
+		pf_err("tracer (pid %ld) finished but stored no trace: %s", (long)pid, err);
 		return PF_EXIT_FAILURE;
 	}
 	if (rc == -ETIMEDOUT) {

@@ -97,8 +97,8 @@ int pf_pidfile_outcome(struct pf_pidfile *pf, const char *why)
 	return rc;
 }
 
-/* The outcome line a finished holder left: 0 "stored", 2 otherwise (why says what happened). */
-static int read_outcome(int fd, char *why, size_t whylen)
+/* The outcome line a finished holder left: 0 "stored", 2 otherwise (err says what happened). */
+static int read_outcome(int fd, char *err, size_t errlen)
 {
 	char buf[PF_PIDFILE_OUTCOME_MAX + 32];
 	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
@@ -111,9 +111,9 @@ static int read_outcome(int fd, char *why, size_t whylen)
 	if (line && strcmp(line, "stored") == 0)
 		return 0;
 	if (line && strncmp(line, "failed: ", 8) == 0)
-		snprintf(why, whylen, "%s", line + 8);
+		snprintf(err, errlen, "%s", line + 8);
 	else
-		snprintf(why, whylen, "it ended without reporting a stored trace (killed or crashed?)");
+		snprintf(err, errlen, "it ended without reporting a stored trace (killed or crashed?)");
 	return 2;
 }
 
@@ -136,11 +136,11 @@ void pf_pidfile_release(struct pf_pidfile *pf)
 	pf->path = NULL;
 }
 
-int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid, char *why, size_t whylen)
+int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid, char *err, size_t errlen)
 {
 	*pid = 0;
-	if (whylen)
-		why[0] = '\0';
+	if (errlen)
+		err[0] = '\0';
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return errno == ENOENT ? 1 : -errno;
@@ -172,7 +172,7 @@ int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid, char 
 	int rc = -ETIMEDOUT;
 	for (;;) {
 		if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-			rc = read_outcome(fd, why, whylen);
+			rc = read_outcome(fd, err, errlen);
 			break;
 		}
 		if ((int64_t)((pf_monotonic_ns() - t0) / 1000000) >= timeout_ms)

@@ -34,10 +34,10 @@ void pf_pidfile_release(struct pf_pidfile *pf);
 
 /* Send sig to the process holding path and wait (at most timeout_ms) until it has released it, i.e. exited.
  * Returns 0 when it finished and said its trace was stored, 2 when it finished without storing one (the reason
- * in why), 1 when no process holds path (none running), -EBADMSG when nobody holds it but it holds something
+ * in err), 1 when no process holds path (none running), -EBADMSG when nobody holds it but it holds something
  * other than a pid (not prefetchd's: no guess), -ESRCH when its holder wrote no pid within 3 s, -ETIMEDOUT, or
  * -errno.  *pid gets the holder's pid (0 if
  * unknown). */
-int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid, char *why, size_t whylen);
+int pf_pidfile_stop(const char *path, int sig, int timeout_ms, pid_t *pid, char *err, size_t errlen);
 
 #endif

@@ -33,10 +33,10 @@ static int get_extents(int fd, uint64_t start, uint64_t end, struct pf_rplan_ext
 		}
 		if ((rc = PF_ARRAY_RESERVE(v, cap, n + w.n, FIEMAP_BATCH)))
 			break;
-		for (uint32_t j = 0; j < w.n; j++) {
+		for (uint32_t j = 0; j < w.n; j++) { /* an unwritten extent reads as zeros: no read to place */
 			const struct fiemap_extent *fe = &w.ext[j];
 			v[n++] = (struct pf_rplan_extent){ fe->fe_logical, fe->fe_length, fe->fe_physical,
-							   !(fe->fe_flags & PF_FIEMAP_NO_PLACE) };
+							   !(fe->fe_flags & (PF_FIEMAP_NO_PLACE | FIEMAP_EXTENT_UNWRITTEN)) };
 		}
 	}
 	pf_fiemap_close(&w);

@@ -34,8 +34,9 @@ struct pf_rplan_mapper pf_replay_mapper(struct pf_rctx *c);
  * places stand). */
 int pf_replay_fiemap(int fd, struct pf_ritem *const *items, size_t n, struct pf_rvec *more);
 
-/* replay_metadata.c: metadata pass on one ext2/3/4 filesystem; adds the blocks read to *blocks.  head: only the
- * inode-table blocks of init's files and of the directories above them, and those directories' blocks. */
+/* replay_metadata.c: metadata pass on one ext2/3/4 filesystem (lib/ext_meta_pass.h's steps, each read ahead on
+ * the device); adds the blocks read to *blocks.  head: only the inode-table blocks of init's files and of the
+ * directories above them, and those directories' blocks.  0, or -EIO (no handle) / -ENOMEM. */
 int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, int head, unsigned *blocks);
 /* Open (at the start: the device's path may not resolve later in an initramfs) and close the handles the
  * metadata pass uses; a filesystem that cannot be opened gets no metadata pass. */

@@ -3,10 +3,11 @@
 
 #include <errno.h>
 
+/* log2 of v, or -EINVAL when v is not a power of two. */
 static int log2_exact(uint32_t v)
 {
 	if (!v || (v & (v - 1)))
-		return -1;
+		return -EINVAL;
 	int l = 0;
 	while (v >>= 1)
 		l++;

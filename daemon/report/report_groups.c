@@ -77,12 +77,13 @@ static double stall_s(const struct pf_boot_record *r)
 	return r->psi_io_ms / 1000.0;
 }
 
-static int find(const struct pf_grouping *g, const char *key)
+/* Has g a group of this key? */
+static int has_key(const struct pf_grouping *g, const char *key)
 {
 	for (size_t i = 0; i < g->n; i++)
 		if (!strcmp(g->g[i].key, key))
-			return (int)i;
-	return -1;
+			return 1;
+	return 0;
 }
 
 /* The groups' keys: every setup's for setups (off, trace and replay always), else those that occur, sorted. */
@@ -99,7 +100,7 @@ static int collect_keys(const struct pf_boot_record *recs, size_t n, struct pf_g
 	for (size_t i = 0; i < n; i++) {
 		char k[sizeof(g->g[0].key)];
 		pf_report_key_of(&recs[i], g->key, k, sizeof(k));
-		if (find(g, k) < 0)
+		if (!has_key(g, k))
 			memcpy(g->g[g->n++].key, k, sizeof(k));
 	}
 	qsort(g->g, g->n, sizeof(*g->g), by_key);

@@ -17,26 +17,27 @@ static size_t hash_of(uint64_t dev, uint64_t ino)
 	return (size_t)(h - h % RUN + ino % RUN);
 }
 
-long pf_devino_next(const struct pf_devino_index *x, uint64_t a, uint64_t b, size_t *cursor)
+int pf_devino_next(const struct pf_devino_index *x, uint64_t a, uint64_t b, size_t *cursor, size_t *pos)
 {
 	if (!x->cap)
-		return -1;
+		return 0;
 	size_t i = *cursor ? *cursor : (hash_of(a, b) & (x->cap - 1)) + 1; /* slot + 1 to look at next */
 	for (;; i = i % x->cap + 1) {
 		const struct pf_devino_slot *s = &x->slot[i - 1];
 		if (!s->pos1)
-			return -1;
+			return 0;
 		if (s->dev == a && s->ino == b) {
 			*cursor = i % x->cap + 1;
-			return (long)(s->pos1 - 1);
+			*pos = s->pos1 - 1;
+			return 1;
 		}
 	}
 }
 
-long pf_devino_get(const struct pf_devino_index *x, dev_t dev, ino_t ino)
+int pf_devino_get(const struct pf_devino_index *x, dev_t dev, ino_t ino, size_t *pos)
 {
 	size_t cursor = 0;
-	return pf_devino_next(x, (uint64_t)dev, (uint64_t)ino, &cursor);
+	return pf_devino_next(x, (uint64_t)dev, (uint64_t)ino, &cursor, pos);
 }
 
 static void place(struct pf_devino_slot *slot, size_t cap, const struct pf_devino_slot *s)

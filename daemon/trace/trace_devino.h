@@ -19,16 +19,16 @@ struct pf_devino_index {
 	size_t cap, n;
 };
 
-/* The position stored for (dev, ino), or -1. */
-long pf_devino_get(const struct pf_devino_index *x, dev_t dev, ino_t ino);
+/* The position stored for (dev, ino): 1 with it in *pos, or 0 when there is none. */
+int pf_devino_get(const struct pf_devino_index *x, dev_t dev, ino_t ino, size_t *pos);
 /* Store pos for (dev, ino), which must not be in the index yet.  Returns 0 or -ENOMEM (the index unchanged). */
 int pf_devino_put(struct pf_devino_index *x, dev_t dev, ino_t ino, size_t pos);
 /* The same table keyed by any pair of numbers, more than one position to a key (trace_dirindex.c: a path's hash,
- * the paths compared by the caller).  pf_devino_put_key stores pos under (a, b); pf_devino_next returns the
- * positions stored under (a, b) one per call, *cursor 0 at first, then -1.  b takes an inode number's place: its
- * low bits pick the slot (a hash goes there, not in a). */
+ * the paths compared by the caller).  pf_devino_put_key stores pos under (a, b); pf_devino_next gives the
+ * positions stored under (a, b) one per call (*cursor 0 at first): 1 with the next in *pos, then 0.  b takes an
+ * inode number's place: its low bits pick the slot (a hash goes there, not in a). */
 int pf_devino_put_key(struct pf_devino_index *x, uint64_t a, uint64_t b, size_t pos);
-long pf_devino_next(const struct pf_devino_index *x, uint64_t a, uint64_t b, size_t *cursor);
+int pf_devino_next(const struct pf_devino_index *x, uint64_t a, uint64_t b, size_t *cursor, size_t *pos);
 void pf_devino_free(struct pf_devino_index *x);
 
 #endif

@@ -26,14 +26,13 @@ static int same(const struct pf_trace_entry *e, const char *path, size_t len)
  * goes, whose low bits pick the slot. */
 #define DIR_KEY 0
 
-long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path)
+int pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path, size_t *pos)
 {
 	size_t len = strlen(path), cursor = 0;
-	long pos;
-	while ((pos = pf_devino_next(&x->ix, DIR_KEY, hash_of(path, len), &cursor)) >= 0)
-		if (same(&ents[pos], path, len))
-			return pos;
-	return -1;
+	while (pf_devino_next(&x->ix, DIR_KEY, hash_of(path, len), &cursor, pos))
+		if (same(&ents[*pos], path, len))
+			return 1;
+	return 0;
 }
 
 int pf_dir_index_put(struct pf_dir_index *x, const struct pf_trace_entry *ents, size_t pos)

@@ -69,8 +69,8 @@ static void handle_event(struct pf_tracer *t, const struct fanotify_event_metada
 		close(fd);
 		return;
 	}
-	int fsi = pf_trace_fs_index(t, st.st_dev);
-	if (fsi < 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
+	int fsi;
+	if (!pf_trace_fs_index(t, st.st_dev, &fsi) || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))) {
 		close(fd); /* another st_dev (e.g. a btrfs subvolume) or a device node, fifo, socket */
 		return;
 	}

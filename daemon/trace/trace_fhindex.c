@@ -23,9 +23,8 @@ static int same(const struct file_handle *a, const struct file_handle *b)
 struct pf_trace_entry *pf_fh_index_get(const struct pf_fh_index *x, struct pf_trace_entry *ents, uint32_t fs,
 				       const struct file_handle *fh)
 {
-	size_t cursor = 0;
-	long pos;
-	while ((pos = pf_devino_next(&x->ix, fs, hash_of(fh), &cursor)) >= 0)
+	size_t cursor = 0, pos;
+	while (pf_devino_next(&x->ix, fs, hash_of(fh), &cursor, &pos))
 		if (ents[pos].fs == fs && same(ents[pos].fh, fh))
 			return &ents[pos];
 	return NULL;

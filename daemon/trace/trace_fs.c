@@ -12,12 +12,14 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev)
+int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev, int *fsi)
 {
 	for (int i = 0; i < t->nfs; i++)
-		if (t->fs[i].dev == dev)
-			return i;
-	return -1;
+		if (t->fs[i].dev == dev) {
+			*fsi = i;
+			return 1;
+		}
+	return 0;
 }
 
 char *pf_trace_fd_path(const struct pf_tracer *t, int fd)

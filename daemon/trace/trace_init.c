@@ -72,8 +72,8 @@ int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, siz
 		char *path = line + pathat;
 		path[strcspn(path, "\n")] = '\0';
 		dev_t dev = makedev(maj, min);
-		int fsi = pf_trace_fs_index(t, dev);
-		if (fsi < 0 || strstr(path, " (deleted)"))
+		int fsi;
+		if (!pf_trace_fs_index(t, dev, &fsi) || strstr(path, " (deleted)"))
 			continue;
 		struct pf_trace_entry *e = pf_trace_lookup(t, dev, (ino_t)ino);
 		if (!e && !(e = record(t, path, dev, (ino_t)ino, fsi)))

@@ -118,8 +118,8 @@ struct pf_trace_entry;
 struct pf_dir_index {
 	struct pf_devino_index ix; /* keyed by the path's hash: positions in the tracer's entries */
 };
-/* The position of the recorded directory with this path, or -1. */
-long pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path);
+/* The recorded directory with this path: 1 with its position in *pos, or 0 when there is none. */
+int pf_dir_index_get(const struct pf_dir_index *x, const struct pf_trace_entry *ents, const char *path, size_t *pos);
 /* Index ents[pos] (a directory; one without a path is left out).  Returns 0 or -ENOMEM (index unchanged). */
 int pf_dir_index_put(struct pf_dir_index *x, const struct pf_trace_entry *ents, size_t pos);
 void pf_dir_index_free(struct pf_dir_index *x);
@@ -310,8 +310,8 @@ void pf_trace_fid_event(struct pf_tracer *t, const struct fanotify_event_metadat
 void pf_trace_fid_resolve(struct pf_tracer *t);
 void pf_trace_fid_read_done(struct pf_tracer *t);
 
-/* trace_fs.c: index of the traced filesystem with this st_dev, or -1 (none). */
-int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev);
+/* trace_fs.c: the traced filesystem with this st_dev: 1 with its index in *fsi, or 0 (none). */
+int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev, int *fsi);
 /* The inode's generation (FS_IOC_GETVERSION), 0 where the filesystem has none. */
 uint32_t pf_trace_generation(int fd);
 /* Path of an open fd (malloc'd); NULL if the file is gone ("(deleted)") or has no plain path. */

@@ -276,7 +276,7 @@ int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out
 }
 
 /* A directory of filesystem fs: its recorded mount point if that still shows it, else any mount of its st_dev;
- * the same filesystem (UUID), not another one given the same device number since. */
+ * the same filesystem (UUID), not another one given the same device number since.  An fd, or -ENOENT. */
 static int open_mount(const struct pf_trace_fs *fs, const struct mnt *m, size_t nm)
 {
 	for (size_t i = 0; i <= nm; i++) {
@@ -290,7 +290,7 @@ static int open_mount(const struct pf_trace_fs *fs, const struct mnt *m, size_t 
 		if (fd >= 0)
 			close(fd);
 	}
-	return -1;
+	return -ENOENT;
 }
 
 void pf_trace_open_mounts(struct pf_tracer *t)

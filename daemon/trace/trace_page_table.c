@@ -15,8 +15,8 @@
 
 static struct pf_page_file *find(const struct pf_page_table *t, dev_t dev, ino_t ino)
 {
-	long pos = pf_devino_get(&t->index, dev, ino);
-	return pos < 0 ? NULL : &t->files[pos];
+	size_t pos;
+	return pf_devino_get(&t->index, dev, ino, &pos) ? &t->files[pos] : NULL;
 }
 
 static struct pf_page_file *add_file(struct pf_page_table *t, dev_t dev, ino_t ino)

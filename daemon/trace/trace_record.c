@@ -21,8 +21,8 @@
 
 struct pf_trace_entry *pf_trace_lookup(struct pf_tracer *t, dev_t dev, ino_t ino)
 {
-	long pos = pf_devino_get(&t->index, dev, ino);
-	return pos < 0 ? NULL : &t->ents[pos];
+	size_t pos;
+	return pf_devino_get(&t->index, dev, ino, &pos) ? &t->ents[pos] : NULL;
 }
 
 struct pf_trace_entry *pf_trace_append(struct pf_tracer *t, const struct pf_trace_entry *src)
@@ -106,8 +106,8 @@ void pf_trace_add_parents(struct pf_tracer *t, const char *path, dev_t dev, int 
 		} else {
 			*slash = '\0';
 		}
-		long known = pf_dir_index_get(&t->dirs, t->ents, dir);
-		if (known >= 0 && t->ents[known].dev == dev)
+		size_t known;
+		if (pf_dir_index_get(&t->dirs, t->ents, dir, &known) && t->ents[known].dev == dev)
 			break;
 		struct stat st;
 		if (stat(dir, &st) < 0 || st.st_dev != dev || !S_ISDIR(st.st_mode) ||

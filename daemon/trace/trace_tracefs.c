@@ -353,8 +353,8 @@ static void take_event(void *ctx, const struct pf_page_event *e)
 		return;
 	}
 	dev_t dev = makedev(ev.major, ev.minor);
-	int fsi = pf_trace_fs_index(t, dev);
-	if (fsi < 0)
+	int fsi;
+	if (!pf_trace_fs_index(t, dev, &fsi))
 		return;
 	if (pf_page_table_add(&p->table, dev, (ino_t)ev.ino, ev.start, ev.end) < 0) {
 		p->state = PF_PAGES_LOST; /* out of memory: the events are incomplete from here on */
@@ -436,20 +436,22 @@ void pf_trace_pages_read(struct pf_tracer *t, int max_reads)
 }
 
 /* The ring buffer's own count of events it lost: per CPU, "overrun" (overwritten before being read) and
- * "dropped events" (not written).  -1 if the counters cannot be read. */
-static long lost_in_buffer(int dir_fd)
+ * "dropped events" (not written), into *out.  0, or -errno when the counters cannot be read (*out 0). */
+static int lost_in_buffer(int dir_fd, unsigned long *out)
 {
+	*out = 0;
 	int fd = openat(dir_fd, "per_cpu", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
+		int rc = -errno;
 		if (fd >= 0)
 			close(fd);
-		return -1;
+		return rc;
 	}
-	long lost = 0;
-	int seen = 0;
+	unsigned long lost = 0;
+	int seen = 0, rc = 0;
 	struct dirent *de;
-	while ((de = readdir(d))) {
+	while (!rc && (de = readdir(d))) {
 		if (strncmp(de->d_name, "cpu", 3))
 			continue;
 		char path[300], line[128];
@@ -457,21 +459,25 @@ static long lost_in_buffer(int dir_fd)
 		int sfd = openat(dir_fd, path, O_RDONLY | O_CLOEXEC);
 		FILE *f = sfd >= 0 ? fdopen(sfd, "re") : NULL;
 		if (!f) {
+			rc = -errno;
 			if (sfd >= 0)
 				close(sfd);
-			lost = -1;
 			break;
 		}
 		seen++;
 		while (fgets(line, sizeof(line), f)) {
 			unsigned long v;
 			if (sscanf(line, "overrun: %lu", &v) == 1 || sscanf(line, "dropped events: %lu", &v) == 1)
-				lost += (long)v;
+				lost += v;
 		}
 		fclose(f);
 	}
 	closedir(d);
-	return seen ? lost : -1;
+	if (!rc && !seen)
+		rc = -ENOENT;
+	if (!rc)
+		*out = lost;
+	return rc;
 }
 
 void pf_trace_pages_stop(struct pf_tracer *t)
@@ -481,10 +487,10 @@ void pf_trace_pages_stop(struct pf_tracer *t)
 		/* nothing more is written from here on, so reading until empty ends */
 		(void)put(p->dir_fd, "tracing_on", "0");
 		pf_trace_pages_read(t, 0);
-		long lost = lost_in_buffer(p->dir_fd);
-		if (lost != 0)
+		unsigned long lost;
+		if (lost_in_buffer(p->dir_fd, &lost) || lost) /* not known counts as lost */
 			p->state = PF_PAGES_LOST;
-		t->st.page_events_lost = lost < 0 ? 0 : (unsigned long)lost;
+		t->st.page_events_lost = lost;
 		if (p->state == PF_PAGES_ON)
 			p->state = PF_PAGES_DONE;
 	}

@@ -6,7 +6,7 @@
 # agrees with the on-disk extent tree (debugfs bmap, read from the device), the sweep is ascending in those
 # places within each time bin, and the same ranges sorted by the layout's stale numbers would not be (so the
 # test can tell).  The same plan built from libext2fs's mapping of the unmounted filesystem (as prefetch-reorder
-# sees it) is the replay's, item for item, before and after.  The data is resident afterwards.  The metadata pass (its steps in --dump-plan) asks for the
+# sees it) is the replay's, item for item, before and after, metadata pass included.  The data is resident afterwards.  The metadata pass (its steps in --dump-plan) asks for the
 # layout's directory where it lies now and never for its place before the reorder.
 source "$TOP/tests/lib.sh"
 pf_require_root
@@ -70,15 +70,17 @@ check_plan() {
 	[ -z "$bad" ] || pf_fail "$name: sweep not in ascending physical order: $bad"
 }
 
-# same_plan PLAN NAME: the sweep prefetch-reorder's mapping builds (libext2fs: tests/tools/read_plan_ext, the
-# same lib/read_plan.c) is the one the replay built with FIEMAP and dumped, item for item
+# same_plan PLAN NAME: what prefetch-reorder's view builds (libext2fs: tests/tools/read_plan_ext, the same
+# lib/ext_meta_pass.c and lib/read_plan.c) is what the replay read and dumped, line for line: the metadata
+# pass's steps and the sweep the replay built with FIEMAP
 same_plan() {
 	"$TOOLS/read_plan_ext" "$d/layout" "$dev" >"$1.ext" || pf_fail "$2: read_plan_ext"
-	grep -v '^m ' "$1" >"$1.sweep"
-	[ "$(wc -l <"$1.sweep")" -ge 30 ] || pf_fail "$2: the replay's sweep has $(wc -l <"$1.sweep") items"
-	cmp -s "$1.sweep" "$1.ext" || pf_fail "$2: the plan built with libext2fs's mapping is not the replay's \
-(< replay, > libext2fs): $(diff "$1.sweep" "$1.ext" | head -6)"
-	pf_note "$2: the replay's plan and libext2fs's are the same, $(wc -l <"$1.ext") items"
+	[ "$(grep -cv '^m ' "$1")" -ge 30 ] || pf_fail "$2: the replay's sweep has $(grep -cv '^m ' "$1") items"
+	[ "$(grep -c '^m ' "$1")" -ge 3 ] || pf_fail "$2: the replay's metadata pass has $(grep -c '^m ' "$1") runs"
+	cmp -s "$1" "$1.ext" || pf_fail "$2: the plan built with libext2fs's mapping is not the replay's \
+(< replay, > libext2fs): $(diff "$1" "$1.ext" | head -6)"
+	pf_note "$2: the replay's plan and libext2fs's are the same: $(grep -c '^m ' "$1.ext") metadata runs, \
+$(grep -cv '^m ' "$1.ext") items"
 }
 
 # Before the reorder: the layout is right, FIEMAP agrees with it everywhere; the files appended to later lie in

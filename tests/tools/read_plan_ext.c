@@ -4,16 +4,16 @@
  *
  *   read_plan_ext LAYOUT IMAGE
  *
- * Prints the rotational sweep as prefetchd's replay --dump-plan prints the one it builds with FIEMAP: the
- * head's sweep (init's files), then the rest, one line per item (read_plan_dump.c).  The two must be the same
- * line for line (tests/integration/33-read-plan-equal.sh).  Exits 1 when the layout or the image cannot be
- * read or the layout does not name the image's filesystem. */
+ * Prints the rotational replay as prefetchd's replay --dump-plan prints what it reads, built with FIEMAP and
+ * on the mounted filesystem: the metadata pass's steps (lib/ext_meta_pass.h; the head pass first when init's
+ * files are there, then its sweep), the full pass, then the sweep of the rest, one line per item
+ * (read_plan_dump.c).  The two must be the same line for line (tests/integration/31-replay-after-reorder.sh).
+ * Exits 1 when the layout or the image cannot be read or the layout does not name the image's filesystem. */
 #include "error.h"
+#include "ext_meta_pass.h"
 #include "format.h"
 #include "read_map.h"
 #include "read_plan.h"
-#include "replay_cost.h"
-#include "replay_predict.h"
 
 #include <errno.h>
 #include <ext2fs/ext2fs.h>
@@ -35,57 +35,33 @@ static int sweep(const struct pf_image *img, const struct pf_rplan_mapper *m, st
 	return rc;
 }
 
-/* The data items of the plan of filesystem fsi (placed by the mapper) costed bin by bin on the disk model. */
-static int data_cost(ext2_filsys fs, const struct pf_image *img, uint32_t fsi, const struct pf_rplan_mapper *m)
+/* The metadata pass (lib/ext_meta_pass.h) printed as the replay's --dump-plan prints the steps it reads. */
+struct meta_dump {
+	uint32_t fsi, block_size;
+	struct pf_bvec tmp;
+};
+
+static int meta_step(void *arg, const struct pf_meta_step *s)
 {
-	struct pf_lorder_opts o = { .flags = PF_LORDER_ONE_FS, .fs = fsi };
-	struct pf_ritem *items = NULL, *own = NULL, *it;
-	size_t n = 0;
-	struct pf_rplan_placed placed = { 0 };
-	int rc = pf_rplan_build(img, &o, &items, &n);
-	it = items;
-	if (!rc)
-		rc = pf_rplan_sweep(img, m, &it, &n, &own, &placed);
-	uint32_t nbins = 0;
-	for (size_t i = 0; i < n && !rc; i++)
-		if (it[i].bin + 1 > nbins)
-			nbins = it[i].bin + 1;
-	struct pf_bvec *v = calloc(nbins ? nbins : 1, sizeof(*v));
-	struct pf_cost_pass *p = calloc(nbins ? nbins : 1, sizeof(*p));
-	if (!rc && (!v || !p))
-		rc = -ENOMEM;
-	uint64_t bs = fs->blocksize;
-	for (size_t i = 0; i < n && !rc; i++)
-		if (it[i].kind == PF_RITEM_DATA && it[i].phys_known)
-			rc = pf_bvec_push(&v[it[i].bin], it[i].physical / bs,
-					  (it[i].physical + it[i].length + bs - 1) / bs - it[i].physical / bs);
-	for (uint32_t b = 0; b < nbins; b++)
-		p[b] = (struct pf_cost_pass){ .r = v[b].r, .n = v[b].n, .cache = PF_COST_FILES, .data = 1 };
-	struct pf_disk_model d = pf_replay_model(fs, PF_MEDIUM_ROTATIONAL);
-	struct pf_cost c;
-	if (!rc)
-		rc = pf_replay_cost(&d, p, nbins, NULL, 0, &c);
-	if (!rc)
-		printf("data_s %.17g requests %llu blocks %llu\n", c.data_s, (unsigned long long)c.requests,
-		       (unsigned long long)c.data_blocks);
-	for (uint32_t b = 0; v && b < nbins; b++)
-		free(v[b].r);
-	free(v);
-	free(p);
-	free(own);
-	free(items);
+	struct meta_dump *d = arg;
+	return s->cost_only ? 0 : pf_meta_step_dump(stdout, d->fsi, d->block_size, s, &d->tmp);
+}
+
+static int meta(ext2_filsys fs, const struct pf_image *img, uint32_t fsi, int head)
+{
+	struct meta_dump d = { .fsi = fsi, .block_size = fs->blocksize };
+	struct pf_meta_layout l = { img, fsi };
+	struct pf_meta_opts o = { .ls = &l, .nls = 1, .root = EXT2_ROOT_INO, .head = head };
+	struct pf_meta_sink s = { .read = meta_step, .arg = &d };
+	int rc = pf_meta_pass(fs, &o, &s);
+	free(d.tmp.r);
 	return rc;
 }
 
 int main(int argc, char **argv)
 {
-	int cost = argc == 4 && !strcmp(argv[1], "--data-cost");
-	if (cost) {
-		argv++;
-		argc--;
-	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: read_plan_ext [--data-cost] LAYOUT IMAGE\n");
+		fprintf(stderr, "usage: read_plan_ext LAYOUT IMAGE\n");
 		return 2;
 	}
 	struct pf_image *img;
@@ -101,24 +77,24 @@ int main(int argc, char **argv)
 		pf_image_free(img);
 		return 1;
 	}
-	int fsi = pf_image_find_fs(img, fs->super->s_uuid);
+	uint32_t fsi = 0;
+	int named = pf_image_find_fs(img, fs->super->s_uuid, &fsi);
 	struct pf_ritem *items = NULL;
 	size_t n = 0;
-	rc = fsi < 0 ? PF_ECORRUPT : ext2fs_read_inode_bitmap(fs) ? -EIO : pf_rplan_build(img, NULL, &items, &n);
+	rc = !named ? PF_ECORRUPT : ext2fs_read_inode_bitmap(fs) ? -EIO : pf_rplan_build(img, NULL, &items, &n);
 	if (!rc) {
-		struct pf_read_map rm = { .fs = fs, .img = img, .fsi = (uint32_t)fsi };
+		struct pf_read_map rm = { .fs = fs, .img = img, .fsi = fsi };
 		struct pf_rplan_mapper m = pf_read_map_mapper(&rm);
-		if (cost) {
-			rc = data_cost(fs, img, (uint32_t)fsi, &m);
-		} else {
-			size_t nhead = pf_rplan_head_first(img, items, n);
+		size_t nhead = pf_rplan_head_first(img, items, n);
+		if (nhead && (rc = meta(fs, img, fsi, 1)) == 0)
 			rc = sweep(img, &m, items, nhead);
-			if (!rc)
-				rc = sweep(img, &m, items + nhead, n - nhead);
-		}
+		if (!rc)
+			rc = meta(fs, img, fsi, 0);
+		if (!rc)
+			rc = sweep(img, &m, items + nhead, n - nhead);
 	}
 	if (rc)
-		fprintf(stderr, "read_plan_ext: %s\n", fsi < 0 ? "the layout does not name the image's filesystem"
+		fprintf(stderr, "read_plan_ext: %s\n", !named ? "the layout does not name the image's filesystem"
 							       : pf_strerror(rc));
 	free(items);
 	ext2fs_close_free(&fs);

@@ -517,7 +517,9 @@ static void test_fs_by_uuid(void **state)
 	assert_int_equal(l->fs[fs].uuid[0], 7);
 	assert_int_equal(l->fs[fs].dev, 0x803);     /* newest */
 	assert_int_equal(l->fs[fs].block_size, 1024);
-	assert_true(pf_image_find_fs(l, (const uint8_t[16]){ 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9 }) >= 0);
+	uint32_t fsi;
+	assert_true(pf_image_find_fs(l, (const uint8_t[16]){ 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9 }, &fsi));
+	assert_false(pf_image_find_fs(l, (const uint8_t[16]){ 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8 }, &fsi));
 	free_all(t, 3, l);
 }
 

@@ -7,30 +7,40 @@
 #include <cmocka.h>
 
 #include "boot_measure.h"
+#include "error.h"
 
 #include <string.h>
 
 static void test_psi(void **state)
 {
 	(void)state;
+	int64_t ms = 0;
 	assert_int_equal(pf_psi_some_ms("some avg10=0.50 avg60=0.10 avg300=0.02 total=1234567\n"
-					"full avg10=0.00 avg60=0.00 avg300=0.00 total=99\n"),
-			 1234);
-	assert_int_equal(pf_psi_some_ms("full avg10=0.00 avg60=0.00 avg300=0.00 total=99\nsome avg10=0 total=5000\n"), 5);
-	assert_int_equal(pf_psi_some_ms("full avg10=0.00 total=99\n"), -1); /* no "some" line */
-	assert_int_equal(pf_psi_some_ms("some avg10=0.00\nfull total=99\n"), -1); /* total on another line */
-	assert_int_equal(pf_psi_some_ms(""), -1);
-	assert_true(pf_psi_io_ms() >= -1); /* this kernel: a figure, or -1 without PSI */
+					"full avg10=0.00 avg60=0.00 avg300=0.00 total=99\n", &ms), 0);
+	assert_int_equal(ms, 1234);
+	assert_int_equal(pf_psi_some_ms("full avg10=0.00 avg60=0.00 avg300=0.00 total=99\nsome avg10=0 total=5000\n", &ms), 0);
+	assert_int_equal(ms, 5);
+	ms = 7;
+	assert_int_equal(pf_psi_some_ms("full avg10=0.00 total=99\n", &ms), PF_ECORRUPT); /* no "some" line */
+	assert_int_equal(pf_psi_some_ms("some avg10=0.00\nfull total=99\n", &ms), PF_ECORRUPT); /* total on another line */
+	assert_int_equal(pf_psi_some_ms("", &ms), PF_ECORRUPT);
+	assert_int_equal(ms, 7); /* untouched when the text does not say */
+	int rc = pf_psi_io_ms(&ms); /* this kernel: a figure, or an error without PSI */
+	assert_true(rc == 0 ? ms >= 0 : rc < 0);
 }
 
 static void test_proc_io(void **state)
 {
 	(void)state;
-	assert_int_equal(pf_proc_io_read_bytes("rchar: 10\nwchar: 2\nread_bytes: 4096\nwrite_bytes: 0\n"), 4096);
-	assert_int_equal(pf_proc_io_read_bytes("read_bytes: 8192\n"), 8192);
-	assert_int_equal(pf_proc_io_read_bytes("rchar: 10\n"), -1);
-	assert_int_equal(pf_proc_io_read_bytes("read_bytes: x\n"), -1);
-	assert_true(pf_self_read_bytes() >= 0);
+	int64_t b = 0;
+	assert_int_equal(pf_proc_io_read_bytes("rchar: 10\nwchar: 2\nread_bytes: 4096\nwrite_bytes: 0\n", &b), 0);
+	assert_int_equal(b, 4096);
+	assert_int_equal(pf_proc_io_read_bytes("read_bytes: 8192\n", &b), 0);
+	assert_int_equal(b, 8192);
+	assert_int_equal(pf_proc_io_read_bytes("rchar: 10\n", &b), PF_ECORRUPT);
+	assert_int_equal(pf_proc_io_read_bytes("read_bytes: x\n", &b), PF_ECORRUPT);
+	assert_int_equal(pf_self_read_bytes(&b), 0);
+	assert_true(b >= 0);
 }
 
 static void test_bytes_used(void **state)

@@ -182,12 +182,37 @@ static void test_flash_requests(void **state)
 	assert_near(c.seconds, 3 * PF_SD_REQUEST_S + 314 * 4096 / PF_SD_RATE_BPS);
 }
 
+/* Two data passes (bins) sharing a block (a page two items of one file share): the second finds it in the
+ * file's page cache, reads on from there, and never goes back for it; the device's cache does not count. */
+static void test_files_cache(void **state)
+{
+	(void)state;
+	struct pf_disk_model d = pf_disk_7200rpm(SPAN, 4096);
+	const struct pf_brange meta[] = { { 5000, 10 } }, bin0[] = { { 1000, 10 } }, bin1[] = { { 1009, 10 } };
+	struct pf_cost_pass p[] = { { .r = meta, .n = 1 },
+				    { .r = bin0, .n = 1, .cache = PF_COST_FILES, .data = 1 },
+				    { .r = bin1, .n = 1, .cache = PF_COST_FILES, .data = 1 } };
+	struct pf_cost c;
+	assert_int_equal(pf_replay_cost(&d, p, 3, NULL, 0, &c), 0);
+	assert_int_equal(c.data_blocks, 19);
+	assert_int_equal(c.requests, 3); /* meta, bin 0, bin 1's 9 blocks after the shared one */
+	int seek;
+	double want = pf_disk_move_s(&d, 0, 5000, &seek) + pf_disk_transfer_s(&d, 10) +
+		      pf_disk_move_s(&d, 5010, 1000, &seek) + pf_disk_transfer_s(&d, 19);
+	assert_near(c.seconds, want);
+	/* data a device pass read is still read */
+	const struct pf_brange same[] = { { 5000, 10 } };
+	struct pf_cost_pass q[] = { { .r = meta, .n = 1 }, { .r = same, .n = 1, .cache = PF_COST_FILES, .data = 1 } };
+	assert_int_equal(pf_replay_cost(&d, q, 2, NULL, 0, &c), 0);
+	assert_int_equal(c.data_blocks, 10);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_requests), cmocka_unit_test(test_gap),
 		cmocka_unit_test(test_cache),        cmocka_unit_test(test_ordered),
-		cmocka_unit_test(test_relocation),
+		cmocka_unit_test(test_relocation),   cmocka_unit_test(test_files_cache),
 		cmocka_unit_test(test_head_carries), cmocka_unit_test(test_gain),
 		cmocka_unit_test(test_flash_requests),
 	};
