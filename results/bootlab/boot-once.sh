@@ -8,6 +8,9 @@
 # OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
 # BOOTLAB_INITRD: the initramfs to boot (run-series.sh passes the golden image's own; default the base guest's).
+# BOOTLAB_ICOUNT: qemu's instruction counting (image/qemu-guest.sh PFQ_ICOUNT: N for shift=N,sleep=on): the guest's
+# clock then counts its instructions, not the host's wall time, so the time its vCPU waits for a host CPU on a
+# loaded host stays out of its boot time (lab.sh, NOTES.md).  Empty: off.  Recorded as icount= in host.env.
 # BOOTLAB_GUEST_ARGS: words added to this boot's kernel command line (run-series.sh tuning: prefetch=off,
 # bootlab.append=KEY=VALUE,..., bootlab.report=1; guest/bootlab-report says what they do).
 source "$(dirname "$0")/lab.sh"
@@ -119,7 +122,7 @@ esac
 source "$TOP/image/qemu-guest.sh"
 PFQ_QEMU=qemu-system-x86_64 PFQ_NAME=bootlab PFQ_ACCEL=tcg PFQ_SMP=${BOOTLAB_SMP:-1} PFQ_MEM=$GUEST_MEM
 PFQ_KERNEL=$CACHE/vmlinuz PFQ_INITRD=${BOOTLAB_INITRD:-$CACHE/initrd.img} PFQ_APPEND="$KERNEL_APPEND${BOOTLAB_GUEST_ARGS:+ $BOOTLAB_GUEST_ARGS}"
-PFQ_DRIVE=$drive PFQ_SERIALS="$out/console.log $out/report.log" PFQ_MONITOR=
+PFQ_DRIVE=$drive PFQ_SERIALS="$out/console.log $out/report.log" PFQ_MONITOR= PFQ_ICOUNT=$ICOUNT
 pfq_command
 qemu=("${PFQ_CMD[@]}")
 load0=$(cut -d' ' -f1 /proc/loadavg)
@@ -143,10 +146,10 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 				done
 			fi
 			echo "host_t_bootend=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')"
-			# Summed over the vCPU threads (one with -smp 1).
+			# Summed over the vCPU threads (one with -smp 1; with icount one thread runs them all).
 			run=0 wait=0
 			for t in /proc/"$QEMU_PID"/task/*; do
-				case "$(cat "$t/comm" 2>/dev/null)" in "CPU "*"/TCG") ;; *) continue ;; esac
+				case "$(cat "$t/comm" 2>/dev/null)" in "CPU "*"/TCG" | "ALL CPUs/TCG") ;; *) continue ;; esac
 				read -r r w _ <"$t/schedstat" && run=$((run + r)) && wait=$((wait + w))
 			done
 			echo "vcpu_run_ns=$run"; echo "vcpu_wait_ns=$wait"
@@ -175,6 +178,7 @@ t1=$(date +%s.%N)
 	echo "disk_desc=$disk_desc"
 	echo "qemu_cmd=${qemu[*]}"
 	echo "guest_args=${BOOTLAB_GUEST_ARGS:-}"
+	echo "icount=$ICOUNT"
 	echo "bench_lock=$lock_note"
 	[ -f "$bootend_env" ] && cat "$bootend_env"
 	if [ "$disk_kind" = sim ]; then
