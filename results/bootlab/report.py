@@ -385,7 +385,30 @@ def tuning(args):
             name = ph[len("tune-"):] + (" (learning)" if kind == "learn" else "")
             print(f"| {name} | {len(ok)} of {alln} | " + " | ".join(cells) + " |")
     print()
+    # How much of the host's load is left in the guest's boot time: within a phase the boots are alike, so the
+    # guest's boot time should not follow the vCPU's wait (it did, about 1 s per s, with the host's clock).
+    print("Within each phase (measured boots): the guest's boot time against the vCPU's wait for a host CPU.\n")
+    print("| phase | boots | vCPU wait (s), min–max | guest boot time (s), min–max | correlation | slope (s per s of wait) |")
+    print("|---|---|---|---|---|---|")
+    for ph in phases:
+        pts = [(tuning_value(r, "vcpu_wait_s"), tuning_value(r, "boot_end_s")) for r in rows
+               if r["setup"] == ph and r["phase"] == "measure" and r["status"] == "ok"]
+        pts = [(w, b) for w, b in pts if w is not None and b is not None]
+        if len(pts) < 3:
+            continue
+        ws, bs = [w for w, _ in pts], [b for _, b in pts]
+        sw, sb = statistics.pstdev(ws), statistics.pstdev(bs)
+        cov = statistics.fmean([(w - statistics.fmean(ws)) * (b - statistics.fmean(bs)) for w, b in pts])
+        corr = f"{cov / (sw * sb):+.2f}" if sw > 0 and sb > 0 else "–"
+        slope = f"{cov / sw ** 2:+.3f}" if sw > 0 else "–"
+        print(f"| {ph[len('tune-'):]} | {len(pts)} | {min(ws):.1f}–{max(ws):.1f} | {min(bs):.2f}–{max(bs):.2f} | "
+              f"{corr} | {slope} |")
+    print()
     logs = guest_boot_logs(args.run, rows)
+    for spec in args.guest_log or []:  # DISK=FILE: a disk's log dumped from its image (a series cut short)
+        disk, path = spec.split("=", 1)
+        with open(path, errors="replace") as f:
+            logs[disk] = (path, [ln for ln in f.read().splitlines() if ln.strip()])
     if not logs:
         print("(no whole boot-time log of the guest in raw/: no report boot yet)")
         return
@@ -861,6 +884,9 @@ def main():
     ic.add_argument("--run", required=True)
     t = sub.add_parser("tuning")
     t.add_argument("--run", required=True)
+    t.add_argument("--guest-log", action="append", metavar="DISK=FILE",
+                   help="a disk's boot-time log dumped from its image (debugfs), in place of the one its last "
+                   "report boot printed: main, or the copy's phase name")
     t.add_argument("--prefetchd", default=os.path.join(TOP, "build", "default", "prefetchd"),
                    help="the prefetchd whose report compares the lab's figures (default: this tree's build)")
     a = ap.parse_args()
