@@ -3,7 +3,8 @@
 # bootlab: does the guest's boot time stay put when the host gets busy?  The same boot (a fresh copy of
 # golden-prefetch, prefetch=off on its command line, so every boot is the image's identical first boot) with
 # the guest's clock the host's and with qemu's instruction counting (BOOTLAB_ICOUNT), each on a quiet host and
-# with BUSY (2) spinners at nice 0 beside it; N rounds, the four kinds interleaved within a round.
+# with BUSY (2) spinners at nice 0 beside it; N rounds, the four kinds interleaved within a round (KINDS: a
+# subset, e.g. "icount-quiet icount-busy plain-busy").
 #   icount-check.sh SHIFT [N]
 # Rows in boots.csv: setup icount-SHIFT-quiet / icount-SHIFT-busy / plain-quiet / plain-busy (each boot under
 # the bench lock, boot-once.sh); report.py icount --run RUN_ID prints the table (NOTES.md, "Host load").
@@ -20,7 +21,8 @@ trap 'stop_spinners; rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
 info="$(grep -E '^(setup|built|prefetch_commit|package)=' "$golden.info" | tr '\n' ' ')disk_model=$DISK_MODEL icount-check"
 for ((r = 1; r <= n; r++)); do
-	for kind in plain-quiet "icount-$shift_n-quiet" "icount-$shift_n-busy" plain-busy; do
+	for kind in ${KINDS:-plain-quiet icount-quiet icount-busy plain-busy}; do
+		kind=${kind/icount-/icount-$shift_n-}
 		cp --sparse=always "$golden" "$work/disk.img"
 		case $kind in *busy)
 			for ((k = 0; k < ${BUSY:-2}; k++)); do nice -n 0 bash -c 'while :; do :; done' & spinners+=($!); done ;;

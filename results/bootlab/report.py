@@ -359,7 +359,7 @@ def tuning(args):
     by_id = {r["boot_id"]: r for r in rows if r["status"] == "ok" and r["boot_id"]}
     # With the guest's clock instruction-counted (BOOTLAB_ICOUNT) the vCPU's wait is no part of its boot time:
     # boot − vCPU wait would take it off twice.
-    icounted = all(r.get("icount") for r in rows)
+    icounted = all(r.get("icount") for r in rows if r["status"] == "ok")
     figures = [f for f in TUNING_FIGURES if not (icounted and f[0] == "corr")]
     print(f"## The lab's figures per phase (run `{args.run}`)\n")
     print("Median, mean ± standard deviation, minimum–maximum of the boots ok; learning boots apart.\n")
