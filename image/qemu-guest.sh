@@ -13,11 +13,18 @@
 #   PFQ_FIRMWARE a firmware file (-bios: OVMF for an EFI image; default SeaBIOS, a BIOS boot)
 #   PFQ_SERIALS  the serial ports' files, space-separated (ttyS0 first)
 #   PFQ_MONITOR  a FIFO qemu reads its monitor from (pfq_powerdown writes to it), or empty: no monitor
+#   PFQ_ICOUNT   TCG only: instruction counting, a load-independent guest clock.  N: -icount shift=N,sleep=on
+#                (each guest instruction takes 2^N ns of guest time, so the time the vCPU waits for a host CPU
+#                is not guest time; while the vCPU idles, waiting for its disk, guest time follows real time);
+#                any other value is qemu's -icount argument as it is; empty (default): off.  It runs all vCPUs
+#                in one host thread ("ALL CPUs/TCG"): -accel tcg without thread=multi.
 # The command is in the array PFQ_CMD; pfq_start runs it in the background (PFQ_PID), its output in $1.
 
 # pfq_accel: the -accel options, one a line (qemu tries them in order).
 pfq_accel() {
-	if [ -n "${PFQ_ACCEL:-}" ]; then
+	if [ -n "${PFQ_ICOUNT:-}" ]; then
+		echo tcg # icount: one TCG thread for all vCPUs (qemu refuses thread=multi with it)
+	elif [ -n "${PFQ_ACCEL:-}" ]; then
 		case $PFQ_ACCEL in tcg) echo "tcg,thread=multi" ;; *) echo "$PFQ_ACCEL" ;; esac
 	elif [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
 		printf 'kvm\ntcg,thread=multi\n'
@@ -30,6 +37,11 @@ pfq_command() {
 	PFQ_CMD=("${PFQ_QEMU:-${PREFETCH_IMAGE_QEMU:-qemu-system-x86_64}}" -name "${PFQ_NAME:-prefetch-guest},debug-threads=on")
 	local a
 	while IFS= read -r a; do PFQ_CMD+=(-accel "$a"); done < <(pfq_accel)
+	case ${PFQ_ICOUNT:-} in
+	'') ;;
+	*[!0-9]*) PFQ_CMD+=(-icount "$PFQ_ICOUNT") ;;
+	*) PFQ_CMD+=(-icount "shift=$PFQ_ICOUNT,sleep=on") ;;
+	esac
 	PFQ_CMD+=(-cpu "${PFQ_CPU:-max}" -smp "${PFQ_SMP:-1}" -m "${PFQ_MEM:-1024}")
 	[ -n "${PFQ_KERNEL:-}" ] && PFQ_CMD+=(-kernel "$PFQ_KERNEL" -append "${PFQ_APPEND:-}")
 	[ -n "${PFQ_KERNEL:-}" ] && [ -n "${PFQ_INITRD:-}" ] && PFQ_CMD+=(-initrd "$PFQ_INITRD")

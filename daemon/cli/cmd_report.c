@@ -8,6 +8,7 @@
 #include "format.h"
 #include "log.h"
 #include "report_boots.h"
+#include "report_chunk_note.h"
 #include "report_groups.h"
 #include "report_stats.h"
 #include "report_svg.h"
@@ -24,7 +25,7 @@
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"Usage: prefetchd report [--config FILE] [--log FILE] [--by KEY] [--setup SETUP]\n"
+		"Usage: prefetchd report [--config FILE] [--log FILE]... [--by KEY] [--setup SETUP]\n"
 		"                        [--boots | --csv | --json] [--svg FILE] [--title TEXT]\n"
 		"\n"
 		"Print the boot times of the recorded boots per group (by default per setup: off, trace, replay,\n"
@@ -32,8 +33,10 @@ static void usage(FILE *out)
 		"stall; and each group against a baseline: the difference of the medians with its 95 %% bootstrap\n"
 		"interval, and whether it is clear or how many more boots would likely settle it.\n"
 		"\n"
-		"  --config FILE   configuration (default " PF_DEFAULT_CONFIG "), for PREFETCH_DIR\n"
-		"  --log FILE      boot-time log (default $PREFETCH_DIR/boottime.log)\n"
+		"  --config FILE   configuration (default " PF_DEFAULT_CONFIG "), for PREFETCH_DIR and the\n"
+		"                  chunk size --by chunk-size says a word on\n"
+		"  --log FILE      boot-time log (default $PREFETCH_DIR/boottime.log); again for another machine's\n"
+		"                  or disk copy's log, read together (a boot in several counts once)\n"
 		"  --by KEY        group by setup (default), chunk-size, generation, kernel or medium\n"
 		"  --setup SETUP   only the boots of this setup (e.g. replay+reorder with --by chunk-size)\n"
 		"  --boots         also every boot, one line each (what it replayed, used, read itself, stalled)\n"
@@ -47,9 +50,12 @@ static void usage(FILE *out)
 }
 
 enum form { TEXT, BOOTS, CSV, JSON };
+#define MAX_LOGS 8
 
 struct report_opts {
-	const char *config, *log, *svg, *title;
+	const char *config, *svg, *title;
+	const char *log[MAX_LOGS];
+	int n_log;
 	enum form form;
 	enum pf_report_key by;
 	int by_given, only_given;
@@ -76,7 +82,11 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	while ((c = getopt_long(argc, argv, ":c:l:s:t:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c': o->config = optarg; break;
-		case 'l': o->log = optarg; break;
+		case 'l':
+			if (o->n_log == MAX_LOGS)
+				return pf_usage_error("--log: at most %d logs", MAX_LOGS);
+			o->log[o->n_log++] = optarg;
+			break;
 		case 's': o->svg = optarg; break;
 		case 't': o->title = optarg; break;
 		case 'y':
@@ -103,24 +113,70 @@ static int parse(int argc, char **argv, struct report_opts *o)
 	return PF_EXIT_GO_ON;
 }
 
-/* The log's boots (only those of --setup): PF_EXIT_GO_ON, or the exit status. */
-static int load(const struct report_opts *o, char *logpath, size_t len, struct pf_boot_record **recs, size_t *n)
+/* Whether recs[0..n), the boots of the logs read before, hold r's boot already: a log copied with its disk
+ * repeats the boots before the copy. */
+static int seen(const struct pf_boot_record *recs, size_t n, const struct pf_boot_record *r)
 {
-	struct pf_config cfg;
-	pf_config_read_or_defaults(&cfg, o->config);
-	snprintf(logpath, len, "%s%s", o->log ? o->log : cfg.state_dir, o->log ? "" : "/boottime.log");
-	size_t bad;
-	int rc = pf_boottime_load(logpath, recs, n, &bad);
+	if (!strcmp(r->boot_id, "-"))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (recs[i].when == r->when && !strcmp(recs[i].boot_id, r->boot_id))
+			return 1;
+	return 0;
+}
+
+/* Append the boots of one log to *recs (those already there left out).  Returns 0 or the exit status. */
+static int load_one(const char *path, struct pf_boot_record **recs, size_t *n)
+{
+	struct pf_boot_record *more, *all;
+	size_t m, bad;
+	int rc = pf_boottime_load(path, &more, &m, &bad);
 	if (rc == -ENOENT)
-		pf_err("%s does not exist: no boot has been recorded yet", logpath);
+		pf_err("%s does not exist: no boot has been recorded yet", path);
 	else if (rc == -EPROTO)
-		pf_err("%s: written in an unknown format version", logpath);
+		pf_err("%s: written in an unknown format version", path);
 	else if (rc)
-		pf_err("cannot read %s: %s", logpath, pf_strerror(rc));
+		pf_err("cannot read %s: %s", path, pf_strerror(rc));
 	if (rc)
 		return PF_EXIT_FAILURE;
 	if (bad)
-		pf_warn("%s: %zu unreadable line%s skipped", logpath, bad, bad == 1 ? "" : "s");
+		pf_warn("%s: %zu unreadable line%s skipped", path, bad, bad == 1 ? "" : "s");
+	if (!(all = realloc(*recs, (*n + m + 1) * sizeof(*all)))) {
+		free(more);
+		pf_err("out of memory");
+		return PF_EXIT_FAILURE;
+	}
+	*recs = all;
+	size_t before = *n; /* only the earlier logs' boots: one log may hold boots alike (scripted, or a clock reset) */
+	for (size_t i = 0; i < m; i++)
+		if (!seen(all, before, &more[i]))
+			all[(*n)++] = more[i];
+	free(more);
+	return 0;
+}
+
+/* The logs' boots (only those of --setup), the logs' names joined into logpath, the note on the configured
+ * chunk size into note (from all boots): PF_EXIT_GO_ON, or the exit status. */
+static int load(const struct report_opts *o, char *logpath, size_t len, struct pf_boot_record **recs, size_t *n,
+		char *note, size_t note_len)
+{
+	struct pf_config cfg;
+	pf_config_read_or_defaults(&cfg, o->config);
+	*recs = NULL;
+	*n = 0;
+	logpath[0] = '\0';
+	for (int i = 0; i < (o->n_log ? o->n_log : 1); i++) {
+		char path[512];
+		snprintf(path, sizeof(path), "%s%s", o->n_log ? o->log[i] : cfg.state_dir, o->n_log ? "" : "/boottime.log");
+		size_t used = strlen(logpath);
+		snprintf(logpath + used, len - used, "%s%s", i ? " and " : "", path);
+		if (load_one(path, recs, n)) {
+			free(*recs);
+			*recs = NULL;
+			return PF_EXIT_FAILURE;
+		}
+	}
+	pf_report_chunk_note(*recs, *n, cfg.chunk_size_blocks, cfg.enable_reordering, note, note_len);
 	if (o->only_given) {
 		size_t k = 0;
 		for (size_t i = 0; i < *n; i++)
@@ -188,10 +244,10 @@ int cmd_report(int argc, char **argv)
 	int rc = parse(argc, argv, &o);
 	if (rc >= 0)
 		return rc;
-	char logpath[512];
+	char logpath[1024], note[256];
 	struct pf_boot_record *recs = NULL;
 	size_t n = 0;
-	if ((rc = load(&o, logpath, sizeof(logpath), &recs, &n)) >= 0)
+	if ((rc = load(&o, logpath, sizeof(logpath), &recs, &n, note, sizeof(note))) >= 0)
 		return rc;
 
 	struct pf_report_row rows[PF_SETUP_COUNT];
@@ -201,6 +257,8 @@ int cmd_report(int argc, char **argv)
 		pf_err("out of memory");
 		return PF_EXIT_FAILURE;
 	}
+	if (o.by == PF_BY_CHUNK)
+		snprintf(groups.note, sizeof(groups.note), "%s", note);
 	/* The replay boots against the control boots, as the self-check compares them (selfcheck.h). */
 	struct pf_selfcheck sc = { .policy = PF_POLICY_REPLAY };
 	pf_selfcheck_decide(recs, n, &sc);

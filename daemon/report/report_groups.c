@@ -236,6 +236,8 @@ void pf_report_groups_table(FILE *out, const struct pf_grouping *g)
 			fprintf(out, "%zu and %zu boots: ", gr->cmp.nb, gr->cmp.na);
 		fprintf(out, "%s\n", words(g, gr, buf, sizeof(buf)));
 	}
+	if (g->note[0])
+		fprintf(out, "  %s\n", g->note);
 }
 
 static void csv_num(FILE *out, double v, int known)
@@ -316,5 +318,10 @@ void pf_report_groups_json(FILE *out, const struct pf_grouping *g)
 		pf_report_json_string(out, words(g, gr, buf, sizeof(buf)));
 		fputs("}}", out);
 	}
-	fputs("\n  ]}", out);
+	fputs("\n  ], \"note\": ", out);
+	if (g->note[0])
+		pf_report_json_string(out, g->note);
+	else
+		fputs("null", out);
+	fputc('}', out);
 }

@@ -42,6 +42,7 @@ struct pf_grouping {
 	enum pf_report_key key;
 	struct pf_group *g;
 	size_t n;
+	char note[256]; /* one line printed after the comparisons ("": none); the caller's (report_chunk_note.h) */
 };
 
 /* Group n records by key and compare.  Returns 0 or -ENOMEM; free with pf_grouping_free. */
@@ -49,11 +50,12 @@ int pf_report_group(const struct pf_boot_record *recs, size_t n, enum pf_report_
 void pf_grouping_free(struct pf_grouping *g);
 
 /* The groups' table, then one line per comparison: "A against B: DIFF s (95 % interval LO .. HI s; NA and NB
- * boots): VERDICT IN WORDS". */
+ * boots): VERDICT IN WORDS", then the note if there is one. */
 void pf_report_groups_table(FILE *out, const struct pf_grouping *g);
 /* The same fields as CSV with a header row, one row per group. */
 void pf_report_groups_csv(FILE *out, const struct pf_grouping *g);
-/* The same fields as one JSON object {"by": KEY, "groups": [...]}, without a trailing newline. */
+/* The same fields as one JSON object {"by": KEY, "groups": [...], "note": TEXT or null}, without a trailing
+ * newline. */
 void pf_report_groups_json(FILE *out, const struct pf_grouping *g);
 
 #endif

@@ -8,6 +8,9 @@
 # OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
 # BOOTLAB_INITRD: the initramfs to boot (run-series.sh passes the golden image's own; default the base guest's).
+# BOOTLAB_ICOUNT: qemu's instruction counting (image/qemu-guest.sh PFQ_ICOUNT: N for shift=N,sleep=on): the guest's
+# clock then counts its instructions, not the host's wall time, so the time its vCPU waits for a host CPU on a
+# loaded host stays out of its boot time (lab.sh, NOTES.md).  Empty: off.  Recorded as icount= in host.env.
 # BOOTLAB_GUEST_ARGS: words added to this boot's kernel command line (run-series.sh tuning: prefetch=off,
 # bootlab.append=KEY=VALUE,..., bootlab.report=1; guest/bootlab-report says what they do).
 source "$(dirname "$0")/lab.sh"
@@ -43,7 +46,7 @@ stop_sim() {
 	for ((i = 0; i < 10; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$p" 2>/dev/null; then echo term >"$out/sim-stop.watchdog"; kill "$p" 2>/dev/null; fi
 	(sleep 8; kill -0 "$p" 2>/dev/null && echo watchdog >"$out/sim-stop.watchdog"; kill "$p" 2>/dev/null
-	 sleep 3; kill -9 "$p" 2>/dev/null) &
+	 sleep 3; kill -9 "$p" 2>/dev/null) 9>&- &
 	wd=$!
 	sim_stop
 	{ pkill -P "$wd"; kill "$wd"; wait "$wd"; } 2>/dev/null
@@ -80,14 +83,15 @@ if [ -n "$lock" ]; then
 	exec 9>>"$lock"
 	tl=$(date +%s)
 	while :; do
-		if flock -n 9; then lock_note="held, waited $(($(date +%s) - tl)) s"; break; fi
+		# Wait in the kernel's queue (5 s at a time, then look for strays): a poll with -n lost the lock to the
+		# other benchmarks' blocking flock every time it came free (tuning-icount-20261127T1200: waits of 8 min).
+		if flock -w 5 9; then lock_note="held, waited $(($(date +%s) - tl)) s"; break; fi
 		if lock_stray; then
 			lock_note="not held: taken by orphaned processes only (stray), after $(($(date +%s) - tl)) s"; break
 		fi
 		if [ $(($(date +%s) - tl)) -ge "${BOOTLAB_LOCK_WAIT:-1800}" ]; then
 			lock_note="not held: still taken after $(($(date +%s) - tl)) s"; break
 		fi
-		sleep 5
 	done
 	case $lock_note in held*) ;; *) exec 9>&- ;; esac
 	[ $(($(date +%s) - tl)) -gt 1 ] || [ "${lock_note#held}" = "$lock_note" ] && log "bench lock $lock: $lock_note"
@@ -96,7 +100,9 @@ pf_drop_caches # waits for no test to be measuring the cache (tests/cache_lock.s
 case "$disk_kind" in
 sim)
 	sim_available || die "simdisk not built: make -C $TOP/tests/simdisk"
-	SIM_MODEL=$DISK_MODEL sim_start "$img" sleep
+	# 9>&-: the disk's daemon and spinners do not hold the bench lock; one left behind would look like a stray
+	# holder to the next boot (lock_stray) and let it past the lock while another benchmark could start.
+	SIM_MODEL=$DISK_MODEL sim_start "$img" sleep 9>&-
 	pf_cleanup_add stop_sim
 	sim_log "$out/sim-requests.log"   # "R|W offset length cost_us start_ms" per request, in arrival order
 	pf_cleanup_add kill_qemu   # cleanup runs in reverse: qemu goes before its disk
@@ -119,12 +125,12 @@ esac
 source "$TOP/image/qemu-guest.sh"
 PFQ_QEMU=qemu-system-x86_64 PFQ_NAME=bootlab PFQ_ACCEL=tcg PFQ_SMP=${BOOTLAB_SMP:-1} PFQ_MEM=$GUEST_MEM
 PFQ_KERNEL=$CACHE/vmlinuz PFQ_INITRD=${BOOTLAB_INITRD:-$CACHE/initrd.img} PFQ_APPEND="$KERNEL_APPEND${BOOTLAB_GUEST_ARGS:+ $BOOTLAB_GUEST_ARGS}"
-PFQ_DRIVE=$drive PFQ_SERIALS="$out/console.log $out/report.log" PFQ_MONITOR=
+PFQ_DRIVE=$drive PFQ_SERIALS="$out/console.log $out/report.log" PFQ_MONITOR= PFQ_ICOUNT=$ICOUNT
 pfq_command
 qemu=("${PFQ_CMD[@]}")
 load0=$(cut -d' ' -f1 /proc/loadavg)
 t0=$(date +%s.%N)
-pfq_start "$out/qemu.out"
+pfq_start "$out/qemu.out" 9>&-
 QEMU_PID=$PFQ_PID
 status=ok
 bootend_env=$out/host-bootend.env
@@ -143,10 +149,10 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 				done
 			fi
 			echo "host_t_bootend=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')"
-			# Summed over the vCPU threads (one with -smp 1).
+			# Summed over the vCPU threads (one with -smp 1; with icount one thread runs them all).
 			run=0 wait=0
 			for t in /proc/"$QEMU_PID"/task/*; do
-				case "$(cat "$t/comm" 2>/dev/null)" in "CPU "*"/TCG") ;; *) continue ;; esac
+				case "$(cat "$t/comm" 2>/dev/null)" in "CPU "*"/TCG" | "ALL CPUs/TCG") ;; *) continue ;; esac
 				read -r r w _ <"$t/schedstat" && run=$((run + r)) && wait=$((wait + w))
 			done
 			echo "vcpu_run_ns=$run"; echo "vcpu_wait_ns=$wait"
@@ -175,6 +181,7 @@ t1=$(date +%s.%N)
 	echo "disk_desc=$disk_desc"
 	echo "qemu_cmd=${qemu[*]}"
 	echo "guest_args=${BOOTLAB_GUEST_ARGS:-}"
+	echo "icount=$ICOUNT"
 	echo "bench_lock=$lock_note"
 	[ -f "$bootend_env" ] && cat "$bootend_env"
 	if [ "$disk_kind" = sim ]; then

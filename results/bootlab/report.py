@@ -8,6 +8,9 @@
   report.py render [--run ID ...]
       RESULTS.md and bootlab.svg from boots.csv: per setup the latest run holding measured boots of it
       (or the named runs); the chart is `prefetchd report --svg`'s (build the tree first).
+  report.py icount --run ID
+      icount-check.sh's run, markdown on stdout: per kind (the guest's clock the host's or instruction-counted,
+      quiet host or busy) the guest's boot time, the vCPU's wait for a host CPU, the disk's model time.
   report.py tuning --run ID [--prefetchd PATH]
       the tuning series (run-series.sh tuning), markdown on stdout: the lab's figures per phase, then
       'prefetchd report --by setup / --by chunk-size' of the guest's whole boot-time log (from the series' last
@@ -27,6 +30,7 @@ LAB = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.abspath(os.path.join(LAB, "..", ".."))
 CSV_PATH = os.path.join(LAB, "boots.csv")
 RAW = os.path.join(LAB, "raw")
+CACHE_DIR = os.environ.get("BOOTLAB_CACHE", "/var/cache/prefetch-bootlab")
 SETUPS = ["none", "prefetch", "reorder", "warm", "selfcheck"]
 LABEL = {
     "none": "none",
@@ -45,7 +49,7 @@ FIELDS = [
     "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
     "io_some_s", "io_full_s", "disk_s_preroot", "disk_s_to_systemd", "root_mounted_s", "disk_model",
     "pf_written_bytes", "sim_writes", "sim_total_writes", "sim_total_write_mb", "sim_write_model_s",
-    "sim_read_model_s",
+    "sim_read_model_s", "icount",
 ]
 
 
@@ -198,6 +202,7 @@ def record(args):
     g = re.search(r"-smp (\d+)", host.get("qemu_cmd", ""))
     row["vcpus"] = g.group(1) if g else ""
     row["wall_s"] = host.get("wall_s", "")
+    row["icount"] = host.get("icount", "")  # qemu -icount shift (empty: the guest's clock is the host's)
     row["vcpu_run_s"] = fnum(host.get("vcpu_run_ns"), 1e-9)
     row["vcpu_wait_s"] = fnum(host.get("vcpu_wait_ns"), 1e-9)
     row["host_load_start"] = host.get("host_load1_start", "")
@@ -298,7 +303,8 @@ def rerecord(args):
 
 
 def setup_name(v):
-    if v in SETUPS or re.fullmatch(r"tune-[A-Za-z0-9]+(-[A-Za-z0-9]+)*", v):
+    if v in SETUPS or re.fullmatch(r"tune-[A-Za-z0-9]+(-[A-Za-z0-9]+)*", v) or \
+            re.fullmatch(r"(plain|icount-\d+)-(quiet|busy)", v):
         return v
     raise argparse.ArgumentTypeError(f"unknown setup {v!r}")
 
@@ -324,11 +330,13 @@ def tuning_value(r, key):
         return None
 
 
-def guest_boot_log(run):
-    """The guest's whole boottime.log as printed by the series' last report boot (bootlab.report=1)."""
+def guest_boot_logs(run, rows):
+    """The guest's whole boottime.log per disk, each as printed by its last report boot (bootlab.report=1): the
+    series' disk ("main") and each copy (a phase run on a copy of the disk: its name)."""
+    copies = {r["setup"] for r in rows if "on a copy made before" in r["golden"]}
     rawdir = os.path.join(RAW, run)
-    best = None
-    for name in os.listdir(rawdir) if os.path.isdir(rawdir) else []:
+    best = {}
+    for name in sorted(os.listdir(rawdir)) if os.path.isdir(rawdir) else []:
         path = os.path.join(rawdir, name)
         with open(path, errors="replace") as f:
             text = f.read()
@@ -336,8 +344,10 @@ def guest_boot_log(run):
             continue
         part = text.split("--- full boottime.log", 1)[1].split("\n--- ", 1)[0]
         lines = [ln for ln in part.splitlines() if ln.strip()]
-        if best is None or len(lines) > len(best[1]):
-            best = (name, lines)
+        setup = re.sub(r"-(learn|measure)\d+\.report$", "", name)
+        disk = setup[len("tune-"):] if setup in copies else "main"
+        if disk not in best or len(lines) > len(best[disk][1]):
+            best[disk] = (name, lines)
     return best
 
 
@@ -347,10 +357,16 @@ def tuning(args):
         sys.exit(f"no tuning rows of run {args.run} in {CSV_PATH}")
     phases = list(dict.fromkeys(r["setup"] for r in rows))
     by_id = {r["boot_id"]: r for r in rows if r["status"] == "ok" and r["boot_id"]}
+    # With the guest's clock instruction-counted (BOOTLAB_ICOUNT) the vCPU's wait is no part of its boot time:
+    # boot − vCPU wait would take it off twice.
+    icounted = all(r.get("icount") for r in rows if r["status"] == "ok")
+    figures = [f for f in TUNING_FIGURES if not (icounted and f[0] == "corr")]
     print(f"## The lab's figures per phase (run `{args.run}`)\n")
     print("Median, mean ± standard deviation, minimum–maximum of the boots ok; learning boots apart.\n")
-    print("| phase | boots | " + " | ".join(label for _, label in TUNING_FIGURES) + " |")
-    print("|---|---|" + "---|" * len(TUNING_FIGURES))
+    if icounted:
+        print(f"The guest's clock instruction-counted (qemu -icount shift={rows[0]['icount']},sleep=on).\n")
+    print("| phase | boots | " + " | ".join(label for _, label in figures) + " |")
+    print("|---|---|" + "---|" * len(figures))
     for ph in phases:
         for kind in ("learn", "measure"):
             ok = [r for r in rows if r["setup"] == ph and r["phase"] == kind and r["status"] == "ok"]
@@ -358,7 +374,7 @@ def tuning(args):
             if not alln:
                 continue
             cells = []
-            for key, _ in TUNING_FIGURES:
+            for key, _ in figures:
                 v = [x for x in (tuning_value(r, key) for r in ok) if x is not None]
                 if not v:
                     cells.append("–")
@@ -369,29 +385,59 @@ def tuning(args):
             name = ph[len("tune-"):] + (" (learning)" if kind == "learn" else "")
             print(f"| {name} | {len(ok)} of {alln} | " + " | ".join(cells) + " |")
     print()
-    got = guest_boot_log(args.run)
-    if not got:
+    # How much of the host's load is left in the guest's boot time: within a phase the boots are alike, so the
+    # guest's boot time should not follow the vCPU's wait (it did, about 1 s per s, with the host's clock).
+    print("Within each phase (measured boots): the guest's boot time against the vCPU's wait for a host CPU.\n")
+    print("| phase | boots | vCPU wait (s), min–max | guest boot time (s), min–max | correlation | slope (s per s of wait) |")
+    print("|---|---|---|---|---|---|")
+    for ph in phases:
+        pts = [(tuning_value(r, "vcpu_wait_s"), tuning_value(r, "boot_end_s")) for r in rows
+               if r["setup"] == ph and r["phase"] == "measure" and r["status"] == "ok"]
+        pts = [(w, b) for w, b in pts if w is not None and b is not None]
+        if len(pts) < 3:
+            continue
+        ws, bs = [w for w, _ in pts], [b for _, b in pts]
+        sw, sb = statistics.pstdev(ws), statistics.pstdev(bs)
+        cov = statistics.fmean([(w - statistics.fmean(ws)) * (b - statistics.fmean(bs)) for w, b in pts])
+        corr = f"{cov / (sw * sb):+.2f}" if sw > 0 and sb > 0 else "–"
+        slope = f"{cov / sw ** 2:+.3f}" if sw > 0 else "–"
+        print(f"| {ph[len('tune-'):]} | {len(pts)} | {min(ws):.1f}–{max(ws):.1f} | {min(bs):.2f}–{max(bs):.2f} | "
+              f"{corr} | {slope} |")
+    print()
+    logs = guest_boot_logs(args.run, rows)
+    for spec in args.guest_log or []:  # DISK=FILE: a disk's log dumped from its image (a series cut short)
+        disk, path = spec.split("=", 1)
+        with open(path, errors="replace") as f:
+            logs[disk] = (path, [ln for ln in f.read().splitlines() if ln.strip()])
+    if not logs:
         print("(no whole boot-time log of the guest in raw/: no report boot yet)")
         return
-    src, lines = got
-    header = [ln for ln in lines if ln.startswith("#")]
-    recs = [ln for ln in lines if not ln.startswith("#")]
+    # The disks' logs read together as 'prefetchd report --log A --log B' does: a boot in both (from before a
+    # copy was made) once.
+    header, recs, seen = [], [], set()
+    for disk in sorted(logs, key=lambda d: d != "main"):
+        src, lines = logs[disk]
+        header = header or [ln for ln in lines if ln.startswith("#")]
+        mine = [ln for ln in lines if not ln.startswith("#")]
+        new = [ln for ln in mine if ln.split()[0] not in seen]
+        seen.update(ln.split()[0] for ln in mine)
+        recs += new
+        print(f"The guest's boot-time log of disk `{disk}`: {len(mine)} records (printed by `{src}`), "
+              f"{len(new)} not in a log before.")
     unmatched = [ln.split()[0] for ln in recs if ln.split()[0] not in by_id]
-    print(f"The guest's boot-time log: {len(recs)} records (printed by the report boot `{src}`), "
-          f"{len(recs) - len(unmatched)} of them boots the lab recorded ok"
+    print(f"\nTogether {len(recs)} boots, {len(recs) - len(unmatched)} of them boots the lab recorded ok"
           + (f"; not in the lab's ok boots: {', '.join(unmatched)}" if unmatched else "") + ".\n")
-    # The chunk size each phase configured (its keys and those of the phases before it): the lab's grouping of
-    # the reorder boots, beside the guest's (the chunk size of the reorder that placed the files, field 23).
-    chunk, conf = {}, "-1"
-    for ph in phases:
-        g = next((r["golden"] for r in rows if r["setup"] == ph), "")
-        m = re.findall(r"CHUNK_SIZE_BLOCKS=(\d+)", g.split("tuning:", 1)[-1])
-        conf = m[-1] if m else conf
-        chunk[ph] = conf
     figs = [("boot_end_s", "the guest's own boot time (what the guest's report compares)"),
             ("corr", "boot − vCPU wait"), ("sim_model_s", "disk busy to boot end, model time")]
+    figs = [f for f in figs if not (icounted and f[0] == "corr")]
+    # The series disk's configuration as it ended (its keys appended in order), for the report's word on the
+    # configured chunk size.
+    conf = "".join(re.sub(r",", "\n", r["golden"].split("tuning: ", 1)[-1].split(" on a copy", 1)[0]) + "\n"
+                   for r in {r["setup"]: r for r in rows if "on a copy made before" not in r["golden"]}.values())
     for key, label in figs:
         with tempfile.TemporaryDirectory(prefix="bootlab-tuning.") as tmp:
+            with open(os.path.join(tmp, "prefetch"), "w") as f:
+                f.write(conf)
             log = os.path.join(tmp, "boottime.log")
             with open(log, "w") as f:
                 for ln in header:
@@ -404,23 +450,58 @@ def tuning(args):
                         continue
                     p[2] = f"{v:.3f}"
                     f.write(" ".join(p) + "\n")
-            # the same boots with the chunk size their phase configured in place of the placing reorder's
-            conf_log = os.path.join(tmp, "boottime-configured.log")
-            with open(log) as f, open(conf_log, "w") as g:
-                for ln in f:
-                    p = ln.split()
-                    if not ln.startswith("#") and len(p) > 22 and p[22] != "-1":
-                        p[22] = chunk.get(by_id[p[0]]["setup"], p[22])
-                    g.write(" ".join(p) + "\n" if not ln.startswith("#") else ln)
-            print(f"### `prefetchd report` on the guest's log, boot time replaced by: {label}\n")
+            print(f"### `prefetchd report` on the guest's logs, boot time replaced by: {label}\n")
             for by in (["--by", "setup"], ["--by", "chunk-size"], ["--by", "chunk-size", "--setup", "replay+reorder"]):
-                res = subprocess.run([args.prefetchd, "report", "--log", log] + by, capture_output=True, text=True)
+                res = subprocess.run([args.prefetchd, "report", "--config", os.path.join(tmp, "prefetch"), "--log", log] + by,
+                                     capture_output=True, text=True)
                 print("```\n$ prefetchd report " + " ".join(by) + "\n" + res.stdout.rstrip() +
                       ("\n" + res.stderr.rstrip() if res.stderr.strip() else "") + "\n```\n")
-            by = ["--by", "chunk-size", "--setup", "replay+reorder"]
-            res = subprocess.run([args.prefetchd, "report", "--log", conf_log] + by, capture_output=True, text=True)
-            print("```\n$ prefetchd report " + " ".join(by) + "   # chunk size as the phase configured it\n" +
-                  res.stdout.rstrip() + "\n```\n")
+
+
+ICOUNT_FIGURES = [
+    ("boot_end_s", "guest boot time (s)"),
+    ("vcpu_wait_s", "vCPU wait to boot end (s)"),
+    ("vcpu_run_s", "vCPU run to boot end (s)"),
+    ("sim_model_s", "disk busy, model time (s)"),
+    ("host_t_bootend", "host seconds to boot end"),
+]
+
+
+def icount(args):
+    """icount-check.sh: the same boot, guest clock plain or instruction-counted, quiet host or busy."""
+    rows = [r for r in load_rows() if r["run"] == args.run and r["status"] == "ok"]
+    if not rows:
+        sys.exit(f"no ok rows of run {args.run} in {CSV_PATH}")
+    kinds = sorted(dict.fromkeys(r["setup"] for r in rows), key=lambda k: (k.startswith("icount"), k.endswith("busy")))
+    print("Median; mean ± standard deviation; minimum–maximum.\n")
+    print("| kind | boots | " + " | ".join(label for _, label in ICOUNT_FIGURES) + " |")
+    print("|---|---|" + "---|" * len(ICOUNT_FIGURES))
+    med = {}
+    for k in kinds:
+        ok = [r for r in rows if r["setup"] == k]
+        cells = []
+        for key, _ in ICOUNT_FIGURES:
+            v = []
+            for r in ok:
+                if key == "host_t_bootend":  # not in boots.csv: the boot's host record has it
+                    r = read_env(os.path.join(CACHE_DIR, "runs", args.run, f"{k}-measure{r['boot']}", "host.env"))
+                try:
+                    v.append(float(r[key]))
+                except (KeyError, ValueError):
+                    pass
+            if not v:
+                cells.append("–")
+                continue
+            st = stats(v)
+            med[(k, key)] = statistics.median(v)
+            cells.append(f"{statistics.median(v):.2f}; {st['avg']:.2f} ± {st['sd']:.2f}; {st['min']:.2f}–{st['max']:.2f}")
+        print(f"| {k} | {len(ok)} | " + " | ".join(cells) + " |")
+    print()
+    for k in kinds:
+        if k.endswith("busy") and (k[:-4] + "quiet", "boot_end_s") in med and (k, "boot_end_s") in med:
+            q, b = med[(k[:-4] + "quiet", "boot_end_s")], med[(k, "boot_end_s")]
+            print(f"- {k[:-5]}: busy against quiet, guest boot time {b - q:+.2f} s ({(b / q - 1) * 100:+.1f} %) "
+                  "(medians)")
 
 
 def load_rows():
@@ -799,12 +880,17 @@ def main():
     g.add_argument("--out", help="the report's file (default RESULTS.md; another file gets the tables only, "
                    "without the links to FINDINGS.md and NOTES.md and the chart)")
     g.add_argument("--svg", help="the chart's file (default bootlab.svg)")
+    ic = sub.add_parser("icount")
+    ic.add_argument("--run", required=True)
     t = sub.add_parser("tuning")
     t.add_argument("--run", required=True)
+    t.add_argument("--guest-log", action="append", metavar="DISK=FILE",
+                   help="a disk's boot-time log dumped from its image (debugfs), in place of the one its last "
+                   "report boot printed: main, or the copy's phase name")
     t.add_argument("--prefetchd", default=os.path.join(TOP, "build", "default", "prefetchd"),
                    help="the prefetchd whose report compares the lab's figures (default: this tree's build)")
     a = ap.parse_args()
-    {"record": record, "rerecord": rerecord, "render": render, "tuning": tuning}[a.cmd](a)
+    {"record": record, "rerecord": rerecord, "render": render, "tuning": tuning, "icount": icount}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -19,10 +19,16 @@
 # /etc/default/prefetch (bootlab.append=, guest/bootlab-report) and prints the guest's 'prefetchd report'
 # (bootlab.report=1); its power-off is the first shutdown under the new setting (where the reorder runs).
 # Phases, TUNING_PLAN ("NAME:KEY=VALUE,..." each, in order; default below): off, on (LEARN_ON learning boots
-# first, 1: "the first one learns the layout"), reorder-512, reorder-4000; N measured boots each (default 8).
+# first, 1: "the first one learns the layout"), reorder-512, and reorder-4000 on a copy of the disk made before
+# the first reorder; N measured boots each (default 8).
 # The image's first boot has prefetch=off on its command line (for one boot the same as ENABLE_PREFETCH=0) and
-# appends the first phase's keys: recorded as the off phase's learning boot.  Rows: setup tune-NAME.  A STOP
-# file ends the series after the boot under way; the disk as it ended is kept as $CACHE/runs/RUN_ID/disk.img.
+# appends the first phase's keys: recorded as the off phase's learning boot.  Rows: setup tune-NAME.
+# A phase "NAME/BASE:KEYS" runs on a copy of the disk as it was before the last boot of phase BASE (the
+# prefetch(5) way to compare chunk sizes by boots: a disk whose files were not reordered yet): that last boot
+# is booted again on the copy, appending KEYS (a learning boot of NAME), then N boots; the phases of the main
+# disk never append a copy's keys.  A STOP file ends the series after the boot under way; the disks as they
+# ended are kept as $CACHE/runs/RUN_ID/disk.img (and disk-NAME.img for a copy).
+# BOOTLAB_ICOUNT=N: every boot with the guest's clock instruction-counted (lab.sh).
 source "$(dirname "$0")/lab.sh"
 read -r -a setups <<<"${1//,/ }"
 [ ${#setups[@]} -gt 0 ] || { echo "usage: run-series.sh SETUPS [N] | tuning [N]" >&2; exit 2; }
@@ -47,30 +53,47 @@ boot() { # SETUP PHASE INDEX
 	return 0
 }
 
-# The tuning series (see above): one image, phases in order, each phase's keys appended by the boot before it.
+# The tuning series (see above): one image, phases in order, each phase's keys appended by the boot before it;
+# a phase NAME/BASE on a copy of the disk taken before BASE's last boot.
 tuning_series() {
-	local plan=${TUNING_PLAN:-off:ENABLE_PREFETCH=0 on:ENABLE_PREFETCH=1 reorder-512:ENABLE_FILE_REORDERING=1,CHUNK_SIZE_BLOCKS=512 reorder-4000:CHUNK_SIZE_BLOCKS=4000}
-	local golden phases=() keys=() p k i j total args
+	local plan=${TUNING_PLAN:-off:ENABLE_PREFETCH=0 on:ENABLE_PREFETCH=1 reorder-512:ENABLE_FILE_REORDERING=1,CHUNK_SIZE_BLOCKS=512 reorder-4000/on:ENABLE_FILE_REORDERING=1,CHUNK_SIZE_BLOCKS=4000}
+	local golden phases=() keys=() base=() p k i j total args nx
+	declare -A forks=() # BASE -> the phases copied from it
 	golden=$(golden_of prefetch)
 	[ -f "$golden" ] || die "no golden image $golden: build-guest.sh golden prefetch"
 	cp --sparse=always "$golden" "$work/tuning.img"
-	for p in $plan; do phases+=("${p%%:*}"); keys+=("${p#*:}"); done
+	for p in $plan; do
+		k=${p%%:*}
+		phases+=("${k%%/*}") keys+=("${p#*:}")
+		if [ "$k" != "${k#*/}" ]; then base+=("${k#*/}"); forks[${k#*/}]+=" ${k%%/*}"; else base+=(""); fi
+	done
 	for ((j = 0; j < ${#phases[@]}; j++)); do
 		p=${phases[j]}
 		img[tune-$p]=$work/tuning.img disk[tune-$p]=sim initrd[tune-$p]=${golden%.img}.initrd
-		info[tune-$p]="$(grep -E '^(setup|built|prefetch_commit|package)=' "$golden.info" | tr '\n' ' ')disk_model=$DISK_MODEL tuning: ${keys[j]}"
+		[ -n "${base[j]}" ] && img[tune-$p]=$work/tuning-$p.img
+		info[tune-$p]="$(grep -E '^(setup|built|prefetch_commit|package)=' "$golden.info" | tr '\n' ' ')disk_model=$DISK_MODEL${ICOUNT:+ icount=$ICOUNT} tuning: ${keys[j]}"
+		[ -n "${base[j]}" ] && info[tune-$p]+=" on a copy made before the last ${base[j]} boot"
 		learn[tune-$p]=0; [ "$j" -eq 0 ] && learn[tune-$p]=1; [ "$p" = on ] && learn[tune-$p]=${LEARN_ON:-1}
-		log "series $RUN_ID tuning phase $p (${keys[j]}): ${learn[tune-$p]} learning + $n measured boots"
+		[ -n "${base[j]}" ] && learn[tune-$p]=1
+		log "series $RUN_ID tuning phase $p (${keys[j]}${base[j]:+, a copy of the disk before the last ${base[j]} boot}): ${learn[tune-$p]} learning + $n measured boots"
 	done
 	for ((j = 0; j < ${#phases[@]}; j++)); do
 		p=${phases[j]}
 		total=$((${learn[tune-$p]} + n))
+		# the main disk's next phase (a copy's keys are its own)
+		nx=$((j + 1)); while [ "$nx" -lt ${#phases[@]} ] && [ -n "${base[nx]}" ]; do nx=$((nx + 1)); done
+		[ -n "${base[j]}" ] && nx=${#phases[@]} # a copy's last boot appends nothing
 		for ((i = 1; i <= total; i++)); do
 			args=
 			[ "$j" -eq 0 ] && [ "$i" -eq 1 ] && args="prefetch=off bootlab.append=${keys[0]}"
+			[ -n "${base[j]}" ] && [ "$i" -eq 1 ] && args="bootlab.append=${keys[j]}"
 			if [ "$i" -eq "$total" ]; then
 				args+=" bootlab.report=1"
-				[ $((j + 1)) -lt ${#phases[@]} ] && args+=" bootlab.append=${keys[j + 1]}"
+				[ "$nx" -lt ${#phases[@]} ] && args+=" bootlab.append=${keys[nx]}"
+				for k in ${forks[$p]:-}; do # the copies are made before this boot
+					cp --sparse=always "$work/tuning.img" "$work/tuning-$k.img"
+					log "disk copied for phase $k before the last boot of phase $p"
+				done
 			fi
 			if [ "$i" -le "${learn[tune-$p]}" ]; then k=learn; else k=measure; fi
 			BOOTLAB_GUEST_ARGS=${args# } boot "tune-$p" "$k" "$([ $k = learn ] && echo "$i" || echo $((i - ${learn[tune-$p]})))"
@@ -82,7 +105,11 @@ tuning_series() {
 		log "phase $p done"
 	done
 	cp --sparse=always "$work/tuning.img" "$CACHE/runs/$RUN_ID/disk.img"
-	log "run $RUN_ID done; its disk: $CACHE/runs/$RUN_ID/disk.img"
+	for ((j = 0; j < ${#phases[@]}; j++)); do
+		[ -n "${base[j]}" ] && [ -f "$work/tuning-${phases[j]}.img" ] &&
+			cp --sparse=always "$work/tuning-${phases[j]}.img" "$CACHE/runs/$RUN_ID/disk-${phases[j]}.img"
+	done
+	log "run $RUN_ID done; its disks: $CACHE/runs/$RUN_ID/disk*.img"
 }
 [ -n "$tuning" ] && { tuning_series; exit 0; }
 

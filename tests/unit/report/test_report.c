@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Boot-time log records (old logs too), /proc/diskstats parsing, the report's statistics, --by groups with their
- * comparisons (table, CSV, JSON) and SVG chart. */
+ * comparisons (table, CSV, JSON), the line on a configured chunk size without boots, and SVG chart. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,6 +9,7 @@
 #include "boot_log.h"
 #include "report_stats.h"
 #include "report_boots.h"
+#include "report_chunk_note.h"
 #include "report_groups.h"
 #include "report_svg.h"
 #include "support_tmpdir.h"
@@ -393,6 +394,61 @@ static void test_by(void **state)
 	assert_int_equal(pf_report_key_parse("chunk", &k), -EINVAL);
 }
 
+/* The configured chunk size without boots: one line saying why (placed by another size, not placed yet,
+ * reordering off); none when it has boots; the table and the JSON carry it. */
+static void test_chunk_note(void **state)
+{
+	(void)state;
+	struct pf_boot_record r[6];
+	char note[256];
+	for (size_t i = 0; i < 6; i++) {
+		r[i] = rec(30.0 - (double)i, i > 0, 0, 5000);
+		r[i].generation = 0;
+	}
+	assert_int_equal(pf_report_chunk_note(r, 0, 4000, 1, note, sizeof(note)), 0);
+	assert_string_equal(note, "");
+	assert_int_equal(pf_report_chunk_note(r, 3, 4000, 0, note, sizeof(note)), 1);
+	assert_string_equal(note, "CHUNK_SIZE_BLOCKS=4000 has no boots: reordering is off (ENABLE_FILE_REORDERING=0), "
+				  "and the chunk size acts only through it");
+	assert_int_equal(pf_report_chunk_note(r, 3, 4000, 1, note, sizeof(note)), 1);
+	assert_string_equal(note, "CHUNK_SIZE_BLOCKS=4000 has no boots: no reorder has placed the layout's files yet");
+	for (size_t i = 3; i < 6; i++)
+		r[i].generation = 2, r[i].chunk = 512;
+	r[5].generation = -1; /* an old line: the placement known before it holds */
+	assert_int_equal(pf_report_chunk_note(r, 6, 4000, 1, note, sizeof(note)), 1);
+	assert_string_equal(note, "CHUNK_SIZE_BLOCKS=4000 has no boots: the files still lie where chunk size 512 placed "
+				  "them (generation 2); prefetch-reorder --check compares sizes on this disk");
+	assert_int_equal(pf_report_chunk_note(r, 6, 512, 1, note, sizeof(note)), 0);
+	assert_string_equal(note, "");
+	char small[20];
+	assert_int_equal(pf_report_chunk_note(r, 6, 4000, 1, small, sizeof(small)), 1); /* cut, never overrun */
+	assert_int_equal(strlen(small), sizeof(small) - 1);
+
+	struct pf_grouping g;
+	assert_int_equal(pf_report_group(r, 6, PF_BY_CHUNK, &g), 0);
+	pf_report_chunk_note(r, 6, 4000, 1, g.note, sizeof(g.note));
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	pf_report_groups_table(f, &g);
+	fputc('\n', f);
+	pf_report_groups_json(f, &g);
+	fclose(f);
+	assert_non_null(strstr(buf, "\n  CHUNK_SIZE_BLOCKS=4000 has no boots: the files still lie where chunk size 512"));
+	assert_non_null(strstr(buf, "], \"note\": \"CHUNK_SIZE_BLOCKS=4000 has no boots: "));
+	free(buf);
+	g.note[0] = '\0';
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	pf_report_groups_json(f, &g);
+	fclose(f);
+	assert_non_null(strstr(buf, "], \"note\": null}"));
+	free(buf);
+	pf_grouping_free(&g);
+}
+
 static int count(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -491,7 +547,7 @@ int main(void)
 		cmocka_unit_test(test_log_parse),         cmocka_unit_test(test_append_and_load),
 		cmocka_unit_test(test_diskstats),         cmocka_unit_test(test_stats),
 		cmocka_unit_test(test_old_logs),          cmocka_unit_test(test_rows),
-		cmocka_unit_test(test_by),                cmocka_unit_test(test_svg), cmocka_unit_test(test_boots_outputs),
+		cmocka_unit_test(test_by),                cmocka_unit_test(test_chunk_note), cmocka_unit_test(test_svg), cmocka_unit_test(test_boots_outputs),
 	};
 	return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
