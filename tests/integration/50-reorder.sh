@@ -113,17 +113,19 @@ out=$("$REORDER" --layout "$T/gw" "$IMG" 2>&1); rc=$?
 "$REORDER" --chunk-blocks x "$IMG" >/dev/null 2>&1; [ $? -eq 2 ] || pf_fail "bad --chunk-blocks: want exit 2"
 [ "$(sha256sum <"$IMG")" = "$sum_before" ] || pf_fail "a refused run wrote to the image"
 
-# The time budget stops between chunks (exit 3), consistently; the next run continues.
+# The time budget stops between chunks (exit 3), consistently; the next run continues.  Here and in the reorder
+# below the gate is off: this image's predicted gain lies near its 10 % margin (9.9–12 % from build to build,
+# the kernel's placement of the aged files varies), and the gate has tests of its own (52-reorder-gain).
 cp --sparse=always "$IMG" "$T/budget.img"
-out=$("$REORDER" --layout "$L" --chunk-blocks 200 --time-budget 0.001 "$T/budget.img" 2>&1); rc=$?
+out=$("$REORDER" --layout "$L" --min-gain off --chunk-blocks 200 --time-budget 0.001 "$T/budget.img" 2>&1); rc=$?
 [ $rc -eq 3 ] && [[ $out == *"next run"* ]] || pf_fail "time budget: want exit 3 ($rc): $out"
 pf_fsck_clean "$T/budget.img"
-out=$("$REORDER" --layout "$L" --chunk-blocks 200 --time-budget 0 "$T/budget.img" 2>&1) || pf_fail "continue: $out"
+out=$("$REORDER" --layout "$L" --min-gain off --chunk-blocks 200 --time-budget 0 "$T/budget.img" 2>&1) || pf_fail "continue: $out"
 pf_fsck_clean "$T/budget.img"
 rm -f "$T/budget.img"
 
 # The reorder.
-out=$("$REORDER" -v --layout "$L" "$IMG" 2>&1) || pf_fail "reorder failed: $out"
+out=$("$REORDER" -v --layout "$L" --min-gain off "$IMG" 2>&1) || pf_fail "reorder failed: $out"
 echo "$out"
 [[ $out == *"changed since the layout"* ]] || pf_fail "changed file not reported as skipped"
 moved=$(sed -n 's/.*moved \([0-9]*\) blocks.*/\1/p' <<<"$out")
