@@ -6,7 +6,9 @@
 #   2. `make check` as a normal user (USER, default nobody) USER_RUNS times (default 3);
 #   3. two `make check` at the same time in two clones (they must not collide);
 #   4. 77-selfcheck under SEEDS different injected boot ids (default 20);
-#   5. 55-REPEAT runs of 55-reorder-make-room on its own (default 30).
+#   5. 55-REPEAT runs of 55-reorder-make-room on its own (default 30);
+#   6. 77-selfcheck under DROP_SEEDS random boot ids (default 10) beside a loop that drops the page cache every
+#      second through the tests' cache lock (tests/cache_lock.sh), as the benchmarks and the boot lab do.
 # PARTS=1,3 runs only those parts.  Prints one line per run and a closing "N passed, N failed" line (one per
 # run); exits non-zero if any run failed.  Logs of failed runs are kept in $OUT (default a temporary directory).
 # Everything the runs make (clones, TMPDIR, the unit tests' scratch space) is under one new directory in
@@ -14,8 +16,8 @@
 # a run.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-ROOT_RUNS=${ROOT_RUNS:-10} USER_RUNS=${USER_RUNS:-3} SEEDS=${SEEDS:-20} REPEAT_55=${REPEAT_55:-30}
-PARTS=${PARTS:-1,2,3,4,5} USER=${STABILITY_USER:-nobody}
+ROOT_RUNS=${ROOT_RUNS:-10} USER_RUNS=${USER_RUNS:-3} SEEDS=${SEEDS:-20} REPEAT_55=${REPEAT_55:-30} DROP_SEEDS=${DROP_SEEDS:-10}
+PARTS=${PARTS:-1,2,3,4,5,6} USER=${STABILITY_USER:-nobody}
 [ "$(id -u)" -eq 0 ] || { echo "stability.sh: run it as root (part 2 drops to $USER itself)" >&2; exit 2; }
 work=$(mktemp -d "${STABILITY_DIR:-/var/tmp}/prefetch-stability.XXXXXX") || exit 1
 OUT=${OUT:-$work/logs}
@@ -71,7 +73,7 @@ if part 3; then
 	for c in a b; do judge "make check in clone $c, beside the other" "$OUT/side-$c.log" "$(cat "$work/side-$c.rc")" \
 		$(($(date +%s) - start)); done
 fi
-if part 4 || part 5; then
+if part 4 || part 5 || part 6; then
 	[ -d "$work/clone1" ] || { clone "$work/clone1" && make -s -C "$work/clone1" -j2 all >/dev/null; } || exit 1
 	make -s -C "$work/clone1" -j2 tools >/dev/null || exit 1
 fi
@@ -86,6 +88,20 @@ if part 5; then
 	for ((i = 1; i <= REPEAT_55; i++)); do
 		run "55-reorder-make-room, run $i" "$OUT/55-$i.log" env TESTS_ONLY=55-reorder-make-room bash "$work/clone1/tests/run.sh"
 	done
+fi
+if part 6; then
+	(
+		. "$work/clone1/tests/cache_lock.sh"
+		while :; do pf_drop_caches; sleep 1; done
+	) &
+	dropper=$!
+	for ((i = 1; i <= DROP_SEEDS; i++)); do
+		seed=$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
+		run "77-selfcheck beside a drop every second, boot ids $seed-N" "$OUT/77drop-$seed.log" env PF_TEST_BOOT_SEED="$seed" \
+			TESTS_UNIT_ONLY= TESTS_ONLY=77-selfcheck bash "$work/clone1/tests/run.sh"
+	done
+	kill "$dropper"
+	wait "$dropper" 2>/dev/null
 fi
 echo "stability: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
