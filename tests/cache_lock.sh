@@ -7,15 +7,16 @@
 # lab) can empty what a test just made resident and wants to measure.  A test depends on what is cached only while
 # it holds PF_CACHE_LOCK shared (pf_cache_hold .. pf_cache_release); every drop takes it exclusively for the moment
 # of the drop, so it waits until no test is inside such a window (at most 5 minutes, then drops anyway: a window
-# that long is a bug, not a reason to hang).  The shared lock is held by a process of its own (flock --no-fork,
-# then sleep, 5 minutes at most), never by a descriptor of the test's shell, which every process the test starts would inherit and
-# keep.  A drop first ends the caller's own window.
+# that long is a bug, not a reason to hang; so does a drop that cannot open the lock, e.g. one another user made
+# where protected_regular forbids root to open it).  The shared lock is held by a process of its own (flock
+# --no-fork, then sleep, 5 minutes at most), never by a descriptor of the test's shell, which every process the
+# test starts would inherit and keep.  A drop first ends the caller's own window.
 PF_CACHE_LOCK=${PF_CACHE_LOCK:-/var/tmp/prefetch-cache.lock}
 pf_drop_caches() {
 	pf_cache_release
 	sync
-	flock -w 300 -E 75 -x "$PF_CACHE_LOCK" sh -c 'echo 3 >/proc/sys/vm/drop_caches'
-	[ $? -ne 75 ] || echo 3 >/proc/sys/vm/drop_caches
+	flock -w 300 -E 75 -x "$PF_CACHE_LOCK" sh -c 'echo 3 >/proc/sys/vm/drop_caches' 2>/dev/null ||
+		echo 3 >/proc/sys/vm/drop_caches
 }
 pf_cache_hold() {
 	pf_cache_release
