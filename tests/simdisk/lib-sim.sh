@@ -228,7 +228,7 @@ sim_trace_workload() {
 sim_cold_boot() {
 	local fs=$1 wl=$2 layout=${3:-} rs=0 out
 	pf_drop_caches
-	pf_cache_hold # until the workload has read: no one else's drop in between (tests/lib.sh)
+	pf_cache_hold # until the workload has read: no one else's drop in between (tests/cache_lock.sh)
 	sim_reset
 	if [ -n "$layout" ]; then
 		out=$("$PREFETCHD" replay --medium rotational "$layout" 2>&1) || pf_fail "replay: $out"
