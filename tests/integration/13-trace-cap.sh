@@ -32,7 +32,12 @@ events_of() { sed -n 's/^trace: .* \([0-9]*\) events (.*/\1/p' "$1"; }
 start_tracer "$tmp/t" "$tmp/pid" "$PREFETCHD" trace --max-files 50
 tracer=$PF_BG_PID
 for f in "$mnt"/many/*; do : <"$f"; done
-sleep 1 # the tracer has caught up with the first round: the cap is reached
+# the tracer has caught up with the first round: at the cap it closes its fanotify group (all marks go with it)
+for ((i = 0; i < 200; i++)); do
+	ls -l "/proc/$(cat "$tmp/pid")/fd" 2>/dev/null | grep -q 'anon_inode:\[fanotify\]' || break
+	sleep 0.05
+done
+[ "$i" -lt 200 ] || pf_fail "the tracer still holds its fanotify group 10 s after the cap"
 for ((r = 1; r < 10; r++)); do
 	for f in "$mnt"/many/*; do : <"$f"; done
 done
