@@ -32,10 +32,9 @@ for ((i = 0; i < 100; i++)); do [ -s "$tmp/pid" ] && break; sleep 0.05; done
 [ -s "$tmp/pid" ] || pf_fail "tracer did not start"
 
 cat "$tmp"/a/d/f* "$tmp"/b/d/f* >/dev/null
-sleep 0.3 # the tracer has read the events: they no longer pin the mount
-# a plain umount (not lazy); a few tries only for events still queued a moment (they hold the mount until read)
+# a plain umount (not lazy), tried for up to 10 s: events still queued hold the mount until the tracer reads them
 ok=
-for ((i = 0; i < 10; i++)); do
+for ((i = 0; i < 50; i++)); do
 	if umount "$tmp/b" 2>"$tmp/umount.err"; then ok=1; break; fi
 	sleep 0.2
 done

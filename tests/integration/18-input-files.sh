@@ -76,7 +76,7 @@ mkdir -m 0700 "$tmp/state"
 flock "$tmp/run/prefetchd.pid" sleep 20 &
 holder=$!
 pf_kill_later $holder
-sleep 0.5
+for ((i = 0; i < 200; i++)); do flock -n "$tmp/run/prefetchd.pid" true || break; sleep 0.05; done # holder has it
 rc=0
 timeout 15 "$PREFETCHD" boot --config "$tmp/conf" >"$tmp/out" 2>&1 || rc=$?
 kill $holder 2>/dev/null

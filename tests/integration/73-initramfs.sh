@@ -49,9 +49,11 @@ EOF
 chmod +x "$tmp/bin/chroot"
 run_script() { # -> number of chroot calls it made
 	rm -f "$tmp/chroot.calls"
-	PATH=$tmp/bin:$PATH rootmnt=$1 PREFETCH_INITRAMFS_COPY=${PREFETCH_INITRAMFS_COPY:-$tmp/none} dash "$script" ||
-		pf_fail "local-bottom script exited $?"
-	sleep 0.2 # it starts prefetchd in the background
+	# it starts prefetchd in the background: fd 9 goes with it, so the substitution ends when that has run too
+	local rc
+	rc=$(PATH=$tmp/bin:$PATH rootmnt=$1 PREFETCH_INITRAMFS_COPY=${PREFETCH_INITRAMFS_COPY:-$tmp/none} \
+		dash "$script" 9>&1 >&2; echo $?)
+	[ "$rc" = 0 ] || pf_fail "local-bottom script exited $rc"
 	[ -f "$tmp/chroot.calls" ] && wc -l <"$tmp/chroot.calls" || echo 0
 }
 [ "$(run_script "$tmp/root")" = 0 ] || pf_fail "started without prefetchd in the root"

@@ -52,10 +52,10 @@ printf '#!/bin/sh\necho "$*" >>"%s/copy.calls"\n' "$tmp" >"$tmp/bin/copy"
 chmod +x "$tmp/bin/chroot" "$tmp/bin/copy"
 run_hook() { # NEWROOT [copy] -> number of chroot calls; the hook is sourced and must return to its runner
 	rm -f "$tmp/chroot.calls"
-	out=$(PATH=$tmp/bin:$PATH NEWROOT=$1 PREFETCH_INITRAMFS_COPY=${2:-$tmp/none} dash -c '. "$1"; echo sourced-and-returned' _ "$hook") ||
-		pf_fail "hook: exit $?"
+	# it starts prefetchd in the background: fd 9 goes with it, so the substitution ends when that has run too
+	out=$(PATH=$tmp/bin:$PATH NEWROOT=$1 PREFETCH_INITRAMFS_COPY=${2:-$tmp/none} \
+		dash -c '. "$1"; echo sourced-and-returned' _ "$hook" 9>&1) || pf_fail "hook: exit $?"
 	[ "$out" = sourced-and-returned ] || pf_fail "the hook did not return to its runner: $out"
-	sleep 0.2 # it starts prefetchd in the background
 	[ -f "$tmp/chroot.calls" ] && wc -l <"$tmp/chroot.calls" || echo 0
 }
 [ "$(run_hook "$tmp/root")" = 0 ] || pf_fail "started without prefetchd in the root"
