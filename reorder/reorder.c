@@ -44,10 +44,10 @@ static void summarize_skips(const struct pf_reorder_opts *o, const struct pf_col
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (c->files[i].skip)
 			pf_note(o->notes, "skipped %s (inode %u): %s", c->files[i].rec->path ? c->files[i].rec->path : "?",
-			     c->files[i].ino, pf_skip_reason(c->files[i].skip));
+				c->files[i].ino, pf_skip_reason(c->files[i].skip));
 	if (c->full_leaf_blocks)
 		pf_note(o->notes, "%llu blocks left in place: moving them would overflow a full extent leaf",
-		     (unsigned long long)c->full_leaf_blocks);
+			(unsigned long long)c->full_leaf_blocks);
 	if (c->uninit_blocks)
 		pf_note(o->notes, "%llu blocks in unwritten extents left in place", (unsigned long long)c->uninit_blocks);
 }
@@ -266,7 +266,7 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	res->units_done = done;
 	if (kept)
 		pf_note(o->notes, "%llu blocks stayed where they were (their extent leaf had no room for the split)",
-		     (unsigned long long)kept);
+			(unsigned long long)kept);
 	res->moved_blocks = moved;
 	int rc2 = pf_reloc_end(r, plan, done, partial, !partial);
 	if (partial || rc2)
@@ -286,12 +286,12 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	    (ext2fs_check_mount_point(fs->device_name, &mflags, NULL, 0) || (mflags & EXT2_MF_MOUNTED))) {
 		res->discard_state = -2;
 		pf_note(o->notes, "not discarding the freed blocks: %s is mounted (read-only), the kernel may still read the "
-		     "old copies until it is unmounted", fs->device_name);
+			"old copies until it is unmounted", fs->device_name);
 	} else if (!rc && !partial && o->discard && flash && done) {
 		int d = pf_discard_freed(fs, plan, done, &res->discarded_blocks, &res->discard_requests);
 		if (d < 0) /* the reorder itself is done and clean: a remark, not a failure */
 			pf_note(o->notes, "discarding the freed blocks failed after %llu blocks: %s",
-			     (unsigned long long)res->discarded_blocks, pf_strerror(d));
+				(unsigned long long)res->discarded_blocks, pf_strerror(d));
 		res->discard_state = d == 1 ? -1 : 1;
 	}
 	free(inos);
@@ -653,7 +653,7 @@ static void explain_not_fit(struct run *r)
 		 (unsigned long long)plan->usable_blocks, r->pct, (unsigned long long)r->prm.reserve_blocks,
 		 (unsigned long long)plan->free_blocks, taken, (unsigned long long)smallest);
 	pf_note(r->o->notes, "%llu chunk(s), %llu blocks, not moved: %s", (unsigned long long)plan->chunks_failed,
-	     (unsigned long long)plan->blocks_failed, r->res->not_fit);
+		(unsigned long long)plan->blocks_failed, r->res->not_fit);
 }
 
 /* Step 3: the plan, its figures recorded. */
