@@ -2,6 +2,7 @@
 #include "config.h"
 #include "error.h"
 #include "log.h"
+#include "note.h"
 #include "number.h"
 #include "safe_file.h"
 
@@ -140,21 +141,17 @@ int pf_config_get(const struct pf_config *cfg, const char *name, char *buf, size
 	return n < len ? 0 : -ENOSPC;
 }
 
-/* Every problem is counted; the first PF_CONFIG_MAX_WARNINGS are kept as "origin:line: reason; line ignored". */
-static void warn(struct pf_config_diag *diag, const char *origin, int line, const char *fmt, ...)
+/* Each problem one line noted to warnings: "origin:line: reason; line ignored". */
+static void warn(struct pf_note *warnings, const char *origin, int line, const char *fmt, ...)
 {
-	if (!diag)
-		return;
-	diag->total++;
-	if (diag->nwarnings >= PF_CONFIG_MAX_WARNINGS)
+	if (!warnings)
 		return;
 	char msg[200];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(diag->warnings[diag->nwarnings++], sizeof(diag->warnings[0]), "%s:%d: %s; line ignored", origin,
-		 line, msg);
+	pf_note(warnings, "%s:%d: %s; line ignored", origin, line, msg);
 }
 
 static int parse_bool(const char *s, int *out)
@@ -238,7 +235,7 @@ static int read_value(char *in, char **val, char *err, size_t errlen)
 }
 
 static void set_key(struct pf_config *cfg, const struct key *k, const char *val, const char *origin, int line,
-		    struct pf_config_diag *diag)
+		    struct pf_note *warnings)
 {
 	char *field = (char *)cfg + k->off;
 	long v;
@@ -249,7 +246,7 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 	case V_INT:
 	case V_LONG:
 		if (pf_parse_long(val, k->min, k->max, &v)) {
-			warn(diag, origin, line, "%s: '%s' is not a number (%ld..%ld)", k->name, val, k->min, k->max);
+			warn(warnings, origin, line, "%s: '%s' is not a number (%ld..%ld)", k->name, val, k->min, k->max);
 			return;
 		}
 		if (k->type == V_INT)
@@ -259,14 +256,14 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 		return;
 	case V_BOOL:
 		if (parse_bool(val, &b)) {
-			warn(diag, origin, line, "%s: '%s' is not 0 or 1 (or yes/no, true/false, on/off)", k->name, val);
+			warn(warnings, origin, line, "%s: '%s' is not 0 or 1 (or yes/no, true/false, on/off)", k->name, val);
 			return;
 		}
 		*(int *)field = b;
 		return;
 	case V_PATH:
 		if (val[0] != '/' || strlen(val) >= sizeof(cfg->state_dir)) {
-			warn(diag, origin, line, "%s: '%s' is not an absolute path (at most %zu bytes)", k->name, val,
+			warn(warnings, origin, line, "%s: '%s' is not an absolute path (at most %zu bytes)", k->name, val,
 			     sizeof(cfg->state_dir) - 1);
 			return;
 		}
@@ -275,7 +272,7 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 	case V_MEDIUM: {
 		int m = pf_medium_override_parse(val);
 		if (m < 0)
-			warn(diag, origin, line, "%s: '%s' is not auto, rotational, slow-flash or fast-flash", k->name,
+			warn(warnings, origin, line, "%s: '%s' is not auto, rotational, slow-flash or fast-flash", k->name,
 			     val);
 		else
 			cfg->medium = m;
@@ -289,11 +286,11 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 		int n = 0;
 		for (char *save, *tok = strtok_r(tmp, " ,\t", &save); tok; tok = strtok_r(NULL, " ,\t", &save)) {
 			if (n == PF_CONFIG_MAX_MOUNTS) {
-				warn(diag, origin, line, "%s: more than %d filesystems", k->name, PF_CONFIG_MAX_MOUNTS);
+				warn(warnings, origin, line, "%s: more than %d filesystems", k->name, PF_CONFIG_MAX_MOUNTS);
 				return;
 			}
 			if (tok[0] != '/' || strlen(tok) >= sizeof(mounts[0])) {
-				warn(diag, origin, line, "%s: '%s' is not an absolute path (at most %zu bytes)", k->name,
+				warn(warnings, origin, line, "%s: '%s' is not an absolute path (at most %zu bytes)", k->name,
 				     tok, sizeof(mounts[0]) - 1);
 				return;
 			}
@@ -307,7 +304,7 @@ static void set_key(struct pf_config *cfg, const struct key *k, const char *val,
 }
 
 /* One line (a NUL-terminated copy, changed in place). */
-static void parse_line(struct pf_config *cfg, char *s, const char *origin, int lineno, struct pf_config_diag *diag)
+static void parse_line(struct pf_config *cfg, char *s, const char *origin, int lineno, struct pf_note *warnings)
 {
 	while (is_blank(*s))
 		s++;
@@ -325,28 +322,28 @@ static void parse_line(struct pf_config *cfg, char *s, const char *origin, int l
 	while (is_blank(*after))
 		after++;
 	if (!namelen || *after != '=') {
-		warn(diag, origin, lineno, "not a KEY=value line");
+		warn(warnings, origin, lineno, "not a KEY=value line");
 		return;
 	}
 	name[namelen] = '\0'; /* clobbers the blank or the '=' itself: the value starts after it */
 	const struct key *k = find_key(name, namelen);
 	if (!k) {
-		warn(diag, origin, lineno, "unknown key %s", name);
+		warn(warnings, origin, lineno, "unknown key %s", name);
 		return;
 	}
 	if (after != s) { /* "KEY = 5": sh runs a command KEY */
-		warn(diag, origin, lineno, "%s: no spaces allowed around '='", k->name);
+		warn(warnings, origin, lineno, "%s: no spaces allowed around '='", k->name);
 		return;
 	}
 	char *val, err[128];
 	if (read_value(after + 1, &val, err, sizeof(err))) {
-		warn(diag, origin, lineno, "%s: %s", k->name, err);
+		warn(warnings, origin, lineno, "%s: %s", k->name, err);
 		return;
 	}
-	set_key(cfg, k, val, origin, lineno, diag);
+	set_key(cfg, k, val, origin, lineno, warnings);
 }
 
-void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_config_diag *diag)
+void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_note *warnings)
 {
 	int lineno = 0;
 	const char *p = text;
@@ -356,11 +353,11 @@ void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin
 		char line[4096];
 		lineno++;
 		if (len >= sizeof(line)) {
-			warn(diag, origin, lineno, "longer than %zu bytes", sizeof(line) - 1);
+			warn(warnings, origin, lineno, "longer than %zu bytes", sizeof(line) - 1);
 		} else {
 			memcpy(line, p, len);
 			line[len] = '\0';
-			parse_line(cfg, line, origin, lineno, diag);
+			parse_line(cfg, line, origin, lineno, warnings);
 		}
 		if (!eol)
 			break;
@@ -368,7 +365,7 @@ void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin
 	}
 }
 
-int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_diag *diag)
+int pf_config_load(struct pf_config *cfg, const char *path, struct pf_note *warnings)
 {
 	char *text;
 	size_t len;
@@ -376,12 +373,12 @@ int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_dia
 	if (rc)
 		return rc;
 	const char *nul = memchr(text, '\0', len);
-	pf_config_parse(cfg, text, path, diag);
+	pf_config_parse(cfg, text, path, warnings);
 	if (nul) {
 		int line = 1;
 		for (const char *c = text; c < nul; c++)
 			line += *c == '\n';
-		warn(diag, path, line, "a NUL byte; the rest of the file is not read");
+		warn(warnings, path, line, "a NUL byte; the rest of the file is not read");
 	}
 	free(text);
 	return 0;
@@ -395,14 +392,15 @@ const char *pf_config_default_path(void)
 
 int pf_config_read(struct pf_config *cfg, const char *path)
 {
-	struct pf_config_diag diag = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE], line[PF_NOTE_LINE_MAX];
+	struct pf_note warnings = pf_note_into(kept, sizeof(kept));
 	const char *file = path ? path : pf_config_default_path();
 	pf_config_defaults(cfg);
-	int rc = pf_config_load(cfg, file, &diag);
-	for (int i = 0; i < diag.nwarnings; i++)
-		pf_warn("%s", diag.warnings[i]);
-	if (diag.total > diag.nwarnings)
-		pf_warn("%s: %d more problems not shown", file, diag.total - diag.nwarnings);
+	int rc = pf_config_load(cfg, file, &warnings);
+	for (size_t pos = 0; pf_note_next(&warnings, &pos, line, sizeof(line));)
+		pf_warn("%s", line);
+	if (warnings.lines > warnings.kept)
+		pf_warn("%s: %u more problems not shown", file, warnings.lines - warnings.kept);
 	return rc == -ENOENT && !path ? 0 : rc;
 }
 

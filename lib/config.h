@@ -18,7 +18,8 @@
  * The historical keys of the 2007 prefetch project keep their meaning (PREFETCH_DIR, LOGIN_TRACING_DELAY,
  * TRACE_AGGREGATION_COUNT, ENABLE_FILE_REORDERING, CHUNK_SIZE_BLOCKS).  A bad line never stops anything: it is
  * ignored as a whole (the value stays the default, or what an earlier line set) with a warning
- * "FILE:LINE: reason; line ignored" - the same text 'prefetchd config --check' prints and the commands log.
+ * "FILE:LINE: reason; line ignored", one line noted to the caller's sink (lib/note.h) - the same text
+ * 'prefetchd config --check' prints and the commands log.
  * ENABLE_APP_PREFETCHING (2007: application prefetching) is accepted and has no effect.
  */
 #ifndef PREFETCH_CONFIG_H
@@ -26,13 +27,16 @@
 
 #include <stddef.h>
 
+struct pf_note;
+
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
 #define PF_DEFAULT_CONFIG SYSCONFDIR "/default/prefetch"
 
 #define PF_CONFIG_MAX_MOUNTS 32
-#define PF_CONFIG_MAX_WARNINGS 32
+/* A buffer for the warnings worth showing (pf_note_into; dozens of lines, the rest only counted). */
+#define PF_CONFIG_WARNINGS_SIZE 8192
 
 enum pf_medium_override {
 	PF_MEDIUM_AUTO = 0,
@@ -75,18 +79,12 @@ struct pf_config {
 				      * the self-check (daemon/boot/selfcheck.h); 0 = never */
 };
 
-struct pf_config_diag {
-	int total;     /* problems found, also those past the PF_CONFIG_MAX_WARNINGS kept below */
-	int nwarnings;
-	char warnings[PF_CONFIG_MAX_WARNINGS][256];
-};
-
 void pf_config_defaults(struct pf_config *cfg);
 
 /* Parse a file over the current values.  Returns 0, or a negative pf error (lib/error.h) if the file cannot be
- * read, e.g. -ENOENT (the caller decides whether a missing file matters; cfg keeps its values).  Warnings go
- * to diag (may be NULL). */
-int pf_config_load(struct pf_config *cfg, const char *path, struct pf_config_diag *diag);
+ * read, e.g. -ENOENT (the caller decides whether a missing file matters; cfg keeps its values).  Each bad line
+ * is one line noted to warnings (lib/note.h; may be NULL): their count is warnings->lines. */
+int pf_config_load(struct pf_config *cfg, const char *path, struct pf_note *warnings);
 
 /* The configuration file read when no --config is given: $PREFETCH_CONFIG where set and not empty (tests; a
  * second instance beside the system's), else PF_DEFAULT_CONFIG. */
@@ -112,7 +110,7 @@ int pf_config_get(const struct pf_config *cfg, const char *key, char *buf, size_
 /* A PREFETCH_MEDIUM value (also --medium's): its enum pf_medium_override, or -EINVAL when it names none. */
 int pf_medium_override_parse(const char *val);
 
-/* Parse text (for tests and for the loader). */
-void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_config_diag *diag);
+/* Parse text (for tests and for the loader); warnings as pf_config_load's. */
+void pf_config_parse(struct pf_config *cfg, const char *text, const char *origin, struct pf_note *warnings);
 
 #endif

@@ -9,13 +9,16 @@
  *                                  (pf_err_from_ext2; k < PF_EEXT2_SPAN)
  * pf_strerror gives the text of any of them; a value in none of them reads "unknown error".
  *
- * A reason beyond the code travels one way: a function that can say more than its code takes (char *err,
- * size_t errlen) as its last parameters and, when it fails, writes one line there (no newline; "" when the
- * code says it all) for the caller to log once, at the edge.  (What explains a result that is no error, such
- * as the medium's class or a parser's warnings on the lines it skips, is that function's own output.)  A -1 is
- * never returned (it reads as -EPERM): a lookup that may find nothing answers 1 or 0 with what it found in an
- * out-parameter, and a reader that may not know its figure returns a pf error with the figure in an
- * out-parameter.
+ * Reasons travel two ways, and only these two:
+ *   - an error's reason: a function that can say more than its code takes (char *err, size_t errlen) as its
+ *     last parameters and, when it fails, writes one line there (no newline; "" when the code says it all) for
+ *     the caller to log once, at the edge;
+ *   - an explanation of a result that is no error (the medium's class, why a trace's ranges come from mincore,
+ *     a parser's warnings on the lines it skips, what a reorder left in place): lines noted to a struct
+ *     pf_note * (lib/note.h), which the caller keeps in a buffer or sends to the log.
+ * A -1 is never returned (it reads as -EPERM): a lookup that may find nothing answers 1 or 0 with what it
+ * found in an out-parameter, and a reader that may not know its figure returns a pf error with the figure in
+ * an out-parameter.
  */
 #ifndef PREFETCH_ERROR_H
 #define PREFETCH_ERROR_H

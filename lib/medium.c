@@ -5,6 +5,7 @@
 #include "error.h"
 #include "format.h"
 #include "log.h"
+#include "note.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -55,20 +56,20 @@ static int disk_dir(const char *real, char *out, size_t len)
 	return has_queue(out) ? 0 : -ENOENT;
 }
 
-/* Is the disk at dir slow flash?  1 (why set), 0.  depth bounds the walk down stacked devices. */
-static int is_slow_flash(const char *dir, char *why, size_t whylen, int depth)
+/* Is the disk at dir slow flash?  1 (one line noted to why), 0.  depth bounds the walk down stacked devices. */
+static int is_slow_flash(const char *dir, struct pf_note *why, int depth)
 {
 	const char *name = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
 	if (!strncmp(name, "mmcblk", 6)) {
-		snprintf(why, whylen, "%s: SD/eMMC", name);
+		pf_note(why, "%s: SD/eMMC", name);
 		return 1;
 	}
 	if (strstr(dir, "/usb")) {
-		snprintf(why, whylen, "%s: on USB", name);
+		pf_note(why, "%s: on USB", name);
 		return 1;
 	}
 	if (says_one(dir, "removable")) {
-		snprintf(why, whylen, "%s: removable", name);
+		pf_note(why, "%s: removable", name);
 		return 1;
 	}
 	/* device-mapper, md: what they stack on */
@@ -82,12 +83,12 @@ static int is_slow_flash(const char *dir, char *why, size_t whylen, int depth)
 	while (!slow && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		char p[PATH_MAX + 300], real[PATH_MAX], disk[PATH_MAX];
+		char p[PATH_MAX + 300], real[PATH_MAX], disk[PATH_MAX], under[PF_NOTE_LINE_MAX];
+		struct pf_note below = pf_note_into(under, sizeof(under));
 		snprintf(p, sizeof(p), "%s/%s", sl, e->d_name);
 		if (realpath(p, real) && disk_dir(real, disk, sizeof(disk)) == 0 &&
-		    is_slow_flash(disk, why, whylen, depth + 1)) {
-			size_t n = strlen(why);
-			snprintf(why + n, whylen - n, " (under %s)", name);
+		    is_slow_flash(disk, &below, depth + 1)) {
+			pf_note(why, "%s (under %s)", under, name);
 			slow = 1;
 		}
 	}
@@ -95,55 +96,48 @@ static int is_slow_flash(const char *dir, char *why, size_t whylen, int depth)
 	return slow;
 }
 
-int pf_medium_detect(const char *sysfs, dev_t devno, char *why, size_t whylen)
+int pf_medium_detect(const char *sysfs, dev_t devno, struct pf_note *why)
 {
-	char scratch[8];
-	if (!why) {
-		why = scratch;
-		whylen = sizeof(scratch);
-	}
-	if (whylen)
-		why[0] = 0;
 	char path[PATH_MAX], real[PATH_MAX], disk[PATH_MAX];
 	snprintf(path, sizeof(path), "%s/dev/block/%u:%u", sysfs ? sysfs : "/sys", major(devno), minor(devno));
 	if (!realpath(path, real) || disk_dir(real, disk, sizeof(disk))) {
-		snprintf(why, whylen, "%u:%u: no queue in sysfs", major(devno), minor(devno));
+		pf_note(why, "%u:%u: no queue in sysfs", major(devno), minor(devno));
 		return PF_MEDIUM_UNKNOWN;
 	}
 	const char *name = strrchr(disk, '/') ? strrchr(disk, '/') + 1 : disk;
 	if (says_one(disk, "queue/rotational")) {
-		snprintf(why, whylen, "%s: rotational", name);
+		pf_note(why, "%s: rotational", name);
 		return PF_MEDIUM_ROTATIONAL;
 	}
-	if (is_slow_flash(disk, why, whylen, 0))
+	if (is_slow_flash(disk, why, 0))
 		return PF_MEDIUM_SLOW_FLASH;
-	snprintf(why, whylen, "%s: not rotational", name);
+	pf_note(why, "%s: not rotational", name);
 	return PF_MEDIUM_FAST_FLASH;
 }
 
-int pf_medium_explain(dev_t devno, int override, char *why, size_t whylen)
+int pf_medium_explain(dev_t devno, int override, struct pf_note *why)
 {
 	int m = override == PF_MEDIUM_FORCE_ROTATIONAL	 ? PF_MEDIUM_ROTATIONAL
 		: override == PF_MEDIUM_FORCE_FAST_FLASH ? PF_MEDIUM_FAST_FLASH
 		: override == PF_MEDIUM_FORCE_SLOW_FLASH ? PF_MEDIUM_SLOW_FLASH
-							 : -1;
-	if (m < 0)
-		return pf_medium_detect("/sys", devno, why, whylen);
-	if (why && whylen)
-		snprintf(why, whylen, "PREFETCH_MEDIUM");
+							 : PF_MEDIUM_UNKNOWN;
+	if (m == PF_MEDIUM_UNKNOWN)
+		return pf_medium_detect("/sys", devno, why);
+	pf_note(why, "PREFETCH_MEDIUM");
 	return m;
 }
 
 int pf_medium_of_devno(dev_t devno, int override)
 {
-	return pf_medium_explain(devno, override, NULL, 0);
+	return pf_medium_explain(devno, override, NULL);
 }
 
 void pf_medium_log_image(const struct pf_image *img, int override)
 {
 	for (uint32_t i = 0; i < img->nfs; i++) {
 		char why[160];
-		(void)pf_medium_explain((dev_t)img->fs[i].dev, override, why, sizeof(why));
+		struct pf_note n = pf_note_into(why, sizeof(why));
+		(void)pf_medium_explain((dev_t)img->fs[i].dev, override, &n);
 		pf_info("medium of %s: %s (%s)", img->fs[i].mountpoint ? img->fs[i].mountpoint : "?",
 			pf_medium_name((int)img->fs[i].medium), why);
 	}

@@ -10,20 +10,22 @@
 #ifndef PREFETCH_MEDIUM_H
 #define PREFETCH_MEDIUM_H
 
-#include <stddef.h>
 #include <sys/types.h>
 
+struct pf_note;
+
 /* The class of devno from the sysfs tree mounted at sysfs ("/sys"; tests pass a fixture): an enum pf_medium
- * (format.h), PF_MEDIUM_UNKNOWN when sysfs does not know the device.  why (may be NULL) gets a short reason,
- * e.g. "mmcblk0: SD/eMMC". */
-int pf_medium_detect(const char *sysfs, dev_t devno, char *why, size_t whylen);
+ * (format.h), PF_MEDIUM_UNKNOWN when sysfs does not know the device.  One line noted to why (note.h; may be
+ * NULL) says why, e.g. "mmcblk0: SD/eMMC". */
+int pf_medium_detect(const char *sysfs, dev_t devno, struct pf_note *why);
 
 /* Returns an enum pf_medium (format.h).  override is an enum pf_medium_override (config.h): the config
  * wins over sysfs, because virtual disks often report the wrong thing. */
 int pf_medium_of_devno(dev_t devno, int override);
 
-/* As pf_medium_of_devno, with why (may be NULL) as pf_medium_detect's, or "PREFETCH_MEDIUM" when overridden. */
-int pf_medium_explain(dev_t devno, int override, char *why, size_t whylen);
+/* As pf_medium_of_devno, with one line noted to why (may be NULL): pf_medium_detect's, or "PREFETCH_MEDIUM"
+ * when overridden. */
+int pf_medium_explain(dev_t devno, int override, struct pf_note *why);
 
 /* Log (info) the medium recorded for each filesystem of a trace, with why it is that one (the override, or
  * sysfs now): one line each, "medium of MOUNTPOINT: CLASS (WHY)". */

@@ -32,21 +32,21 @@ int pf_state_dir_open(const char *dir)
 	return fd;
 }
 
-void pf_state_dir_why(const char *dir, char *buf, size_t len)
+void pf_state_dir_why(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
-	buf[0] = '\0';
+	err[0] = '\0';
 	if (lstat(dir, &st) < 0)
 		return;
 	if (S_ISLNK(st.st_mode))
-		snprintf(buf, len, "%s is a symbolic link", dir);
+		snprintf(err, errlen, "%s is a symbolic link", dir);
 	else if (!S_ISDIR(st.st_mode))
-		snprintf(buf, len, "%s is not a directory", dir);
+		snprintf(err, errlen, "%s is not a directory", dir);
 	else if (st.st_uid != geteuid())
-		snprintf(buf, len, "%s is owned by uid %u, not by uid %u running", dir, (unsigned)st.st_uid,
+		snprintf(err, errlen, "%s is owned by uid %u, not by uid %u running", dir, (unsigned)st.st_uid,
 			 (unsigned)geteuid());
 	else if (st.st_mode & (S_IWGRP | S_IWOTH))
-		snprintf(buf, len, "%s has mode %04o: writable by group or others", dir, (unsigned)(st.st_mode & 07777));
+		snprintf(err, errlen, "%s has mode %04o: writable by group or others", dir, (unsigned)(st.st_mode & 07777));
 }
 
 /* The trusted directory holding path, and path's last component in *base. */

@@ -18,9 +18,10 @@
  * -errno (-ENOENT: missing), or PF_EUNSAFE. */
 int pf_state_dir_open(const char *dir);
 
-/* Why dir is not trusted, e.g. "/x: mode 1777: writable by group or others", into buf ("" if it is, or if it
- * cannot be looked at: the error of the failed call says that). */
-void pf_state_dir_why(const char *dir, char *buf, size_t len);
+/* The reason of a PF_EUNSAFE: why dir is not trusted, e.g. "/x has mode 1777: writable by group or others", one
+ * line into err (errlen bytes, lib/error.h; "" if it is trusted, or if it cannot be looked at: the error of the
+ * failed call says that). */
+void pf_state_dir_why(const char *dir, char *err, size_t errlen);
 
 /* Make dir (the last component only, with mode) unless it exists, in a trusted parent; then it must be trusted
  * itself.  Returns 0, -errno or PF_EUNSAFE. */

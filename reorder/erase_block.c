@@ -4,6 +4,7 @@
 
 #include "disk_model.h"
 #include "error.h"
+#include "note.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -38,7 +39,7 @@ static uint64_t gcd(uint64_t a, uint64_t b)
 	return a;
 }
 
-uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_start, char *why, size_t len)
+uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_start, struct pf_note *why)
 {
 	*part_start = 0;
 	if (major(devno) == LOOP_MAJOR)
@@ -60,7 +61,7 @@ uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_sta
 		long long v;
 		if (read_ll(disk, keys[i], &v) == 0 && v >= (long long)PF_ERASE_MIN_SYSFS) {
 			const char *name = strrchr(disk, '/') ? strrchr(disk, '/') + 1 : disk;
-			snprintf(why, len, "%.40s %s", name, keys[i] + 6);
+			pf_note(why, "%.40s %s", name, keys[i] + 6);
 			return (uint64_t)v;
 		}
 	}
@@ -78,11 +79,12 @@ void pf_erase_block_find(ext2_filsys fs, const char *device, uint64_t config_byt
 		bytes = config_bytes;
 		snprintf(out->why, sizeof(out->why), "REORDER_ERASE_BLOCK_KB");
 	}
-	char swhy[sizeof(out->why)] = "";
+	char swhy[sizeof(out->why)];
+	struct pf_note sysfs_why = pf_note_into(swhy, sizeof(swhy));
 	struct stat st;
 	uint64_t sys = 0; /* the partition's offset counts always */
 	if (stat(device, &st) == 0 && S_ISBLK(st.st_mode))
-		sys = pf_erase_block_sysfs("/sys", st.st_rdev, &part, swhy, sizeof(swhy));
+		sys = pf_erase_block_sysfs("/sys", st.st_rdev, &part, &sysfs_why);
 	if (!bytes && sys) {
 		bytes = sys;
 		snprintf(out->why, sizeof(out->why), "%s", swhy);

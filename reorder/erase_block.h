@@ -13,6 +13,8 @@
 #ifndef PREFETCH_REORDER_ERASE_BLOCK_H
 #define PREFETCH_REORDER_ERASE_BLOCK_H
 
+#include "note.h"
+
 #include <ext2fs/ext2fs.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,9 +35,10 @@ void pf_erase_block_find(ext2_filsys fs, const char *device, uint64_t config_byt
 			 struct pf_erase_block *out);
 
 /* The size (0 when sysfs names none) from the sysfs tree mounted at sysfs ("/sys"; tests pass a fixture) for
- * block device devno, and *part_start the partition's offset in bytes (0 for a whole disk); why gets e.g.
- * "mmcblk0 discard_granularity".  Loop devices: 0. */
-uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_start, char *why, size_t len);
+ * block device devno, and *part_start the partition's offset in bytes (0 for a whole disk); when it finds one,
+ * one line noted to why (lib/note.h; may be NULL) says where, e.g. "mmcblk0 discard_granularity".  Loop
+ * devices: 0. */
+uint64_t pf_erase_block_sysfs(const char *sysfs, dev_t devno, uint64_t *part_start, struct pf_note *why);
 
 /* out's size (bytes rounded up to a whole number of bs-byte blocks: their least common multiple), blocks and
  * phase for a filesystem starting part_start bytes into the device; out->why is kept (a note appended when the

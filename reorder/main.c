@@ -17,6 +17,7 @@
 #include "error.h"
 #include "log.h"
 #include "medium.h"
+#include "note.h"
 #include "format.h"
 #include "number.h"
 #include "progress.h"
@@ -87,12 +88,6 @@ static void usage(FILE *f)
 		"run).\n");
 }
 
-static void note_cb(void *ctx, const char *msg)
-{
-	(void)ctx;
-	pf_info("%s", msg);
-}
-
 static void print_figures(const struct pf_reorder_result *r, int planned_label)
 {
 	const struct pf_layout_figures *a = &r->before, *b = &r->after;
@@ -138,12 +133,12 @@ static void print_figures(const struct pf_reorder_result *r, int planned_label)
  * image's, or a loop device's (an image too), only when PREFETCH_MEDIUM says: the disk under the file is not
  * where the filesystem will end up. */
 #define LOOP_MAJOR 7
-static int target_medium(const char *target, int override, char *why, size_t len)
+static int target_medium(const char *target, int override, struct pf_note *why)
 {
 	struct stat st;
 	if (stat(target, &st) == 0 && S_ISBLK(st.st_mode) && major(st.st_rdev) != LOOP_MAJOR)
-		return pf_medium_explain(st.st_rdev, override, why, len);
-	return override == PF_MEDIUM_AUTO ? PF_MEDIUM_UNKNOWN : pf_medium_explain(0, override, why, len);
+		return pf_medium_explain(st.st_rdev, override, why);
+	return override == PF_MEDIUM_AUTO ? PF_MEDIUM_UNKNOWN : pf_medium_explain(0, override, why);
 }
 
 /* --outcome: the run's one line, "EPOCH WHAT: DETAILS", where the next boot finds it (outcome_note.h). */
@@ -320,7 +315,6 @@ static struct pf_reorder_opts reorder_opts(struct args *a, const struct pf_confi
 		.layouts_are_state = state_layout,
 		.allow_ro_mount = a->final,
 		.progress_cb = pf_progress_show,
-		.note = note_cb,
 		.gain_gate = a->gate,
 		.min_gain_percent = a->min_gain,
 		.chunk_sweep = a->check,
@@ -434,7 +428,8 @@ int main(int argc, char **argv)
 			      pf_strerror(rc));
 	}
 	char medium_why[160];
-	int medium = target_medium(a.device, cfg.medium, medium_why, sizeof(medium_why));
+	struct pf_note why = pf_note_into(medium_why, sizeof(medium_why));
+	int medium = target_medium(a.device, cfg.medium, &why);
 	if (!a.check && !a.dry && !a.force_flash && medium == PF_MEDIUM_FAST_FLASH) {
 		/* a decision, not an error: what a boot log keeps, in one line */
 		pf_notice("%s: fast flash (%s): no seeks to save, a reorder would only wear it; not reordering "
@@ -443,6 +438,8 @@ int main(int argc, char **argv)
 	}
 	char deflayout[300];
 	struct pf_reorder_opts o = reorder_opts(&a, &cfg, medium, deflayout, sizeof(deflayout));
+	struct pf_note notes = pf_note_to_log(PF_LOG_INFO); /* what was skipped or left in place: with -v */
+	o.notes = &notes;
 	if (medium != PF_MEDIUM_UNKNOWN)
 		pf_info("%s: %s (%s)", a.device, pf_medium_name(medium), medium_why);
 	struct pf_reorder_result r;

@@ -25,23 +25,9 @@
 #include "window.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void note(const struct pf_reorder_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(const struct pf_reorder_opts *o, const char *fmt, ...)
-{
-	if (!o->note)
-		return;
-	char buf[512];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	o->note(o->ctx, buf);
-}
 
 static void summarize_skips(const struct pf_reorder_opts *o, const struct pf_collect *c, struct pf_reorder_result *res)
 {
@@ -57,13 +43,13 @@ static void summarize_skips(const struct pf_reorder_opts *o, const struct pf_col
 	}
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (c->files[i].skip)
-			note(o, "skipped %s (inode %u): %s", c->files[i].rec->path ? c->files[i].rec->path : "?",
-			     c->files[i].ino, pf_skip_reason(c->files[i].skip));
+			pf_note(o->notes, "skipped %s (inode %u): %s", c->files[i].rec->path ? c->files[i].rec->path : "?",
+				c->files[i].ino, pf_skip_reason(c->files[i].skip));
 	if (c->full_leaf_blocks)
-		note(o, "%llu blocks left in place: moving them would overflow a full extent leaf",
-		     (unsigned long long)c->full_leaf_blocks);
+		pf_note(o->notes, "%llu blocks left in place: moving them would overflow a full extent leaf",
+			(unsigned long long)c->full_leaf_blocks);
 	if (c->uninit_blocks)
-		note(o, "%llu blocks in unwritten extents left in place", (unsigned long long)c->uninit_blocks);
+		pf_note(o->notes, "%llu blocks in unwritten extents left in place", (unsigned long long)c->uninit_blocks);
 }
 
 /* Each file's inode, by owner (*out malloc'd).  Returns 0 or -ENOMEM. */
@@ -279,8 +265,8 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	}
 	res->units_done = done;
 	if (kept)
-		note(o, "%llu blocks stayed where they were (their extent leaf had no room for the split)",
-		     (unsigned long long)kept);
+		pf_note(o->notes, "%llu blocks stayed where they were (their extent leaf had no room for the split)",
+			(unsigned long long)kept);
 	res->moved_blocks = moved;
 	int rc2 = pf_reloc_end(r, plan, done, partial, !partial);
 	if (partial || rc2)
@@ -299,13 +285,13 @@ static int do_relocate(ext2_filsys fs, const struct pf_reorder_opts *o, const st
 	if (!rc && !partial && o->discard && flash && done &&
 	    (ext2fs_check_mount_point(fs->device_name, &mflags, NULL, 0) || (mflags & EXT2_MF_MOUNTED))) {
 		res->discard_state = -2;
-		note(o, "not discarding the freed blocks: %s is mounted (read-only), the kernel may still read the "
-		     "old copies until it is unmounted", fs->device_name);
+		pf_note(o->notes, "not discarding the freed blocks: %s is mounted (read-only), the kernel may still read the "
+			"old copies until it is unmounted", fs->device_name);
 	} else if (!rc && !partial && o->discard && flash && done) {
 		int d = pf_discard_freed(fs, plan, done, &res->discarded_blocks, &res->discard_requests);
 		if (d < 0) /* the reorder itself is done and clean: a remark, not a failure */
-			note(o, "discarding the freed blocks failed after %llu blocks: %s",
-			     (unsigned long long)res->discarded_blocks, pf_strerror(d));
+			pf_note(o->notes, "discarding the freed blocks failed after %llu blocks: %s",
+				(unsigned long long)res->discarded_blocks, pf_strerror(d));
 		res->discard_state = d == 1 ? -1 : 1;
 	}
 	free(inos);
@@ -602,7 +588,7 @@ static int open_and_collect(struct run *r)
 	if (rc)
 		return rc;
 	if (r->lay.matched < o->nlayouts)
-		note(o, "%d of %d layouts are for other filesystems", o->nlayouts - r->lay.matched, o->nlayouts);
+		pf_note(o->notes, "%d of %d layouts are for other filesystems", o->nlayouts - r->lay.matched, o->nlayouts);
 	rc = pf_collect(r->fs, &r->lay, &r->col);
 	if (!rc)
 		rc = pf_freespace(r->fs, &r->free_runs, &r->nfree);
@@ -666,8 +652,8 @@ static void explain_not_fit(struct run *r)
 		 "whole, the smallest left out has %llu",
 		 (unsigned long long)plan->usable_blocks, r->pct, (unsigned long long)r->prm.reserve_blocks,
 		 (unsigned long long)plan->free_blocks, taken, (unsigned long long)smallest);
-	note(r->o, "%llu chunk(s), %llu blocks, not moved: %s", (unsigned long long)plan->chunks_failed,
-	     (unsigned long long)plan->blocks_failed, r->res->not_fit);
+	pf_note(r->o->notes, "%llu chunk(s), %llu blocks, not moved: %s", (unsigned long long)plan->chunks_failed,
+		(unsigned long long)plan->blocks_failed, r->res->not_fit);
 }
 
 /* Step 3: the plan, its figures recorded. */

@@ -33,7 +33,7 @@
  *  - A run whose plan moves nothing reads the bitmaps, the layout's inodes and extent trees only (no replay
  *    prediction) and writes nothing.
  *  - moved_blocks counts blocks whose pointer now names the new copy.  Blocks whose move could overflow a
- *    full leaf of a deep extent tree are left out of the plan (reported through note()); an inode whose
+ *    full leaf of a deep extent tree are left out of the plan (said in opts->notes); an inode whose
  *    four in-inode extents could overflow gets a spare leaf at F1 and grows copy-on-write.
  *  - The write budget (opts->write_budget_bytes) counts the units' copies (data written to their
  *    destinations, not the few metadata blocks): the run moves the longest prefix of units that fits, and
@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "note.h"
 #include "replay_cost.h"
 
 /* The margin by which a plan's predicted replay must beat the current one before anything moves (percent of
@@ -71,9 +72,9 @@ struct pf_reorder_opts {
 	io_manager io;               /* NULL = unix_io_manager; tests stack a crash-injecting one */
 	/* added after the first version (zero = default): */
 	int allow_ro_mount;          /* --final-shutdown: write although mounted read-only (see reorder_open.c) */
-	void *ctx;                   /* passed to the callbacks */
+	void *ctx;                   /* passed to progress_cb */
 	void (*progress_cb)(void *ctx, uint64_t done_blocks, uint64_t total_blocks);
-	void (*note)(void *ctx, const char *msg);  /* one line per skipped file and other remarks (may be NULL) */
+	struct pf_note *notes;       /* one line per skipped file and other remarks (lib/note.h; may be NULL) */
 	int time_budget_ms;          /* > 0: overrides time_budget_s (finer, for tests) */
 	int gain_gate;               /* move only when the predicted replay gains more than min_gain_percent (0: no
 	                              * gate, as before: tools and tests that drive pf_reorder() directly) */

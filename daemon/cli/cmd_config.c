@@ -5,6 +5,7 @@
 #include "config.h"
 #include "error.h"
 #include "log.h"
+#include "note.h"
 #include "usage_error.h"
 
 #include <errno.h>
@@ -86,23 +87,24 @@ static int warn_reorder_only(const char *path, const struct pf_config *cfg)
 static int check(const char *path)
 {
 	struct pf_config cfg;
-	struct pf_config_diag diag = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE];
+	struct pf_note warnings = pf_note_into(kept, sizeof(kept));
 	pf_config_defaults(&cfg);
-	int rc = pf_config_load(&cfg, path, &diag);
+	int rc = pf_config_load(&cfg, path, &warnings);
 	if (rc) {
 		pf_err("cannot read %s: %s", path, pf_strerror(rc));
 		return PF_EXIT_FAILURE;
 	}
-	for (int i = 0; i < diag.nwarnings; i++)
-		printf("%s\n", diag.warnings[i]);
-	if (diag.total > diag.nwarnings)
-		printf("%s: %d more problems not shown\n", path, diag.total - diag.nwarnings);
+	if (warnings.kept)
+		printf("%s\n", kept);
+	if (warnings.lines > warnings.kept)
+		printf("%s: %u more problems not shown\n", path, warnings.lines - warnings.kept);
 	int warned = warn_reorder_only(path, &cfg);
-	if (diag.total)
-		printf("%s: %d bad line%s\n", path, diag.total, diag.total == 1 ? "" : "s");
+	if (warnings.lines)
+		printf("%s: %u bad line%s\n", path, warnings.lines, warnings.lines == 1 ? "" : "s");
 	else
 		printf("%s: OK%s\n", path, warned ? " (but for the warnings above)" : "");
-	return diag.total ? PF_EXIT_FAILURE : PF_EXIT_OK;
+	return warnings.lines ? PF_EXIT_FAILURE : PF_EXIT_OK;
 }
 
 int cmd_config(int argc, char **argv)

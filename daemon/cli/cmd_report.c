@@ -156,9 +156,9 @@ static int load_one(const char *path, struct pf_boot_record **recs, size_t *n)
 }
 
 /* The logs' boots (only those of --setup), the logs' names joined into logpath, the note on the configured
- * chunk size into note (from all boots): PF_EXIT_GO_ON, or the exit status. */
+ * chunk size noted to note (from all boots): PF_EXIT_GO_ON, or the exit status. */
 static int load(const struct report_opts *o, char *logpath, size_t len, struct pf_boot_record **recs, size_t *n,
-		char *note, size_t note_len)
+		struct pf_note *note)
 {
 	struct pf_config cfg;
 	pf_config_read_or_defaults(&cfg, o->config);
@@ -176,7 +176,7 @@ static int load(const struct report_opts *o, char *logpath, size_t len, struct p
 			return PF_EXIT_FAILURE;
 		}
 	}
-	pf_report_chunk_note(*recs, *n, cfg.chunk_size_blocks, cfg.enable_reordering, note, note_len);
+	pf_report_chunk_note(*recs, *n, cfg.chunk_size_blocks, cfg.enable_reordering, note);
 	if (o->only_given) {
 		size_t k = 0;
 		for (size_t i = 0; i < *n; i++)
@@ -245,9 +245,10 @@ int cmd_report(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	char logpath[1024], note[256];
+	struct pf_note chunk_note = pf_note_into(note, sizeof(note));
 	struct pf_boot_record *recs = NULL;
 	size_t n = 0;
-	if ((rc = load(&o, logpath, sizeof(logpath), &recs, &n, note, sizeof(note))) >= 0)
+	if ((rc = load(&o, logpath, sizeof(logpath), &recs, &n, &chunk_note)) >= 0)
 		return rc;
 
 	struct pf_report_row rows[PF_SETUP_COUNT];

@@ -177,7 +177,7 @@ static void print_summary(const struct pf_image *img, const struct pf_trace_stat
 {
 	printf("trace: %u files, %u dirs, %llu bytes, %lu events (%lu own ignored), %lu overflows", st->files, st->dirs,
 	       st->bytes, st->events, st->own_events, st->overflows);
-	printf(", fanotify: %s%s%s", st->fid ? "handles" : "fds (", st->fid ? "" : st->fid_why ? st->fid_why : "?",
+	printf(", fanotify: %s%s%s", st->fid ? "handles" : "fds (", st->fid ? "" : st->fid_why[0] ? st->fid_why : "?",
 	       st->fid ? "" : ")");
 	if (st->lost)
 		printf(", %lu lost", st->lost);
@@ -189,7 +189,7 @@ static void print_summary(const struct pf_image *img, const struct pf_trace_stat
 	else if (st->page_events_lost)
 		printf(", ranges: resident pages (mincore: %lu page events lost)", st->page_events_lost);
 	else
-		printf(", ranges: resident pages (mincore: %s)", st->pages_why ? st->pages_why : "?");
+		printf(", ranges: resident pages (mincore: %s)", st->pages_why[0] ? st->pages_why : "?");
 	printf("%s -> %s\n", img->flags & PF_IMG_INCOMPLETE ? " (incomplete)" : "", output);
 	fflush(stdout);
 }

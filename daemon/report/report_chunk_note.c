@@ -5,12 +5,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-int pf_report_chunk_note(const struct pf_boot_record *recs, size_t n, long configured, int reordering, char *buf,
-			 size_t len)
+int pf_report_chunk_note(const struct pf_boot_record *recs, size_t n, long configured, int reordering,
+			 struct pf_note *note)
 {
 	const struct pf_boot_record *last = NULL; /* the latest record that knows its placement */
-	if (len)
-		buf[0] = '\0';
 	for (size_t i = 0; i < n; i++) {
 		if (recs[i].generation != 0 && recs[i].chunk == configured)
 			return 0; /* the size has boots (a row of --by chunk-size, report_groups.c): it says the rest */
@@ -19,24 +17,22 @@ int pf_report_chunk_note(const struct pf_boot_record *recs, size_t n, long confi
 	}
 	if (!n)
 		return 0;
-	int k = snprintf(buf, len, "CHUNK_SIZE_BLOCKS=%ld has no boots: ", configured);
-	if (k < 0 || (size_t)k >= len)
-		return 1;
-	char *p = buf + k;
-	size_t left = len - (size_t)k;
+	char why[PF_NOTE_LINE_MAX - 64];
 	if (last && last->generation > 0 && last->chunk >= 0)
-		snprintf(p, left,
+		snprintf(why, sizeof(why),
 			 "the files still lie where chunk size %" PRId64 " placed them (generation %" PRId64
 			 "); prefetch-reorder --check compares sizes on this disk",
 			 last->chunk, last->generation);
 	else if (last && last->generation > 0)
-		snprintf(p, left,
+		snprintf(why, sizeof(why),
 			 "the files still lie where reorder generation %" PRId64
 			 " placed them (its chunk size unknown); prefetch-reorder --check compares sizes on this disk",
 			 last->generation);
 	else if (!reordering)
-		snprintf(p, left, "reordering is off (ENABLE_FILE_REORDERING=0), and the chunk size acts only through it");
+		snprintf(why, sizeof(why),
+			 "reordering is off (ENABLE_FILE_REORDERING=0), and the chunk size acts only through it");
 	else
-		snprintf(p, left, "no reorder has placed the layout's files yet");
+		snprintf(why, sizeof(why), "no reorder has placed the layout's files yet");
+	pf_note(note, "CHUNK_SIZE_BLOCKS=%ld has no boots: %s", configured, why);
 	return 1;
 }

@@ -56,9 +56,9 @@ struct pf_trace_stats {
 	unsigned long long page_bytes_filled; /* bytes read without an event, filled from the cache (see
 					       * trace_page_holes.c) */
 	int fid;                   /* 1: fanotify named the files by handle (FID mode); 0: it opened each for us */
-	const char *fid_why;       /* then: why (static text) */
+	char fid_why[64];          /* then: why, one line */
 	int pages_traced;          /* 1: the ranges of the files of at least one filesystem come from the events */
-	const char *pages_why;     /* else: why mincore (static text) */
+	char pages_why[128];       /* else: why mincore, one line */
 };
 
 struct pf_tracer;

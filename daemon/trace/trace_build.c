@@ -17,6 +17,7 @@
 #include "trace_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
@@ -284,11 +285,15 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 		img->flags |= PF_IMG_INCOMPLETE | PF_IMG_TIMED_OUT;
 	for (int i = 0; i < t->nfs; i++)
 		t->st.pages_traced |= pf_trace_pages_cover(t, i);
-	t->st.pages_why = t->pages.state == PF_PAGES_LOST ? "page events lost"
-			  : t->pages.state == PF_PAGES_OFF ? t->pages.why
-			  : t->st.pages_traced ? NULL : "no page event on the traced filesystems";
+	struct pf_note pages_why = pf_note_into(t->st.pages_why, sizeof(t->st.pages_why));
+	if (t->pages.state == PF_PAGES_LOST)
+		pf_note(&pages_why, "page events lost");
+	else if (t->pages.state == PF_PAGES_OFF)
+		pf_note(&pages_why, "%s", t->pages.why);
+	else if (!t->st.pages_traced)
+		pf_note(&pages_why, "no page event on the traced filesystems");
 	t->st.fid = t->fid;
-	t->st.fid_why = t->fid_why;
+	snprintf(t->st.fid_why, sizeof(t->st.fid_why), "%s", t->fid_why);
 	if (st)
 		*st = t->st;
 	*trace = img;

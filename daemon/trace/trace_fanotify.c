@@ -267,29 +267,29 @@ static int fan_mark(int fd, const char *dir)
 	return -errno;
 }
 
-/* FID mode refused for one of the filesystems: fd mode for all (one group, one way of reading it). */
-static int fall_back_to_fds(struct pf_tracer *t, int bounded, const char *why)
+/* FID mode refused for one of the filesystems: fd mode for all (one group, one way of reading it); why noted. */
+static int fall_back_to_fds(struct pf_tracer *t, int bounded, struct pf_note *fid_why, const char *why)
 {
 	close(t->fan_fd);
 	t->fid = 0;
-	t->fid_why = why;
+	pf_note(fid_why, "%s", why);
 	t->fan_fd = fan_init(bounded, 0);
 	return t->fan_fd < 0 ? t->fan_fd : 0;
 }
 
-/* The marks on every traced filesystem, in FID mode where all of them allow it. */
-static int watch(struct pf_tracer *t, int bounded, char *err, size_t errlen)
+/* The marks on every traced filesystem, in FID mode where all of them allow it (else why not noted to fid_why). */
+static int watch(struct pf_tracer *t, int bounded, struct pf_note *fid_why, char *err, size_t errlen)
 {
 	int rc;
 	if (t->fid && pf_trace_fid_setup(t) < 0 &&
-	    (rc = fall_back_to_fds(t, bounded, "traced filesystems without an fsid of their own")) < 0)
+	    (rc = fall_back_to_fds(t, bounded, fid_why, "traced filesystems without an fsid of their own")) < 0)
 		return rc;
 	for (int i = 0; i < t->nfs; i++) {
 		if ((rc = fan_mark(t->fan_fd, t->fs[i].mountpoint)) == 0)
 			continue;
 		if (t->fid) {
 			/* no file handles (EOPNOTSUPP), no fsid (ENODEV), a btrfs subvolume before 6.8 (EXDEV) */
-			if ((rc = fall_back_to_fds(t, bounded, "a traced filesystem without file handles")) < 0)
+			if ((rc = fall_back_to_fds(t, bounded, fid_why, "a traced filesystem without file handles")) < 0)
 				return rc;
 			i = -1;
 			continue;
@@ -320,11 +320,13 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	/* fanotify first: without the privilege nothing else matters, and that is the clearest message */
 	const char *fid = getenv("PREFETCH_TRACE_FID");
 	t->fid = !(fid && strcmp(fid, "0") == 0);
-	t->fid_why = t->fid ? NULL : "PREFETCH_TRACE_FID=0";
+	struct pf_note fid_why = pf_note_into(t->fid_why, sizeof(t->fid_why));
+	if (!t->fid)
+		pf_note(&fid_why, "PREFETCH_TRACE_FID=0");
 	int rc = fan_init(o->bounded_queue, t->fid);
 	if (rc == -EINVAL && t->fid) {
 		t->fid = 0;
-		t->fid_why = "no FID mode in this kernel (5.9+)";
+		pf_note(&fid_why, "no FID mode in this kernel (5.9+)");
 		rc = fan_init(o->bounded_queue, 0);
 	}
 	if (rc < 0) {
@@ -334,11 +336,12 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 	}
 	t->fan_fd = rc;
 	if ((rc = pf_trace_pick_mounts(o, &t->fs, &t->nfs, &t->nskipped, err, errlen)) ||
-	    (rc = watch(t, o->bounded_queue, err, errlen)))
+	    (rc = watch(t, o->bounded_queue, &fid_why, err, errlen)))
 		goto fail;
 	pf_trace_watch_unmounts(t);
 	const char *src = getenv("PREFETCH_TRACE_PAGES");
-	pf_trace_pages_start(t, o->pages_mincore || (src && strcmp(src, "mincore") == 0));
+	struct pf_note pages_why = pf_note_into(t->pages.why, sizeof(t->pages.why));
+	pf_trace_pages_start(t, o->pages_mincore || (src && strcmp(src, "mincore") == 0), &pages_why);
 	t->max_files = o->max_files ? o->max_files : DEFAULT_MAX_FILES;
 	/* FID mode: no fd comes with an event */
 	/* the fd limit raised either way: fd mode's reads need it, and FID mode may fall back to them (boot) */

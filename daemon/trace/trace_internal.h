@@ -8,6 +8,8 @@
 #include "trace.h"
 #include "trace_devino.h"
 
+#include "note.h"
+
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,7 +93,7 @@ enum pf_pages_state {
 };
 struct pf_page_trace {
 	int state;                 /* enum pf_pages_state */
-	const char *why;           /* OFF: the reason (static text) */
+	char why[128];             /* OFF: the reason, one line (noted by pf_trace_pages_start) */
 	int inst_fd;               /* tracefs instances/ directory, -1 = none */
 	int dir_fd;                /* our instance's directory, -1 = none */
 	int pipe_fd;               /* its trace_pipe, non-blocking, -1 = none (or raw) */
@@ -201,18 +203,19 @@ struct pf_tracer {
 	size_t read_len;           /* bytes per read of fan_fd: bounds the event fds one read creates */
 	int ignore_mode;           /* fanotify_mark flags for ignore marks (trace_fanotify.c); 0 = none possible */
 	int fid;                   /* events name files by handle (FAN_REPORT_FID, trace_fid.c), not by an fd */
-	const char *fid_why;       /* else: why not (static text) */
+	char fid_why[64];          /* else: why not, one line (noted by pf_tracer_open) */
 	struct pf_fh_index handles; /* FID mode: entries by handle */
 	struct pf_page_trace pages;
 	struct pf_trace_stats st;
 };
 
-/* trace_tracefs.c.  Start: best effort, never fails the tracer (state OFF and a reason when tracefs, the events
- * or the privilege are missing); needs CAP_SYS_ADMIN to mount tracefs where it is not mounted.  Read: what the
+/* trace_tracefs.c.  Start: best effort, never fails the tracer (state OFF and one line noted to why, lib/note.h,
+ * when tracefs, the events or the privilege are missing); needs CAP_SYS_ADMIN to mount tracefs where it is not
+ * mounted.  Read: what the
  * instance has buffered (non-blocking; at most max_reads pipe reads, 0 = until empty).  Stop: tracing off,
  * the rest read, the ring buffer's loss counters checked (state DONE or LOST), the instance removed.  Close:
  * the instance removed if still there (every path out of the tracer goes through pf_tracer_close). */
-void pf_trace_pages_start(struct pf_tracer *t, int force_mincore);
+void pf_trace_pages_start(struct pf_tracer *t, int force_mincore, struct pf_note *why);
 void pf_trace_pages_read(struct pf_tracer *t, int max_reads);
 void pf_trace_pages_stop(struct pf_tracer *t);
 void pf_trace_pages_close(struct pf_tracer *t);

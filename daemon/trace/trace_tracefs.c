@@ -88,29 +88,32 @@ static void remove_stale(int inst_fd)
 }
 
 /* The instances/ directory of tracefs, mounted by us (and detached at once) where nothing is mounted.  Returns
- * its fd, or -errno with *why the page trace's reason (static text). */
-static int open_instances(const char **why)
+ * its fd, or -errno with the page trace's reason noted to why. */
+static int open_instances(struct pf_note *why)
 {
 	struct statfs sf;
 	if (statfs(TRACEFS, &sf) < 0) {
-		*why = "no " TRACEFS;
-		return -errno;
+		int rc = -errno;
+		pf_note(why, "no " TRACEFS);
+		return rc;
 	}
 	if ((unsigned long)sf.f_type == TRACEFS_MAGIC_NR) {
 		int fd = open(TRACEFS "/instances", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int rc = fd < 0 ? -errno : fd;
 		if (fd < 0)
-			*why = errno == ENOENT ? "tracefs has no instances" : "tracefs not accessible";
-		return fd < 0 ? -errno : fd;
+			pf_note(why, "%s", rc == -ENOENT ? "tracefs has no instances" : "tracefs not accessible");
+		return rc;
 	}
 	if (mount("nodev", TRACEFS, "tracefs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
-		*why = "tracefs not mounted, and mounting it failed";
-		return -errno;
+		int rc = -errno;
+		pf_note(why, "tracefs not mounted, and mounting it failed");
+		return rc;
 	}
 	int fd = open(TRACEFS "/instances", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = fd < 0 ? -errno : fd;
 	(void)umount2(TRACEFS, MNT_DETACH); /* the fd keeps it reachable; nothing else sees our mount */
 	if (fd < 0)
-		*why = "tracefs has no instances";
+		pf_note(why, "tracefs has no instances");
 	return rc;
 }
 
@@ -242,16 +245,16 @@ static int raw_open(struct pf_tracer *t)
 	return rc ? rc : p->ncpu ? 0 : -ENOENT;
 }
 
-/* The instance sized, the tracepoints filtered and enabled, the pipe opened.  Returns 0, or -errno with p->why
- * saying which step failed. */
-static int setup(struct pf_tracer *t)
+/* The instance sized, the tracepoints filtered and enabled, the pipe opened.  Returns 0, or -errno with which
+ * step failed noted to why. */
+static int setup(struct pf_tracer *t, struct pf_note *why)
 {
 	struct pf_page_trace *p = &t->pages;
 	char path[128], num[32], filter[PF_MAX_FS * 32 + 64];
 	snprintf(num, sizeof(num), "%d", buffer_kb());
 	int rc = put(p->dir_fd, "buffer_size_kb", num);
 	if (rc < 0) {
-		p->why = "the trace buffer could not be sized";
+		pf_note(why, "the trace buffer could not be sized");
 		return rc;
 	}
 	p->comm_in_filter = 1;
@@ -266,8 +269,9 @@ static int setup(struct pf_tracer *t)
 		snprintf(path, sizeof(path), "events/filemap/%s/enable", events[i]);
 		rc = put(p->dir_fd, path, "1");
 		if (rc < 0) {
-			p->why = rc == -ENOENT ? "this kernel has no page-cache tracepoints (mm_filemap_get_pages: 6.11+)"
-					       : "the page-cache tracepoints could not be enabled";
+			pf_note(why, "%s", rc == -ENOENT
+						   ? "this kernel has no page-cache tracepoints (mm_filemap_get_pages: 6.11+)"
+						   : "the page-cache tracepoints could not be enabled");
 			return rc;
 		}
 	}
@@ -278,44 +282,45 @@ static int setup(struct pf_tracer *t)
 	raw_close(p);
 	p->pipe_fd = openat(p->dir_fd, "trace_pipe", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (p->pipe_fd < 0) {
-		p->why = "the trace pipe could not be opened";
-		return -errno;
+		rc = -errno;
+		pf_note(why, "the trace pipe could not be opened");
+		return rc;
 	}
 	return 0;
 }
 
-void pf_trace_pages_start(struct pf_tracer *t, int force_mincore)
+void pf_trace_pages_start(struct pf_tracer *t, int force_mincore, struct pf_note *why)
 {
 	struct pf_page_trace *p = &t->pages;
 	p->state = PF_PAGES_OFF;
 	p->inst_fd = p->dir_fd = p->pipe_fd = -1;
 	if (force_mincore) {
-		p->why = "mincore asked for";
+		pf_note(why, "mincore asked for");
 		return;
 	}
 	long pg = sysconf(_SC_PAGESIZE);
 	p->page = pg > 0 ? (uint64_t)pg : 4096;
 	own_comm(p->comm, sizeof(p->comm));
 	if (!(p->fs_events = calloc((size_t)(t->nfs ? t->nfs : 1), sizeof(*p->fs_events)))) {
-		p->why = "out of memory";
+		pf_note(why, "out of memory");
 		return;
 	}
-	if ((p->inst_fd = open_instances(&p->why)) < 0)
+	if ((p->inst_fd = open_instances(why)) < 0)
 		return;
 	remove_stale(p->inst_fd);
 	snprintf(p->name, sizeof(p->name), "prefetch-%ld", (long)t->self);
 	if (mkdirat(p->inst_fd, p->name, 0700) < 0) {
 		p->name[0] = '\0';
-		p->why = "a trace instance could not be made";
+		pf_note(why, "a trace instance could not be made");
 		return;
 	}
 	p->dir_fd = openat(p->inst_fd, p->name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (p->dir_fd < 0) {
-		p->why = "the trace instance could not be opened";
+		pf_note(why, "the trace instance could not be opened");
 		pf_trace_pages_close(t);
 		return;
 	}
-	if (setup(t) < 0) {
+	if (setup(t, why) < 0) {
 		pf_trace_pages_close(t);
 		return;
 	}

@@ -2,11 +2,13 @@
 /* Fuzz target: the configuration parser (pf_config_parse), over the text of /etc/default/prefetch.
  *
  * Whatever the text, every value must stay in the range config.h documents (the commands divide by some,
- * loop over others, build paths from the rest), the warnings must stay bounded, and the warnings must not
- * change what is parsed: the same text parsed without a diag, or parsed twice, gives the same settings. */
+ * loop over others, build paths from the rest), the warnings kept must be whole lines within their buffer, and
+ * they must not change what is parsed: the same text parsed without a sink for them, or parsed twice, gives the
+ * same settings. */
 #include "fuzz.h"
 
 #include "config.h"
+#include "note.h"
 
 #include <string.h>
 
@@ -47,13 +49,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!text)
 		return 0;
 	struct pf_config cfg, quiet, twice;
-	struct pf_config_diag diag = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE];
+	struct pf_note warnings = pf_note_into(kept, sizeof(kept));
 	pf_config_defaults(&cfg);
-	pf_config_parse(&cfg, text, "fuzz", &diag);
+	pf_config_parse(&cfg, text, "fuzz", &warnings);
 	check_config(&cfg);
-	FUZZ_CHECK(diag.nwarnings >= 0 && diag.nwarnings <= PF_CONFIG_MAX_WARNINGS);
-	for (int i = 0; i < diag.nwarnings; i++)
-		FUZZ_CHECK(terminated(diag.warnings[i], sizeof(diag.warnings[i])));
+	FUZZ_CHECK(warnings.kept <= warnings.lines);
+	FUZZ_CHECK(terminated(kept, sizeof(kept)) && strlen(kept) == warnings.used);
+	size_t pos = 0, nlines = 0;
+	char line[PF_NOTE_LINE_MAX];
+	while (pf_note_next(&warnings, &pos, line, sizeof(line)))
+		FUZZ_CHECK(++nlines <= warnings.kept && strstr(line, "; line ignored")); /* whole lines only */
+	FUZZ_CHECK(nlines == warnings.kept);
 
 	pf_config_defaults(&quiet);
 	pf_config_parse(&quiet, text, "fuzz", NULL);

@@ -6,17 +6,15 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "note.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-static int has_warning(const struct pf_config_diag *d, const char *needle)
+static int has_warning(const struct pf_note *d, const char *needle)
 {
-	for (int i = 0; i < d->nwarnings; i++)
-		if (strstr(d->warnings[i], needle))
-			return 1;
-	return 0;
+	return strstr(pf_note_text(d), needle) != NULL;
 }
 
 static void test_defaults(void **state)
@@ -37,7 +35,8 @@ static void test_historical_keys_and_quotes(void **state)
 {
 	(void)state;
 	struct pf_config c;
-	struct pf_config_diag d = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE];
+	struct pf_note d = pf_note_into(kept, sizeof(kept));
 	pf_config_defaults(&c);
 	pf_config_parse(&c,
 			"# comment\n"
@@ -52,7 +51,7 @@ static void test_historical_keys_and_quotes(void **state)
 			"ENABLE_APP_PREFETCHING=1\n"
 			"ENABLE_REPLAY=no\n",
 			"test", &d);
-	assert_int_equal(d.nwarnings, 0);
+	assert_int_equal(d.kept, 0);
 	assert_string_equal(c.state_dir, "/srv/prefetch");
 	assert_int_equal(c.login_tracing_delay, 30);
 	assert_int_equal(c.aggregation_count, 5);
@@ -70,7 +69,8 @@ static void test_bad_values_keep_defaults(void **state)
 {
 	(void)state;
 	struct pf_config c;
-	struct pf_config_diag d = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE];
+	struct pf_note d = pf_note_into(kept, sizeof(kept));
 	pf_config_defaults(&c);
 	pf_config_parse(&c,
 			"CHUNK_SIZE_BLOCKS=lots\n"
@@ -88,8 +88,8 @@ static void test_bad_values_keep_defaults(void **state)
 	assert_string_equal(c.state_dir, "/var/lib/prefetch");
 	assert_int_equal(c.max_prefetch_mb, 256);
 	assert_int_equal(c.medium, PF_MEDIUM_AUTO);
-	assert_int_equal(d.nwarnings, 8);
-	assert_int_equal(d.total, 8);
+	assert_int_equal(d.kept, 8);
+	assert_int_equal(d.lines, 8);
 	/* each warning names the file and line, and for a number the range */
 	assert_true(has_warning(&d, "/etc/default/prefetch:1: CHUNK_SIZE_BLOCKS: 'lots' is not a number (1..1073741824); "
 				    "line ignored"));
@@ -107,7 +107,8 @@ static void test_shell_syntax(void **state)
 {
 	(void)state;
 	struct pf_config c;
-	struct pf_config_diag d = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE];
+	struct pf_note d = pf_note_into(kept, sizeof(kept));
 	pf_config_defaults(&c);
 	pf_config_parse(&c,
 			"PREFETCH_DIR=$HOME/x\n"                   /* 1 */
@@ -130,7 +131,7 @@ static void test_shell_syntax(void **state)
 			"TRACE_MOUNTS='/a /b' # a comment\n"
 			"LOGIN_TRACING_DELAY=\"1\"'2'3\n",
 			"f", &d);
-	assert_int_equal(d.total, 12);
+	assert_int_equal(d.lines, 12);
 	assert_true(has_warning(&d, "f:1: PREFETCH_DIR: $ expansion is not supported; line ignored"));
 	assert_true(has_warning(&d, "f:2: LOGIN_TRACING_DELAY: '30s' is not a number (0..3600); line ignored"));
 	assert_true(has_warning(&d, "f:3: TRACE_TIMEOUT: no spaces allowed around '='"));
@@ -166,10 +167,11 @@ static void test_line_ignored_as_a_whole(void **state)
 {
 	(void)state;
 	struct pf_config c;
-	struct pf_config_diag d = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE];
+	struct pf_note d = pf_note_into(kept, sizeof(kept));
 	pf_config_defaults(&c);
 	pf_config_parse(&c, "TRACE_MOUNTS=/a\nTRACE_MOUNTS=\"/b relative\"\nREPLAY_THREADS=2\nREPLAY_THREADS=3\n", "f", &d);
-	assert_int_equal(d.total, 1);
+	assert_int_equal(d.lines, 1);
 	assert_true(has_warning(&d, "f:2: TRACE_MOUNTS: 'relative' is not an absolute path"));
 	assert_int_equal(c.nmounts, 1);
 	assert_string_equal(c.mounts[0], "/a");
@@ -226,21 +228,22 @@ static void test_reorder_flash_keys(void **state)
 {
 	(void)state;
 	struct pf_config c;
-	struct pf_config_diag d = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE];
+	struct pf_note d = pf_note_into(kept, sizeof(kept));
 	pf_config_defaults(&c);
 	assert_int_equal(c.reorder_erase_block_kb, 0);
 	assert_int_equal(c.reorder_write_budget_mb, 0);
 	pf_config_parse(&c, "REORDER_ERASE_BLOCK_KB=1024\nREORDER_WRITE_BUDGET_MB=64\n", "cfg", &d);
-	assert_int_equal(d.total, 0);
+	assert_int_equal(d.lines, 0);
 	assert_int_equal(c.reorder_erase_block_kb, 1024);
 	assert_int_equal(c.reorder_write_budget_mb, 64);
 	/* REORDER_MAKE_ROOM (issue #13): on by default, a boolean */
 	assert_int_equal(c.reorder_make_room, 1);
 	pf_config_parse(&c, "REORDER_MAKE_ROOM=no\n", "cfg", &d);
-	assert_int_equal(d.total, 0);
+	assert_int_equal(d.lines, 0);
 	assert_int_equal(c.reorder_make_room, 0);
 	pf_config_parse(&c, "REORDER_ERASE_BLOCK_KB=65537\nREORDER_WRITE_BUDGET_MB=-1\n", "cfg", &d);
-	assert_int_equal(d.total, 2);
+	assert_int_equal(d.lines, 2);
 	assert_int_equal(c.reorder_erase_block_kb, 1024);
 	assert_int_equal(c.reorder_write_budget_mb, 64);
 	assert_true(has_warning(&d, "cfg:1: REORDER_ERASE_BLOCK_KB: '65537' is not a number (0..65536)"));
@@ -263,9 +266,10 @@ static void test_defaults_round_trip(void **state)
 		assert_int_equal(pf_config_get(&c, k, v, sizeof(v)), 0);
 		snprintf(text + strlen(text), sizeof(text) - strlen(text), "%s='%s'\n", k, v);
 	}
-	struct pf_config_diag d = { 0 };
+	char kept[PF_CONFIG_WARNINGS_SIZE];
+	struct pf_note d = pf_note_into(kept, sizeof(kept));
 	pf_config_parse(&back, text, "f", &d);
-	assert_int_equal(d.total, 0);
+	assert_int_equal(d.lines, 0);
 	assert_memory_equal(&c, &back, sizeof(c));
 }
 

@@ -10,6 +10,7 @@
 #include "config.h"
 #include "format.h"
 #include "medium.h"
+#include "note.h"
 #include "support_sysfs.h"
 #include "support_tmpdir.h"
 
@@ -85,8 +86,10 @@ static int teardown(void **state)
 static void expect(unsigned maj, unsigned min, int medium, const char *why)
 {
 	char w[128];
-	assert_int_equal(pf_medium_detect(sys, makedev(maj, min), w, sizeof(w)), medium);
+	struct pf_note n = pf_note_into(w, sizeof(w));
+	assert_int_equal(pf_medium_detect(sys, makedev(maj, min), &n), medium);
 	assert_string_equal(w, why);
+	assert_int_equal(n.lines, 1); /* one line, the stacked device's included */
 }
 
 static void test_detect(void **state)
@@ -101,7 +104,7 @@ static void test_detect(void **state)
 	expect(254, 0, PF_MEDIUM_SLOW_FLASH, "mmcblk0: SD/eMMC (under dm-0)");
 	expect(254, 1, PF_MEDIUM_FAST_FLASH, "dm-1: not rotational");
 	expect(7, 99, PF_MEDIUM_UNKNOWN, "7:99: no queue in sysfs");
-	assert_int_equal(pf_medium_detect(sys, makedev(179, 2), NULL, 0), PF_MEDIUM_SLOW_FLASH);
+	assert_int_equal(pf_medium_detect(sys, makedev(179, 2), NULL), PF_MEDIUM_SLOW_FLASH);
 }
 
 static void test_override_and_names(void **state)
@@ -112,6 +115,10 @@ static void test_override_and_names(void **state)
 	assert_int_equal(pf_medium_of_devno(nowhere, PF_MEDIUM_FORCE_SLOW_FLASH), PF_MEDIUM_SLOW_FLASH);
 	assert_int_equal(pf_medium_of_devno(nowhere, PF_MEDIUM_FORCE_FAST_FLASH), PF_MEDIUM_FAST_FLASH);
 	assert_int_equal(pf_medium_of_devno(nowhere, PF_MEDIUM_AUTO), PF_MEDIUM_UNKNOWN);
+	char why[64];
+	struct pf_note n = pf_note_into(why, sizeof(why));
+	assert_int_equal(pf_medium_explain(nowhere, PF_MEDIUM_FORCE_SLOW_FLASH, &n), PF_MEDIUM_SLOW_FLASH);
+	assert_string_equal(why, "PREFETCH_MEDIUM");
 	assert_string_equal(pf_medium_name(PF_MEDIUM_ROTATIONAL), "rotational");
 	assert_string_equal(pf_medium_name(PF_MEDIUM_SLOW_FLASH), "slow-flash");
 	assert_string_equal(pf_medium_name(PF_MEDIUM_FAST_FLASH), "fast-flash");

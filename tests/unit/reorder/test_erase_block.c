@@ -71,17 +71,20 @@ static void test_sysfs(void **state)
 	(void)state;
 	uint64_t part;
 	char why[128];
-	assert_int_equal(pf_erase_block_sysfs(sys, makedev(179, 2), &part, why, sizeof(why)), 4u << 20);
+	struct pf_note n = pf_note_into(why, sizeof(why));
+	assert_int_equal(pf_erase_block_sysfs(sys, makedev(179, 2), &part, &n), 4u << 20);
 	assert_int_equal(part, 532480ull * 512);
 	assert_string_equal(why, "mmcblk0 discard_granularity");
 	/* a page, not an erase block */
-	assert_int_equal(pf_erase_block_sysfs(sys, makedev(8, 0), &part, why, sizeof(why)), 0);
-	assert_int_equal(pf_erase_block_sysfs(sys, makedev(9, 0), &part, why, sizeof(why)), 512u << 10);
+	n = pf_note_into(why, sizeof(why));
+	assert_int_equal(pf_erase_block_sysfs(sys, makedev(8, 0), &part, &n), 0);
+	assert_string_equal(why, ""); /* nothing found, nothing said */
+	assert_int_equal(pf_erase_block_sysfs(sys, makedev(9, 0), &part, &n), 512u << 10);
 	assert_string_equal(why, "md0 optimal_io_size");
 	assert_int_equal(part, 0);
 	/* a loop device's disk is not where the filesystem will end up */
-	assert_int_equal(pf_erase_block_sysfs(sys, makedev(7, 0), &part, why, sizeof(why)), 0);
-	assert_int_equal(pf_erase_block_sysfs(sys, makedev(1, 99), &part, why, sizeof(why)), 0);
+	assert_int_equal(pf_erase_block_sysfs(sys, makedev(7, 0), &part, NULL), 0);
+	assert_int_equal(pf_erase_block_sysfs(sys, makedev(1, 99), &part, NULL), 0);
 }
 
 static void test_geometry(void **state)

@@ -394,6 +394,13 @@ static void test_by(void **state)
 	assert_int_equal(pf_report_key_parse("chunk", &k), -EINVAL);
 }
 
+/* pf_report_chunk_note into buf (set to "" first). */
+static int chunk_note(const struct pf_boot_record *r, size_t n, long configured, int reordering, char *buf, size_t len)
+{
+	struct pf_note note = pf_note_into(buf, len);
+	return pf_report_chunk_note(r, n, configured, reordering, &note);
+}
+
 /* The configured chunk size without boots: one line saying why (placed by another size, not placed yet,
  * reordering off); none when it has boots; the table and the JSON carry it. */
 static void test_chunk_note(void **state)
@@ -405,28 +412,28 @@ static void test_chunk_note(void **state)
 		r[i] = rec(30.0 - (double)i, i > 0, 0, 5000);
 		r[i].generation = 0;
 	}
-	assert_int_equal(pf_report_chunk_note(r, 0, 4000, 1, note, sizeof(note)), 0);
+	assert_int_equal(chunk_note(r, 0, 4000, 1, note, sizeof(note)), 0);
 	assert_string_equal(note, "");
-	assert_int_equal(pf_report_chunk_note(r, 3, 4000, 0, note, sizeof(note)), 1);
+	assert_int_equal(chunk_note(r, 3, 4000, 0, note, sizeof(note)), 1);
 	assert_string_equal(note, "CHUNK_SIZE_BLOCKS=4000 has no boots: reordering is off (ENABLE_FILE_REORDERING=0), "
 				  "and the chunk size acts only through it");
-	assert_int_equal(pf_report_chunk_note(r, 3, 4000, 1, note, sizeof(note)), 1);
+	assert_int_equal(chunk_note(r, 3, 4000, 1, note, sizeof(note)), 1);
 	assert_string_equal(note, "CHUNK_SIZE_BLOCKS=4000 has no boots: no reorder has placed the layout's files yet");
 	for (size_t i = 3; i < 6; i++)
 		r[i].generation = 2, r[i].chunk = 512;
 	r[5].generation = -1; /* an old line: the placement known before it holds */
-	assert_int_equal(pf_report_chunk_note(r, 6, 4000, 1, note, sizeof(note)), 1);
+	assert_int_equal(chunk_note(r, 6, 4000, 1, note, sizeof(note)), 1);
 	assert_string_equal(note, "CHUNK_SIZE_BLOCKS=4000 has no boots: the files still lie where chunk size 512 placed "
 				  "them (generation 2); prefetch-reorder --check compares sizes on this disk");
-	assert_int_equal(pf_report_chunk_note(r, 6, 512, 1, note, sizeof(note)), 0);
+	assert_int_equal(chunk_note(r, 6, 512, 1, note, sizeof(note)), 0);
 	assert_string_equal(note, "");
 	char small[20];
-	assert_int_equal(pf_report_chunk_note(r, 6, 4000, 1, small, sizeof(small)), 1); /* cut, never overrun */
+	assert_int_equal(chunk_note(r, 6, 4000, 1, small, sizeof(small)), 1); /* cut, never overrun */
 	assert_int_equal(strlen(small), sizeof(small) - 1);
 
 	struct pf_grouping g;
 	assert_int_equal(pf_report_group(r, 6, PF_BY_CHUNK, &g), 0);
-	pf_report_chunk_note(r, 6, 4000, 1, g.note, sizeof(g.note));
+	chunk_note(r, 6, 4000, 1, g.note, sizeof(g.note));
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
