@@ -100,6 +100,7 @@ static void free_sweep(struct pf_xfs_sweep *x)
 {
 	if (!x)
 		return;
+	pf_xfs_dirs_close(x);
 	if (x->mfd >= 0)
 		close(x->mfd);
 	pf_xsteps_free(&x->q);

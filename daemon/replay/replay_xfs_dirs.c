@@ -11,6 +11,8 @@
  * passed by then waits for its next round. */
 #include "replay_xfs_int.h"
 
+#include "xfs_bmap.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -133,7 +135,8 @@ int pf_xfs_dirs_build(const struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t 
 		free(v);
 		return -ENOMEM;
 	}
-	const struct pf_xdir none = { .file = PF_XNONE, .parent = PF_XNONE, .child = PF_XNONE, .sibling = PF_XNONE };
+	const struct pf_xdir none = { .file = PF_XNONE, .parent = PF_XNONE, .child = PF_XNONE, .sibling = PF_XNONE,
+				      .fd = -1 };
 	x->dirs[0] = none;
 	x->dirs[0].inode_in = 1; /* the root's inode is in memory while mounted */
 	x->ndirs = 1;
@@ -199,20 +202,125 @@ void pf_xfs_dir_inode_in(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d)
 	try_queue(c, x, d);
 }
 
-void pf_xfs_dir_read(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s)
+/* Where d's blocks other than its first lie, by its map now (no read: the map is in its inode): *index the
+ * lowest of its hash index, *list the lowest of its other data blocks; UINT64_MAX: none, or not known. */
+static void other_blocks(int fd, uint64_t bs, uint64_t *index, uint64_t *list)
 {
-	uint32_t d = s->idx, file = x->dirs[d].file;
-	int fd = open_dir(c, x, d);
+	struct pf_xfs_bmap_ext *m;
+	int n = pf_xfs_bmap(fd, 0, PF_XFS_DIR_FREE_OFFSET, 64, &m);
+	*index = *list = UINT64_MAX;
+	for (int i = 0; i < n; i++) {
+		uint64_t at = m[i].physical, lo = m[i].logical;
+		if (!m[i].phys_known)
+			continue;
+		if (lo == 0 && m[i].length > bs) /* the blocks after the first, right behind it */
+			at += bs, lo = bs;
+		else if (lo == 0)
+			continue;
+		uint64_t *v = lo >= PF_XFS_DIR_LEAF_OFFSET ? index : list;
+		*v = at < *v ? at : *v;
+	}
+	free(m);
+}
+
+#define MAX_OPEN_DIRS 64 /* directories held open for their parts at once; past it, read at once */
+
+/* Within the data sweep: d's hash index and other data blocks as steps of their own where they lie ahead of
+ * the head (head: the end of d's first block).  Returns how many were placed; the others are read now. */
+static unsigned place_parts(struct pf_xfs_sweep *x, uint32_t d, int fd, uint64_t head)
+{
+	if (x->in_pass || x->open_dirs >= MAX_OPEN_DIRS)
+		return 0;
+	uint64_t bs = x->g.blocksize, at[2];
+	other_blocks(fd, bs, &at[0], &at[1]);
+	unsigned placed = 0;
+	for (int k = 0; k < 2; k++) {
+		struct pf_xstep p = { .addr = at[k], .len = bs, .kind = k ? PF_XSTEP_DIR_LIST : PF_XSTEP_DIR_INDEX,
+				      .idx = d };
+		if (at[k] != UINT64_MAX && at[k] >= head && !pf_xsteps_add(&x->dq, p))
+			placed |= 1u << k;
+	}
+	return placed;
+}
+
+static void dir_list(struct pf_rctx *c, int fd)
+{
+	(void)pf_replay_read_dir(c, fd);
+}
+
+static void dir_index(int fd)
+{
+	struct stat st;
+	(void)fstatat(fd, PROBE_NAME, &st, AT_SYMLINK_NOFOLLOW);
+}
+
+/* d's last part read: closed, complete. */
+static void dir_done(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d, int fd)
+{
+	uint32_t file = x->dirs[d].file;
 	if (fd >= 0) {
-		struct stat st;
-		(void)pf_replay_read_dir(c, fd);
-		(void)fstatat(fd, PROBE_NAME, &st, AT_SYMLINK_NOFOLLOW);
 		close(fd);
 		if (file != PF_XNONE)
 			c->dir_done[file] = 1;
-		c->meta_blocks += (unsigned)(s->len / x->g.blocksize);
 	}
-	pf_xfs_dump(c, x, "xfs-dir", s,
-		    file != PF_XNONE ? c->l->files[file].path : c->l->fs[x->fs].mountpoint);
 	complete(c, x, d);
+}
+
+static const char *dir_path(const struct pf_rctx *c, const struct pf_xfs_sweep *x, uint32_t d)
+{
+	uint32_t file = x->dirs[d].file;
+	return file != PF_XNONE ? c->l->files[file].path : c->l->fs[x->fs].mountpoint;
+}
+
+void pf_xfs_dir_read(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s)
+{
+	uint32_t d = s->idx;
+	struct pf_xdir *r = &x->dirs[d];
+	if (s->kind != PF_XSTEP_DIR) { /* a part of a directory opened before */
+		c->meta_blocks += s->kind == PF_XSTEP_DIR_INDEX; /* its data blocks: counted at its DIR step */
+		pf_xfs_dump(c, x, s->kind == PF_XSTEP_DIR_INDEX ? "xfs-dir-index" : "xfs-dir-list", s, dir_path(c, x, d));
+		if (s->kind == PF_XSTEP_DIR_INDEX)
+			dir_index(r->fd);
+		else
+			dir_list(c, r->fd);
+		if (--r->parts)
+			return;
+		x->open_dirs--;
+		int fd = r->fd;
+		r->fd = -1;
+		dir_done(c, x, d, fd);
+		return;
+	}
+	pf_xfs_dump(c, x, "xfs-dir", s, dir_path(c, x, d));
+	int fd = open_dir(c, x, d); /* XFS reads its first block */
+	if (fd < 0) {
+		dir_done(c, x, d, -1);
+		return;
+	}
+	c->meta_blocks += (unsigned)(s->len / x->g.blocksize);
+	uint64_t head = s->addr + x->g.blocksize; /* read so far: its first block */
+	if (!x->in_pass)
+		pf_xsteps_at(&x->dq, head);
+	unsigned placed = place_parts(x, d, fd, head);
+	if (!(placed & 2))
+		dir_list(c, fd);
+	if (!(placed & 1))
+		dir_index(fd);
+	if (placed) {
+		r->parts = (uint8_t)((placed & 1) + (placed >> 1));
+		r->fd = fd;
+		x->open_dirs++;
+		return;
+	}
+	dir_done(c, x, d, fd);
+}
+
+void pf_xfs_dirs_close(struct pf_xfs_sweep *x)
+{
+	for (size_t d = 0; x->dirs && d < x->ndirs; d++)
+		if (x->dirs[d].fd >= 0) {
+			close(x->dirs[d].fd);
+			x->dirs[d].fd = -1;
+		}
+	x->open_dirs = 0;
 }

@@ -13,8 +13,10 @@
 
 #define PF_XNONE UINT32_MAX
 
-/* kinds of struct pf_xstep; at one address, in this order.  AG and INODES: the inode pass; DIR: within the sweep */
-enum { PF_XSTEP_AG, PF_XSTEP_INODES, PF_XSTEP_DIR };
+/* kinds of struct pf_xstep; at one address, in this order.  AG and INODES: the inode pass; DIR: a directory
+ * opened (its first block), its other blocks read then or, within the sweep, by the two steps after it where
+ * they lie: DIR_INDEX its hash index (a lookup), DIR_LIST its other data blocks (getdents) */
+enum { PF_XSTEP_AG, PF_XSTEP_INODES, PF_XSTEP_DIR, PF_XSTEP_DIR_INDEX, PF_XSTEP_DIR_LIST };
 
 /* A directory the sweep reads: the layout's, and the filesystem's root. */
 struct pf_xdir {
@@ -27,6 +29,8 @@ struct pf_xdir {
 	uint8_t inode_in;        /* its inode cluster is read */
 	uint8_t queued;          /* its step placed (or, without blocks, complete) */
 	uint8_t complete;        /* its blocks are read: its subdirectories can be opened without reading it */
+	uint8_t parts;           /* its DIR_INDEX and DIR_LIST steps still to come */
+	int fd;                  /* open between its DIR step and its last part (-1: not) */
 };
 
 /* An inode the sweep reads (its cluster, by a bulkstat). */
@@ -46,6 +50,7 @@ struct pf_xfs_sweep {
 	struct pf_xsteps q;  /* the inode pass */
 	struct pf_xsteps dq; /* the directories, within the data sweep */
 	int in_pass;         /* the inode pass is on */
+	int open_dirs;       /* directories held open for their parts */
 };
 
 /* replay_xfs_dirs.c */
@@ -58,9 +63,13 @@ int pf_xfs_dirs_build(const struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t 
  * when directories with blocks wait for it and the pass has not gone by there yet, else in the data sweep
  * (x->dq); one living in its inode is complete at once, and so on down. */
 void pf_xfs_dir_inode_in(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d);
-/* The directory step: open by path, getdents, and a lookup of a name not there (the hash index); then
- * complete. */
+/* A directory's steps: DIR opens it by path (XFS reads its first block); then getdents (its data blocks) and a
+ * lookup of a name not there (its hash index), at once in the inode pass, or in the data sweep each by a
+ * step of its own where those blocks lie (XFS_IOC_GETBMAPX on the open directory; at once when they lie
+ * behind).  The directory is complete after its last part. */
 void pf_xfs_dir_read(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s);
+/* The directories still held open (a replay stopped early) closed. */
+void pf_xfs_dirs_close(struct pf_xfs_sweep *x);
 /* A step's line in the plan dump (--dump-plan): "m FS meta STEP ADDR 0 LEN PATH" (PATH "-": none). */
 void pf_xfs_dump(const struct pf_rctx *c, const struct pf_xfs_sweep *x, const char *step, const struct pf_xstep *s,
 		 const char *path);
