@@ -28,7 +28,7 @@ void pf_xfs_dump(const struct pf_rctx *c, const struct pf_xfs_sweep *x, const ch
 {
 	FILE *f = c->o ? c->o->plan_dump : NULL;
 	if (f)
-		fprintf(f, "m %u meta %s %llu 0 %llu %s\n", x->fs, step, (unsigned long long)s->addr,
+		fprintf(f, "m %u meta %s %llu 0 %llu %s\n", x->fs, step, (unsigned long long)s->place,
 			(unsigned long long)s->len, path ? path : "-");
 }
 
@@ -111,13 +111,9 @@ static void places(const struct pf_rctx *c, struct pf_xfs_sweep *x, const uint32
 		r->first = at < r->first ? at : r->first;
 		r->bytes += e->length;
 	}
-	for (size_t d = 0; d < x->ndirs; d++) {
+	for (size_t d = 0; d < x->ndirs; d++)
 		if (x->dirs[d].first == UINT64_MAX)
 			x->dirs[d].first = 0; /* not known: read at the start of the sweep */
-		for (uint32_t a = x->dirs[d].has_blocks ? x->dirs[d].parent : PF_XNONE; a != PF_XNONE &&
-		     !x->dirs[a].above_blocks; a = x->dirs[a].parent)
-			x->dirs[a].above_blocks = 1;
-	}
 }
 
 int pf_xfs_dirs_build(const struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t *dir_of)
@@ -161,6 +157,55 @@ int pf_xfs_dirs_build(const struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t 
 	return 0;
 }
 
+/* The group a directory's step lies in; x->agcount (above every group: swept first) when the layout does not
+ * say where its blocks are. */
+static uint32_t dir_group(const struct pf_xfs_sweep *x, const struct pf_xdir *r)
+{
+	return r->bytes ? pf_xfs_group(x, r->first) : x->agcount;
+}
+
+void pf_xfs_plan_dirs(struct pf_xfs_sweep *x)
+{
+	for (size_t d = 0; d < x->ndirs; d++) {
+		x->dirs[d].where = PF_XDIR_IN_PLACE;
+		x->dirs[d].need_group = 0;
+	}
+	/* a directory with blocks waits for its ancestors': they go before it (up: in the pass; down: in the
+	 * pass before a higher group, swept first, at the group's start before its own), until nothing moves */
+	for (int moved = 1; moved;) {
+		moved = 0;
+		for (size_t d = 0; d < x->ndirs; d++) {
+			const struct pf_xdir *r = &x->dirs[d];
+			if (!r->has_blocks)
+				continue;
+			uint32_t g = dir_group(x, r);
+			for (uint32_t a = r->parent; a != PF_XNONE; a = x->dirs[a].parent) {
+				struct pf_xdir *p = &x->dirs[a];
+				if (!p->has_blocks)
+					continue;
+				uint32_t ga = dir_group(x, p);
+				uint8_t w = !x->down || r->where == PF_XDIR_PASS || g > ga ? PF_XDIR_PASS
+					  : g == ga			? PF_XDIR_GROUP_START
+									: PF_XDIR_IN_PLACE;
+				if (w > p->where) {
+					p->where = w;
+					moved = 1;
+				}
+			}
+		}
+	}
+	/* the inodes on each step's path are needed before its group's turn (in the pass: before the pass ends) */
+	for (size_t d = 0; d < x->ndirs; d++) {
+		const struct pf_xdir *r = &x->dirs[d];
+		if (!r->has_blocks)
+			continue;
+		uint32_t g = r->where == PF_XDIR_PASS || !r->bytes ? UINT32_MAX : dir_group(x, r);
+		for (uint32_t a = (uint32_t)d; a != PF_XNONE; a = x->dirs[a].parent)
+			if (g > x->dirs[a].need_group)
+				x->dirs[a].need_group = g;
+	}
+}
+
 /* ---- discovery and reading ---- */
 
 static int open_dir(struct pf_rctx *c, const struct pf_xfs_sweep *x, uint32_t d)
@@ -188,11 +233,12 @@ static void try_queue(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d)
 	if (r->queued || !r->inode_in || (r->parent != PF_XNONE && !x->dirs[r->parent].complete))
 		return;
 	r->queued = 1;
-	struct pf_xstep s = { .addr = r->first, .len = r->bytes, .kind = PF_XSTEP_DIR, .idx = d };
-	/* in the data sweep, directories below waiting for this one would wait for its next round */
-	int early = x->in_pass && r->above_blocks && r->bytes;
+	int pass = x->in_pass && r->where == PF_XDIR_PASS;
+	uint64_t key = pass ? r->first : !r->bytes ? 0 /* not known where: the sweep's start */
+		     : pf_xfs_key(x, r->first, r->where != PF_XDIR_IN_PLACE);
+	struct pf_xstep s = { .addr = key, .place = r->first, .len = r->bytes, .kind = PF_XSTEP_DIR, .idx = d };
 	/* nothing to read (in its inode), or no memory: its subdirectories go on without */
-	if (!r->has_blocks || pf_xsteps_add(early ? &x->q : &x->dq, s))
+	if (!r->has_blocks || pf_xsteps_add(pass ? &x->q : &x->dq, s))
 		complete(c, x, d);
 }
 
@@ -229,15 +275,17 @@ static void other_blocks(int fd, uint64_t bs, uint64_t *index, uint64_t *list)
  * the head (head: the end of d's first block).  Returns how many were placed; the others are read now. */
 static unsigned place_parts(struct pf_xfs_sweep *x, uint32_t d, int fd, uint64_t head)
 {
-	if (x->in_pass || x->open_dirs >= MAX_OPEN_DIRS)
+	if (x->in_pass || x->dirs[d].where != PF_XDIR_IN_PLACE || x->open_dirs >= MAX_OPEN_DIRS)
 		return 0;
 	uint64_t bs = x->g.blocksize, at[2];
 	other_blocks(fd, bs, &at[0], &at[1]);
 	unsigned placed = 0;
 	for (int k = 0; k < 2; k++) {
-		struct pf_xstep p = { .addr = at[k], .len = bs, .kind = k ? PF_XSTEP_DIR_LIST : PF_XSTEP_DIR_INDEX,
-				      .idx = d };
-		if (at[k] != UINT64_MAX && at[k] >= head && !pf_xsteps_add(&x->dq, p))
+		if (at[k] == UINT64_MAX)
+			continue;
+		struct pf_xstep p = { .addr = pf_xfs_key(x, at[k], 0), .place = at[k], .len = bs,
+				      .kind = k ? PF_XSTEP_DIR_LIST : PF_XSTEP_DIR_INDEX, .idx = d };
+		if (p.addr >= head && !pf_xsteps_add(&x->dq, p))
 			placed |= 1u << k;
 	}
 	return placed;
