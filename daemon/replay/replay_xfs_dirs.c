@@ -102,15 +102,23 @@ static void places(const struct pf_rctx *c, struct pf_xfs_sweep *x, const uint32
 		r->has_blocks = size >= x->g.blocksize;
 		r->first = UINT64_MAX;
 	}
+	/* the step lies at its block 0, which opening it reads (at the lowest of its blocks when the layout does
+	 * not place block 0) */
+	uint8_t *zero = calloc(x->ndirs, 1);
 	for (uint32_t i = 0; i < l->nextents; i++) {
 		const struct pf_extent *e = &l->extents[i];
 		if (e->file >= l->nfiles || dir_of[e->file] == PF_XNONE || !(e->flags & PF_EXT_PHYS_KNOWN))
 			continue;
-		struct pf_xdir *r = &x->dirs[dir_of[e->file]];
+		uint32_t d = dir_of[e->file];
+		struct pf_xdir *r = &x->dirs[d];
 		uint64_t at = e->physical * bs;
-		r->first = at < r->first ? at : r->first;
+		if (e->offset == 0 && zero)
+			zero[d] = 1, r->first = at;
+		else if (!(zero && zero[d]) && at < r->first)
+			r->first = at;
 		r->bytes += e->length;
 	}
+	free(zero);
 	for (size_t d = 0; d < x->ndirs; d++)
 		if (x->dirs[d].first == UINT64_MAX)
 			x->dirs[d].first = 0; /* not known: read at the start of the sweep */

@@ -28,7 +28,8 @@ struct pf_xdir {
 	uint32_t file;           /* layout file; PF_XNONE: the root, not in the layout */
 	uint32_t parent;         /* the directory holding it (index); PF_XNONE: none recorded (the walk reads it) */
 	uint32_t child, sibling; /* its first subdirectory, the next one of its parent (indices, PF_XNONE) */
-	uint64_t first, bytes;   /* where its blocks lie, by the layout: the lowest, their bytes (0: not known) */
+	uint64_t first, bytes;   /* where its step lies, by the layout: its block 0 (else its lowest); the bytes of
+				  * its blocks (0: not known) */
 	uint8_t has_blocks;      /* too large for its inode (a size of a block or more) */
 	uint8_t inode_in;        /* its inode cluster is read */
 	uint8_t queued;          /* its step placed (or, without blocks, complete) */
@@ -84,7 +85,7 @@ int pf_xfs_dirs_build(const struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t 
  * directories' blocks lie. */
 void pf_xfs_plan_dirs(struct pf_xfs_sweep *x);
 /* Directory d's inode is in now (or, for the root, always was).  Once its parent is complete too, its step is
- * placed at the lowest of its blocks (at the sweep's start when the layout does not say where they are), as
+ * placed at its block 0 (at the sweep's start when the layout does not say where its blocks are), as
  * d->where says: in the inode pass (while it is on), at its group's start, or in place; one living in its
  * inode is complete at once, and so on down. */
 void pf_xfs_dir_inode_in(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t d);
