@@ -75,14 +75,19 @@ static void run_items(struct pf_rctx *c, const struct pf_ritem *items, size_t n,
 			run_item(c, items, i, s);
 }
 
-/* On XFS, each bin's items of the filesystem in the order of its metadata steps (pf_replay_xfs_order). */
+/* On XFS, each bin's items of the filesystem in the order of its metadata steps (pf_replay_xfs_order); the ones
+ * placed by the layout's record there counted as such. */
 static void xfs_order(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 {
 	for (size_t i = 0, j; i < n; i = j) {
 		for (j = i; j < n && items[j].bin == items[i].bin && items[j].fs == items[i].fs; j++)
 			;
-		if (c->fs[items[i].fs].xfs)
-			(void)pf_replay_xfs_order(c->fs[items[i].fs].xfs, items + i, j - i);
+		struct pf_xfs_sweep *x = c->fs[items[i].fs].xfs;
+		if (!x)
+			continue;
+		(void)pf_replay_xfs_order(x, items + i, j - i);
+		for (size_t k = i; k < j && pf_replay_xfs_layout_places(x); k++)
+			c->map.layout += items[k].kind == PF_RITEM_DATA && items[k].phys_src == PF_RPHYS_LAYOUT;
 	}
 }
 

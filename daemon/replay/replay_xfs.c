@@ -2,16 +2,18 @@
 /* The metadata pass on XFS (rotational media).  XFS reads inodes and directories through its own buffer cache,
  * not the block device's page cache: readahead on the device, as the ext pass does, would warm nothing XFS
  * looks at, so XFS must read them itself.
- *   1. The inode pass, now, in disk order: each allocation group's inode index (AGI, inode btree, which every
- *      lookup of an inode by number reads), by XFS_IOC_FSINUMBERS at the group's start, and each cluster of the
- *      layout's inodes (the inode number says where: xfs_ino.h), by a bulkstat of each of them.  Reading an
- *      inode cluster within the data sweep instead costs a step back wherever a file's data lies before its
- *      inode (the first files of a group lie before its first inode chunk), about what the pass costs.
+ *   1. The inode pass, now, going up the disk: each allocation group's inode index (AGI, inode btree, which
+ *      every lookup of an inode by number reads), by XFS_IOC_FSINUMBERS at the group's start, and clusters of
+ *      the layout's inodes (the inode number says where: xfs_ino.h), by a bulkstat of each of them: every
+ *      cluster, or, when the data sweep goes down the groups, only what a higher group needs before its own
+ *      turn, the others at their group's start in the sweep (replay_xfs_order.c says which way).  A cluster
+ *      read where it lies in the data sweep costs a step back wherever a file's data lies before its inode
+ *      (the first files of a group lie just before its first inode chunk).
  *   2. The directories, within the data sweep, each read when the sweep passes where its blocks lie
  *      (replay_xfs_dirs.c): read apart, or by the opens of a placing by path, one lookup at a time, they cost
  *      a seek each.
  * The placing and the sweep open the data files by handle, which reads no directory: only the inode, in
- * memory after the pass (results/FSTYPES-BENCH.md). */
+ * memory after the pass or its group's start (results/FSTYPES-BENCH.md). */
 #include "replay_xfs_int.h"
 
 #include <errno.h>

@@ -3,12 +3,13 @@
  * allocation group XFS gave it (each new directory goes to the next group), among its files' data; the sweep
  * reads each where it lies.  Reading them needs the directory open, and a directory can only be opened by
  * path: by handle, the kernel reconnects it to the tree, reading its parents one at a time.  So its step is
- * placed once its inode is in and its parent complete (the walk then finds everything in memory): at the lowest
- * of its blocks, which the layout says (the tracer maps XFS directories with XFS_IOC_GETBMAPX:
- * daemon/trace/trace_xfs_dir.c) — not mapped here, since opening a directory has XFS read its first block at
- * once, wherever the sweep is.  The step opens it (that read), reads it (getdents: its data blocks) and looks up
- * a name it does not hold (its hash index, at 32 GiB in the directory).  A step whose place the sweep has
- * passed by then waits for its next round. */
+ * placed once its inode is in and its parent complete (the walk then finds everything in memory): at its block
+ * 0, which opening it reads at once, where the layout says it lies (the tracer maps XFS directories with
+ * XFS_IOC_GETBMAPX: daemon/trace/trace_xfs_dir.c).  The step opens it; then getdents (its other data blocks)
+ * and a lookup of a name it does not hold (its hash index, at 32 GiB in the directory) each at its own step
+ * where those blocks lie, mapped on the open directory (in its inode: no read); at once when they lie behind,
+ * or where the directory is read at its group's start or in the pass.  A step whose place the sweep has passed
+ * by then waits for its next round. */
 #include "replay_xfs_int.h"
 
 #include "xfs_bmap.h"
@@ -163,55 +164,6 @@ int pf_xfs_dirs_build(const struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t 
 	free(v);
 	places(c, x, dir_of);
 	return 0;
-}
-
-/* The group a directory's step lies in; x->agcount (above every group: swept first) when the layout does not
- * say where its blocks are. */
-static uint32_t dir_group(const struct pf_xfs_sweep *x, const struct pf_xdir *r)
-{
-	return r->bytes ? pf_xfs_group(x, r->first) : x->agcount;
-}
-
-void pf_xfs_plan_dirs(struct pf_xfs_sweep *x)
-{
-	for (size_t d = 0; d < x->ndirs; d++) {
-		x->dirs[d].where = PF_XDIR_IN_PLACE;
-		x->dirs[d].need_group = 0;
-	}
-	/* a directory with blocks waits for its ancestors': they go before it (up: in the pass; down: in the
-	 * pass before a higher group, swept first, at the group's start before its own), until nothing moves */
-	for (int moved = 1; moved;) {
-		moved = 0;
-		for (size_t d = 0; d < x->ndirs; d++) {
-			const struct pf_xdir *r = &x->dirs[d];
-			if (!r->has_blocks)
-				continue;
-			uint32_t g = dir_group(x, r);
-			for (uint32_t a = r->parent; a != PF_XNONE; a = x->dirs[a].parent) {
-				struct pf_xdir *p = &x->dirs[a];
-				if (!p->has_blocks)
-					continue;
-				uint32_t ga = dir_group(x, p);
-				uint8_t w = !x->down || r->where == PF_XDIR_PASS || g > ga ? PF_XDIR_PASS
-					  : g == ga			? PF_XDIR_GROUP_START
-									: PF_XDIR_IN_PLACE;
-				if (w > p->where) {
-					p->where = w;
-					moved = 1;
-				}
-			}
-		}
-	}
-	/* the inodes on each step's path are needed before its group's turn (in the pass: before the pass ends) */
-	for (size_t d = 0; d < x->ndirs; d++) {
-		const struct pf_xdir *r = &x->dirs[d];
-		if (!r->has_blocks)
-			continue;
-		uint32_t g = r->where == PF_XDIR_PASS || !r->bytes ? UINT32_MAX : dir_group(x, r);
-		for (uint32_t a = (uint32_t)d; a != PF_XNONE; a = x->dirs[a].parent)
-			if (g > x->dirs[a].need_group)
-				x->dirs[a].need_group = g;
-	}
 }
 
 /* ---- discovery and reading ---- */

@@ -74,16 +74,16 @@ int pf_xfs_plan(const struct pf_rctx *c, struct pf_xfs_sweep *x);
 uint64_t pf_xfs_key(const struct pf_xfs_sweep *x, uint64_t place, int group_start);
 /* The group a place lies in (the last one for a place beyond). */
 uint32_t pf_xfs_group(const struct pf_xfs_sweep *x, uint64_t place);
+/* Where each directory's step goes (PF_XDIR_*, for the way x->down says: going up, each one others wait for
+ * in the pass), and the lowest group each directory's inode is needed before (need_group), from where the
+ * directories' blocks lie. */
+void pf_xfs_plan_dirs(struct pf_xfs_sweep *x);
 
 /* replay_xfs_dirs.c */
 /* The directory records of filesystem x->fs (the root first), their parents and subdirectories, where their
  * blocks lie by the layout; dir_of[file] set to each layout directory's record (PF_XNONE elsewhere).  0 or
  * -ENOMEM. */
 int pf_xfs_dirs_build(const struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t *dir_of);
-/* Where each directory's step goes (PF_XDIR_*, for the way x->down says: going up, each one others wait for
- * in the pass), and the lowest group each directory's inode is needed before (need_group), from where the
- * directories' blocks lie. */
-void pf_xfs_plan_dirs(struct pf_xfs_sweep *x);
 /* Directory d's inode is in now (or, for the root, always was).  Once its parent is complete too, its step is
  * placed at its block 0 (at the sweep's start when the layout does not say where its blocks are), as
  * d->where says: in the inode pass (while it is on), at its group's start, or in place; one living in its

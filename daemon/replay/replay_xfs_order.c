@@ -36,6 +36,57 @@ uint64_t pf_xfs_key(const struct pf_xfs_sweep *x, uint64_t place, int group_star
 	return ((uint64_t)(x->agcount - 1 - g) * 2 + !group_start) * x->agbytes + in;
 }
 
+/* ---- where the directories' steps go ---- */
+
+/* The group a directory's step lies in; x->agcount (above every group: swept first) when the layout does not
+ * say where its blocks are. */
+static uint32_t dir_group(const struct pf_xfs_sweep *x, const struct pf_xdir *r)
+{
+	return r->bytes ? pf_xfs_group(x, r->first) : x->agcount;
+}
+
+void pf_xfs_plan_dirs(struct pf_xfs_sweep *x)
+{
+	for (size_t d = 0; d < x->ndirs; d++) {
+		x->dirs[d].where = PF_XDIR_IN_PLACE;
+		x->dirs[d].need_group = 0;
+	}
+	/* a directory with blocks waits for its ancestors': they go before it (up: in the pass; down: in the
+	 * pass before a higher group, swept first, at the group's start before its own), until nothing moves */
+	for (int moved = 1; moved;) {
+		moved = 0;
+		for (size_t d = 0; d < x->ndirs; d++) {
+			const struct pf_xdir *r = &x->dirs[d];
+			if (!r->has_blocks)
+				continue;
+			uint32_t g = dir_group(x, r);
+			for (uint32_t a = r->parent; a != PF_XNONE; a = x->dirs[a].parent) {
+				struct pf_xdir *p = &x->dirs[a];
+				if (!p->has_blocks)
+					continue;
+				uint32_t ga = dir_group(x, p);
+				uint8_t w = !x->down || r->where == PF_XDIR_PASS || g > ga ? PF_XDIR_PASS
+					  : g == ga			? PF_XDIR_GROUP_START
+									: PF_XDIR_IN_PLACE;
+				if (w > p->where) {
+					p->where = w;
+					moved = 1;
+				}
+			}
+		}
+	}
+	/* the inodes on each step's path are needed before its group's turn (in the pass: before the pass ends) */
+	for (size_t d = 0; d < x->ndirs; d++) {
+		const struct pf_xdir *r = &x->dirs[d];
+		if (!r->has_blocks)
+			continue;
+		uint32_t g = r->where == PF_XDIR_PASS || !r->bytes ? UINT32_MAX : dir_group(x, r);
+		for (uint32_t a = (uint32_t)d; a != PF_XNONE; a = x->dirs[a].parent)
+			if (g > x->dirs[a].need_group)
+				x->dirs[a].need_group = g;
+	}
+}
+
 /* ---- which inodes the pass reads, going down ---- */
 
 /* Each file's highest data group, by the layout (top[file]); *data, *ndata: its data's places on this
