@@ -76,6 +76,7 @@ cold() {
 	for ((try = 1; try <= 5; try++)); do
 		rs=0 mb=0
 		pf_drop_caches
+		pf_cache_hold # until the workload has read: no one else's drop in between (tests/cache_lock.sh)
 		d0=$(drops)
 		sim_reset
 		if [ "$c" = prefetch ] || [ "$c" = before ]; then
@@ -87,6 +88,7 @@ cold() {
 			mb=$(sed -n 's/.* \([0-9]*\) metadata blocks.*/\1/p' "$work/replay.out")
 		fi
 		"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "workload"
+		pf_cache_release
 		[ "$(drops)" = "$d0" ] && break
 		echo "$c: caches dropped by someone else during the run, again" >&2
 	done

@@ -75,6 +75,8 @@ static int map_file(void *arg, uint32_t file, uint64_t start, uint64_t end, stru
 {
 	struct pf_rctx *c = arg;
 	struct pf_xfs_sweep *xfs = c->fs[c->l->files[file].fs].xfs;
+	if (pf_replay_xfs_layout_places(xfs)) /* opening it would read its inode out of the sweep's order */
+		return PF_RPLAN_UNMAPPED;
 	/* on XFS by handle: by path, the lookups would read the directories now, one at a time */
 	int fd = xfs ? pf_replay_xfs_open(c, xfs, file) : pf_replay_open(c, file, 1);
 	if (fd < 0)

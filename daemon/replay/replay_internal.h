@@ -43,18 +43,26 @@ int pf_replay_metadata(struct pf_rctx *c, uint32_t fs, int head, unsigned *block
 void pf_replay_metadata_open(struct pf_rctx *c, uint32_t fs);
 void pf_replay_metadata_close(struct pf_rctx *c);
 
-/* replay_xfs.c: the metadata pass on one XFS filesystem: the inode clusters of the layout's files and
- * directories, in disk order, now; then the directories' blocks, within the data sweep, each as the sweep
- * passes where it lies.  pf_replay_xfs_metadata reads the inodes and hangs the directory steps on
- * c->fs[fs].xfs; 0 or -errno (not XFS, no geometry, no CAP_SYS_ADMIN: nothing read, no steps, the files are
+/* replay_xfs.c: the metadata pass on one XFS filesystem.  The data sweep goes down the allocation groups (the
+ * last first), each from its start up; each group's inode index and inode clusters of the layout's files and
+ * directories at its start, its directories' blocks each where it lies (those others wait for at its start).
+ * What a group swept before needs (an inode of a lower group on a directory's path, a file's inode lying
+ * below its data) is read now, in the inode pass, going up.  pf_replay_xfs_metadata reads that pass and
+ * hangs the other steps on c->fs[fs].xfs; 0 or -errno (not XFS, no geometry, no CAP_SYS_ADMIN: nothing read, no steps, the files are
  * opened by path).  Then the placing and the sweep open that filesystem's data files with pf_replay_xfs_open:
  * by handle, no directory read, identity checked as pf_replay_open does (falls back to it, by path, when the
  * handle is stale or refused); the sweep calls pf_replay_xfs_upto before each data item placed at
  * [physical, end) (the steps lying before it) and pf_replay_xfs_flush once its items of that filesystem are
- * read (the rest, in elevator order).  The blocks read are added to c->meta_blocks. */
+ * read (the rest, in elevator order); pf_replay_xfs_order puts a bin's items of the filesystem (n, sorted by
+ * pf_rplan_sort_physical) in that order first (0 or -ENOMEM: left as they are).  The blocks read are added
+ * to c->meta_blocks. */
 int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fs);
 void pf_replay_xfs_upto(struct pf_rctx *c, struct pf_xfs_sweep *x, uint64_t physical, uint64_t end);
 void pf_replay_xfs_flush(struct pf_rctx *c, struct pf_xfs_sweep *x);
+int pf_replay_xfs_order(const struct pf_xfs_sweep *x, struct pf_ritem *items, size_t n);
+/* Nonzero when the sweep places x's data by the layout, not by FIEMAP (going down, replay_xfs_order.c); the
+ * items it does not place then wait for the end (their opens would read inodes out of order).  x may be NULL. */
+int pf_replay_xfs_layout_places(const struct pf_xfs_sweep *x);
 int pf_replay_xfs_open(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t file);
 void pf_replay_xfs_close(struct pf_rctx *c);
 

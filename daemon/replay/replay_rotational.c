@@ -58,7 +58,7 @@ static void run_items(struct pf_rctx *c, const struct pf_ritem *items, size_t n,
 	for (size_t i = 0; i < n && !pf_rctx_should_stop(c); i++) {
 		const struct pf_ritem *it = &items[i];
 		struct pf_xfs_sweep *x = c->fs[it->fs].xfs;
-		if (x && it->kind != PF_RITEM_DATA)
+		if (x && (it->kind != PF_RITEM_DATA || (!it->phys_known && pf_replay_xfs_layout_places(x))))
 			continue;
 		if (x && it->phys_known)
 			pf_replay_xfs_upto(c, x, it->physical, it->physical + it->length);
@@ -70,8 +70,25 @@ static void run_items(struct pf_rctx *c, const struct pf_ritem *items, size_t n,
 		if (c->fs[f].xfs) /* a filesystem with no data item */
 			pf_replay_xfs_flush(c, c->fs[f].xfs);
 	for (size_t i = 0; i < n && !pf_rctx_should_stop(c); i++)
-		if (c->fs[items[i].fs].xfs && items[i].kind != PF_RITEM_DATA)
+		if (c->fs[items[i].fs].xfs && (items[i].kind != PF_RITEM_DATA ||
+						(!items[i].phys_known && pf_replay_xfs_layout_places(c->fs[items[i].fs].xfs))))
 			run_item(c, items, i, s);
+}
+
+/* On XFS, each bin's items of the filesystem in the order of its metadata steps (pf_replay_xfs_order); the ones
+ * placed by the layout's record there counted as such. */
+static void xfs_order(struct pf_rctx *c, struct pf_ritem *items, size_t n)
+{
+	for (size_t i = 0, j; i < n; i = j) {
+		for (j = i; j < n && items[j].bin == items[i].bin && items[j].fs == items[i].fs; j++)
+			;
+		struct pf_xfs_sweep *x = c->fs[items[i].fs].xfs;
+		if (!x)
+			continue;
+		(void)pf_replay_xfs_order(x, items + i, j - i);
+		for (size_t k = i; k < j && pf_replay_xfs_layout_places(x); k++)
+			c->map.layout += items[k].kind == PF_RITEM_DATA && items[k].phys_src == PF_RPHYS_LAYOUT;
+	}
 }
 
 int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
@@ -84,6 +101,7 @@ int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n)
 	c->map_at = pf_monotonic_s();
 	if (rc)
 		return rc;
+	xfs_order(c, items, n);
 	if (c->o && c->o->plan_dump)
 		pf_rplan_dump(c->o->plan_dump, c->l, items, n);
 

@@ -2,16 +2,18 @@
 /* The metadata pass on XFS (rotational media).  XFS reads inodes and directories through its own buffer cache,
  * not the block device's page cache: readahead on the device, as the ext pass does, would warm nothing XFS
  * looks at, so XFS must read them itself.
- *   1. The inode pass, now, in disk order: each allocation group's inode index (AGI, inode btree, which every
- *      lookup of an inode by number reads), by XFS_IOC_FSINUMBERS at the group's start, and each cluster of the
- *      layout's inodes (the inode number says where: xfs_ino.h), by a bulkstat of each of them.  Reading an
- *      inode cluster within the data sweep instead costs a step back wherever a file's data lies before its
- *      inode (the first files of a group lie before its first inode chunk), about what the pass costs.
+ *   1. The inode pass, now, going up the disk: each allocation group's inode index (AGI, inode btree, which
+ *      every lookup of an inode by number reads), by XFS_IOC_FSINUMBERS at the group's start, and clusters of
+ *      the layout's inodes (the inode number says where: xfs_ino.h), by a bulkstat of each of them: every
+ *      cluster, or, when the data sweep goes down the groups, only what a higher group needs before its own
+ *      turn, the others at their group's start in the sweep (replay_xfs_order.c says which way).  A cluster
+ *      read where it lies in the data sweep costs a step back wherever a file's data lies before its inode
+ *      (the first files of a group lie just before its first inode chunk).
  *   2. The directories, within the data sweep, each read when the sweep passes where its blocks lie
  *      (replay_xfs_dirs.c): read apart, or by the opens of a placing by path, one lookup at a time, they cost
  *      a seek each.
  * The placing and the sweep open the data files by handle, which reads no directory: only the inode, in
- * memory after the pass (results/FSTYPES-BENCH.md). */
+ * memory after the pass or its group's start (results/FSTYPES-BENCH.md). */
 #include "replay_xfs_int.h"
 
 #include <errno.h>
@@ -29,14 +31,16 @@ static int cmp_xino(const void *pa, const void *pb)
 	return a->cluster != b->cluster ? (a->cluster < b->cluster ? -1 : 1) : a->ino < b->ino ? -1 : a->ino > b->ino;
 }
 
-static int geometry(int mfd, struct pf_xfs_geom *g)
+static int geometry(struct pf_xfs_sweep *x)
 {
 	struct xfs_fsop_geom fg;
 	memset(&fg, 0, sizeof(fg));
-	if (ioctl(mfd, XFS_IOC_FSGEOMETRY, &fg) < 0)
+	if (ioctl(x->mfd, XFS_IOC_FSGEOMETRY, &fg) < 0)
 		return -errno;
-	*g = (struct pf_xfs_geom){ fg.blocksize, fg.inodesize, fg.agblocks, !!(fg.flags & XFS_FSOP_GEOM_FLAGS_V5SB) };
-	return 0;
+	x->g = (struct pf_xfs_geom){ fg.blocksize, fg.inodesize, fg.agblocks, !!(fg.flags & XFS_FSOP_GEOM_FLAGS_V5SB) };
+	x->agcount = fg.agcount ? fg.agcount : 1;
+	x->agbytes = (uint64_t)fg.agblocks * fg.blocksize;
+	return x->agbytes ? 0 : -EINVAL;
 }
 
 /* A bulkstat of one inode: XFS reads its cluster (an inode freed since still has it read).  0 or -errno (EPERM
@@ -64,34 +68,49 @@ static int collect_inodes(const struct pf_rctx *c, struct pf_xfs_sweep *x, const
 		return -ENOMEM;
 	struct pf_xfs_ino d;
 	if (pf_xfs_ino_decode(&x->g, c->fs[x->fs].root_ino, &d) == 0)
-		x->ino[x->nino++] = (struct pf_xino){ c->fs[x->fs].root_ino, d.cluster, 0 };
+		x->ino[x->nino++] = (struct pf_xino){ c->fs[x->fs].root_ino, d.cluster, 0, x->dirs[0].file, 0 };
 	for (uint32_t i = 0; i < l->nfiles; i++)
 		if (l->files[i].fs == x->fs && l->files[i].ino != c->fs[x->fs].root_ino &&
 		    pf_xfs_ino_decode(&x->g, l->files[i].ino, &d) == 0)
-			x->ino[x->nino++] = (struct pf_xino){ l->files[i].ino, d.cluster, dir_of[i] };
+			x->ino[x->nino++] = (struct pf_xino){ l->files[i].ino, d.cluster, dir_of[i], i, 0 };
 	qsort(x->ino, x->nino, sizeof(*x->ino), cmp_xino);
 	return 0;
 }
 
-/* The inode pass's steps: each group's inode index, each cluster.  0 or -ENOMEM. */
+/* The inode steps: each cluster (after its group's inode index), in the pass when one of its inodes is needed
+ * there, else at its group's start in the sweep.  0 or -ENOMEM. */
 static int inode_steps(struct pf_xfs_sweep *x)
 {
-	uint32_t last_ag = UINT32_MAX;
-	for (size_t i = 0; i < x->nino; i++) {
+	uint8_t *in_pass = calloc(x->agcount, 2); /* per group: a cluster of it in the pass; its index placed */
+	if (!in_pass)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->nino; i++)
+		if (x->ino[i].pass)
+			in_pass[pf_xfs_group(x, (uint64_t)(x->ino[i].cluster >> 32) * x->agbytes)] = 1;
+	int rc = 0;
+	for (size_t i = 0; i < x->nino && !rc; i++) {
 		if (i && x->ino[i].cluster == x->ino[i - 1].cluster)
 			continue;
 		struct pf_xfs_ino d;
 		(void)pf_xfs_ino_decode(&x->g, x->ino[i].ino, &d);
-		uint64_t bs = x->g.blocksize;
-		struct pf_xstep s = { .addr = d.cluster_block * bs, .len = (uint64_t)d.cluster_blocks * bs,
-				      .kind = PF_XSTEP_INODES, .idx = (uint32_t)i };
-		struct pf_xstep ag = { .addr = (uint64_t)d.agno * x->g.agblocks * bs, .len = bs, .kind = PF_XSTEP_AG,
-				       .idx = d.agno };
-		if ((d.agno != last_ag && pf_xsteps_add(&x->q, ag)) || pf_xsteps_add(&x->q, s))
-			return -ENOMEM;
-		last_ag = d.agno;
+		uint64_t bs = x->g.blocksize, at = d.cluster_block * bs, ag_at = (uint64_t)d.agno * x->agbytes;
+		int pass = x->ino[i].pass;
+		struct pf_xsteps *q = pass ? &x->q : &x->dq;
+		struct pf_xstep s = { .addr = pass ? at : pf_xfs_key(x, at, 1), .place = at,
+				      .len = (uint64_t)d.cluster_blocks * bs, .kind = PF_XSTEP_INODES, .idx = (uint32_t)i };
+		struct pf_xstep ag = { .addr = pass ? ag_at : pf_xfs_key(x, ag_at, 1), .place = ag_at, .len = bs,
+				       .kind = PF_XSTEP_AG, .idx = d.agno };
+		uint8_t *placed = &in_pass[x->agcount + pf_xfs_group(x, ag_at)];
+		/* the group's index once, where its first cluster is read (in the pass, if one is there) */
+		if (!*placed && (pass || !in_pass[pf_xfs_group(x, ag_at)])) {
+			*placed = 1;
+			rc = pf_xsteps_add(q, ag);
+		}
+		if (!rc)
+			rc = pf_xsteps_add(q, s);
 	}
-	return 0;
+	free(in_pass);
+	return rc;
 }
 
 static void run(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep *s);
@@ -100,6 +119,7 @@ static void free_sweep(struct pf_xfs_sweep *x)
 {
 	if (!x)
 		return;
+	pf_xfs_dirs_close(x);
 	if (x->mfd >= 0)
 		close(x->mfd);
 	pf_xsteps_free(&x->q);
@@ -121,7 +141,7 @@ int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fsi)
 			rc = -errno;
 	}
 	if (!rc)
-		rc = geometry(x->mfd, &x->g);
+		rc = geometry(x);
 	if (!rc) /* bulkstat and open by handle need CAP_SYS_ADMIN: without, the sweep opens files by path */
 		rc = bulkstat(x->mfd, c->fs[fsi].root_ino);
 	if (!rc)
@@ -129,6 +149,8 @@ int pf_replay_xfs_metadata(struct pf_rctx *c, uint32_t fsi)
 	if (!rc)
 		rc = collect_inodes(c, x, dir_of);
 	free(dir_of);
+	if (!rc)
+		rc = pf_xfs_plan(c, x);
 	if (!rc)
 		rc = inode_steps(x);
 	if (rc) {
@@ -188,9 +210,10 @@ static void run(struct pf_rctx *c, struct pf_xfs_sweep *x, const struct pf_xstep
 void pf_replay_xfs_upto(struct pf_rctx *c, struct pf_xfs_sweep *x, uint64_t physical, uint64_t end)
 {
 	struct pf_xstep s;
-	while (!pf_rctx_should_stop(c) && pf_xsteps_next_before(&x->dq, physical, &s))
+	uint64_t key = pf_xfs_key(x, physical, 0);
+	while (!pf_rctx_should_stop(c) && pf_xsteps_next_before(&x->dq, key, &s))
 		run(c, x, &s);
-	pf_xsteps_at(&x->dq, end);
+	pf_xsteps_at(&x->dq, key + (end - physical));
 }
 
 void pf_replay_xfs_flush(struct pf_rctx *c, struct pf_xfs_sweep *x)

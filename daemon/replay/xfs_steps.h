@@ -10,7 +10,8 @@
 #include <stdint.h>
 
 struct pf_xstep {
-	uint64_t addr, len; /* bytes on the device */
+	uint64_t addr, len; /* where the step lies in the elevator's order and how far it moves the head */
+	uint64_t place;     /* the caller's: where on the device (addr may be a sort key of it) */
 	uint32_t kind;      /* the caller's */
 	uint32_t idx;       /* the caller's */
 	uint32_t round;     /* set by pf_xsteps_add */

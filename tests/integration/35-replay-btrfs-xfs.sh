@@ -179,6 +179,8 @@ else
 	mkfs.xfs -q -f "$tmp/xfs.img" >/dev/null 2>&1 || pf_fail "mkfs.xfs"
 	pf_mount_loop "$tmp/xfs.img" "$tmp/x/xroot"
 	populate "$tmp/x/xroot" xroot
+	# etc/xroot grows past one block (names the boot never reads): a leaf directory, its hash index a block apart
+	for i in $(seq 1 300); do : >"$tmp/x/xroot/etc/xroot/an-entry-the-boot-never-reads-$i"; done
 	umount "$tmp/x/xroot" || pf_fail "umount $tmp/x/xroot"
 	# read-only (nothing written while the caches are measured); mount -o loop: the loop device goes with it
 	for i in 1 2 3 4 5; do mount -o loop,ro "$tmp/xfs.img" "$tmp/x/xroot" 2>/dev/null && break; sleep 0.5; done
@@ -194,11 +196,27 @@ else
 	# places and a step of the replay reads where they lie; and the inode clusters' steps
 	grep -q "^m 0 meta xfs-inodes [0-9]* 0 [1-9][0-9]* -$" "$tmp/xfs/plan" || pf_fail "xfs: no inode step: $(grep '^m' "$tmp/xfs/plan")"
 	for d in usr/lib/xroot etc/xroot; do
-		b=$("$PREFETCHD" dump "$tmp/xfs/layout" | awk -F'\t' -v p="$tmp/x/xroot/$d" '$1 == p && $5 != "-" { print $5 * 4096; exit }')
+		# the step lies at its block 0, which opening it reads
+		b=$("$PREFETCHD" dump "$tmp/xfs/layout" | awk -F'\t' -v p="$tmp/x/xroot/$d" '$1 == p && $2 == 0 && $5 != "-" { print $5 * 4096; exit }')
 		[ -n "$b" ] || pf_fail "xfs: the layout does not place directory $d: $("$PREFETCHD" dump "$tmp/xfs/layout" | grep "/$d	")"
 		grep -q "^m 0 meta xfs-dir $b 0 [1-9][0-9]* $tmp/x/xroot/$d$" "$tmp/xfs/plan" ||
 			pf_fail "xfs: no step at $b for directory $d: $(grep '^m' "$tmp/xfs/plan")"
 	done
+	# the leaf directory's hash index (at 32 GiB in it, xfs_db's map) is read where it lies: by a step of its own
+	# there when it lies past the directory's first block (its block 0, which opening it reads), else at once
+	# with it (no step)
+	bs=$(stat -f -c %S "$tmp/x/xroot")
+	map=$(xfs_db -r -c "inode $(stat -c %i "$tmp/x/xroot/etc/xroot")" -c bmap "$tmp/xfs.img") || pf_fail "xfs_db bmap"
+	byte() { xfs_db -r -c "convert fsblock $1 byte" "$tmp/xfs.img" | sed -n 's/.*(\([0-9]*\)).*/\1/p'; }
+	first=$(byte "$(echo "$map" | awk '$1 == "data" && $3 == 0 { print $5 }')")
+	leaf=$(byte "$(echo "$map" | awk -v o=$((34359738368 / bs)) '$1 == "data" && $3 == o { print $5 }')")
+	[ -n "$first" ] && [ -n "$leaf" ] || pf_fail "precondition: etc/xroot is not a leaf directory: $map"
+	if [ "$leaf" -gt "$first" ]; then
+		grep -q "^m 0 meta xfs-dir-index $leaf 0 $bs $tmp/x/xroot/etc/xroot$" "$tmp/xfs/plan" ||
+			pf_fail "xfs: etc/xroot's hash index ($leaf) not read where it lies: $(grep '^m' "$tmp/xfs/plan")"
+	elif grep -q "xfs-dir-index [0-9]* 0 [0-9]* $tmp/x/xroot/etc/xroot$" "$tmp/xfs/plan"; then
+		pf_fail "xfs: etc/xroot's hash index ($leaf) lies before its first block ($first) but has a step of its own"
+	fi
 fi
 
 # ---- a filesystem without a UUID: listed in the trace as not traced, with the reason; status says it ----
