@@ -62,12 +62,14 @@ run_pipeline() {
 	for try in 1 2 3 4 5; do
 		rm -f "$w/pid"
 		pf_drop_caches
+		pf_cache_hold # our drops wait until the trace has taken its ranges (others' may not)
 		d0=$(drops)
 		pf_bg "$PREFETCHD" trace "${marks[@]}" --output "$w/trace" --pid-file "$w/pid" >"$w/trace.out" 2>&1
 		wait_pidfile "$w/pid"
 		while read -r f; do cat "$f" >/dev/null; done <"$w/reads"
 		"$PREFETCHD" stop --pid-file "$w/pid" >"$w/stop.out" 2>&1 || pf_fail "$name: stop: $(cat "$w/stop.out" "$w/trace.out")"
 		wait "$PF_BG_PID"
+		pf_cache_release
 		[ "$(drops)" = "$d0" ] && break
 		pf_note "$name: caches dropped by someone else while tracing: again"
 	done
@@ -88,6 +90,7 @@ run_pipeline() {
 	local i miss o l
 	for try in 1 2 3 4 5; do
 		pf_drop_caches
+		pf_cache_hold # until the replay's pages are checked
 		d0=$(drops)
 		while read -r f; do
 			read -r t _ < <("$TOOLS/pf_mincore" "$f")
@@ -105,6 +108,7 @@ run_pipeline() {
 			[ -z "$miss" ] && break
 			sleep 0.1
 		done
+		pf_cache_release
 		[ "$(drops)" = "$d0" ] && break
 		[ -z "$miss" ] && break
 		pf_note "$name: caches dropped by someone else during the replay's check: again"
