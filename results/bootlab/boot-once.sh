@@ -102,7 +102,7 @@ sim)
 	sim_available || die "simdisk not built: make -C $TOP/tests/simdisk"
 	# 9>&-: the disk's daemon and spinners do not hold the bench lock; one left behind would look like a stray
 	# holder to the next boot (lock_stray) and let it past the lock while another benchmark could start.
-	SIM_MODEL=$DISK_MODEL sim_start "$img" sleep 9>&-
+	SIM_MODEL=$DISK_MODEL SIM_STRETCH=$DISK_STRETCH sim_start "$img" sleep 9>&-
 	pf_cleanup_add stop_sim
 	sim_log "$out/sim-requests.log"   # "R|W offset length cost_us start_ms" per request, in arrival order
 	pf_cleanup_add kill_qemu   # cleanup runs in reverse: qemu goes before its disk
@@ -175,6 +175,7 @@ t1=$(date +%s.%N)
 	echo "status=$status"
 	echo "disk=$disk_kind"
 	[ "$disk_kind" = sim ] && echo "disk_model=$DISK_MODEL"
+	[ "$disk_kind" = sim ] && echo "disk_stretch=$DISK_STRETCH"
 	echo "wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')"
 	echo "host_load1_start=$load0"
 	echo "host_load1_end=$(cut -d' ' -f1 /proc/loadavg)"

@@ -33,6 +33,12 @@ case "$ICOUNT" in '' | [0-9] | 10) ;; *) echo "bootlab: BOOTLAB_ICOUNT must be e
 DISK_MODEL=${BOOTLAB_DISK_MODEL:-hdd}
 case "$DISK_MODEL" in hdd|sd|ssd) ;; *) echo "bootlab: BOOTLAB_DISK_MODEL must be hdd, sd or ssd" >&2; exit 2 ;; esac
 MODEL_SUFFIX=; [ "$DISK_MODEL" = hdd ] || MODEL_SUFFIX=-$DISK_MODEL
+# BOOTLAB_DISK_STRETCH=K: the simulated disk waits K times its model's time (simdisk --stretch), for a guest whose
+# CPU runs K times slower than a real machine's, so that CPU and disk keep a real machine's balance (all times
+# then K times a real machine's); default 1.  ICOUNT-CHECK.md, "Which N", says why the lab needs it.
+DISK_STRETCH=${BOOTLAB_DISK_STRETCH:-1}
+[[ $DISK_STRETCH =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v k="$DISK_STRETCH" 'BEGIN { exit !(k > 0 && k <= 1000) }' ||
+	{ echo "bootlab: BOOTLAB_DISK_STRETCH must be a number in (0, 1000]" >&2; exit 2; }
 # BOOTLAB_LOGS=ram: /var/log on a tmpfs in the guest, as single-board-computer images keep their logs to spare the
 # SD card (Armbian's ramlog, log2ram): the persistent journal and rsyslog then write nothing to the disk.  On the
 # SD model their small writes (0.5 s each: a read-modify-write of a 4 MiB erase block) otherwise make the boot

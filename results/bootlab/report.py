@@ -49,7 +49,7 @@ FIELDS = [
     "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
     "io_some_s", "io_full_s", "disk_s_preroot", "disk_s_to_systemd", "root_mounted_s", "disk_model",
     "pf_written_bytes", "sim_writes", "sim_total_writes", "sim_total_write_mb", "sim_write_model_s",
-    "sim_read_model_s", "icount",
+    "sim_read_model_s", "icount", "disk_stretch",
 ]
 
 
@@ -203,6 +203,8 @@ def record(args):
     row["vcpus"] = g.group(1) if g else ""
     row["wall_s"] = host.get("wall_s", "")
     row["icount"] = host.get("icount", "")  # qemu -icount shift (empty: the guest's clock is the host's)
+    # simdisk --stretch (runs before the knob: 1); the disk's model figures stay the model's
+    row["disk_stretch"] = host.get("disk_stretch", "1") if row["disk"] == "sim" else ""
     row["vcpu_run_s"] = fnum(host.get("vcpu_run_ns"), 1e-9)
     row["vcpu_wait_s"] = fnum(host.get("vcpu_wait_ns"), 1e-9)
     row["host_load_start"] = host.get("host_load1_start", "")

@@ -118,3 +118,18 @@ sim_mode count
 awk -v w="$w" -v m="$m" 'BEGIN { exit !(w >= m && w < 2 * m + 100e6) }' ||
 	pf_fail "sleep mode: served in $w ns for $m ns of model time"
 pf_note "sleep mode: served in $((w / 1000000)) ms for $((m / 1000000)) ms model (run: $(((t1 - t0) / 1000000)) ms)"
+
+# --stretch K (the boot lab's CPU-to-disk balance under TCG): sleep mode waits K times the model, which it still
+# counts as the model's time
+sim_stop
+SIM_STRETCH=3 sim_start "$dir/img" sleep
+sim_mount "$mnt/fs"
+[ "$(sim_stat stretch)" = 3 ] || pf_fail "--stretch 3 not taken: $(cat "$SIM_CTL")"
+pf_drop_caches
+sim_reset
+"$WLRUN" -C "$mnt/fs" "$dir/workload" >/dev/null
+m3=$(sim_stat model_ns) w3=$(sim_stat wall_ns)
+sim_mode count
+[ "$m3" = "$m" ] || pf_fail "--stretch 3: the model's time changed ($m3 ns, $m ns before)"
+[ "$w3" -ge $((3 * m)) ] || pf_fail "--stretch 3: served in $w3 ns for $m ns of model time"
+pf_note "--stretch 3: served in $((w3 / 1000000)) ms for $((m / 1000000)) ms model"

@@ -7,7 +7,8 @@
 #                                            $SIM_BIN, and the workload runner $WLRUN, in build/simdisk/)
 #   dir=$(sim_tmpfs_dir [MB])                a tmpfs directory with MB MiB free (the image must live there; a
 #                                            tmpfs of its own when /dev/shm is too small), removed at exit
-#   sim_start IMAGE [count|sleep]            simdisk --model $SIM_MODEL (hdd) on IMAGE + loop device (direct
+#   sim_start IMAGE [count|sleep]            simdisk --model $SIM_MODEL (hdd) --stretch $SIM_STRETCH (1: sleep
+#                                            mode waits that many times the model) on IMAGE + loop device (direct
 #                                            I/O, rotational=1 (0 for sd and ssd),
 #                                            scheduler $SIM_SCHED (none), read_ahead_kb $SIM_RA_KB (128));
 #                                            sets SIM_DEV, SIM_FUSE (FUSE mount: disk, stats), SIM_CTL
@@ -100,7 +101,7 @@ sim_start() {
 	# Real-time priority: request timing must not wait for a CPU (falls back to normal if refused).
 	local rt=(chrt -f 50)
 	chrt -f 50 true 2>/dev/null || rt=()
-	"${rt[@]}" "$SIM_BIN" --model "$SIM_MODEL" --mode "$mode" "$img" "$SIM_FUSE" &
+	"${rt[@]}" "$SIM_BIN" --model "$SIM_MODEL" --stretch "${SIM_STRETCH:-1}" --mode "$mode" "$img" "$SIM_FUSE" &
 	SIM_PID=$!
 	for ((i = 0; i < 100; i++)); do
 		[ -f "$SIM_FUSE/stats" ] && break

@@ -3,8 +3,11 @@
  * image file (kept on tmpfs) as the file "disk"; every request to it is charged by a disk model, and either
  * really waited for ("sleep" mode) or only added up ("count" mode: exact and fast).
  *
- *   simdisk [--model hdd|sd|ssd] [--mode count|sleep] [--rate MBPS] [--log FILE] IMAGE MOUNTPOINT [FUSE options]
+ *   simdisk [--model hdd|sd|ssd] [--mode count|sleep] [--rate MBPS] [--stretch K] [--log FILE] IMAGE MOUNTPOINT
+ *           [FUSE options]
  *
+ * --stretch K: sleep mode waits K times each request's model time, for a guest whose CPU runs K times slower
+ * than a real machine's (the boot lab under qemu TCG), so that CPU and disk keep a real machine's balance.
  * Put a loop device (losetup --direct-io=on) on MOUNTPOINT/disk and a file system on that.
  * The control file MOUNTPOINT/stats reads as "key value" lines; writing to it runs commands:
  *   reset             zero the counters and park the head at offset 0
@@ -57,8 +60,9 @@ static struct {
 	/* counters, reset by "reset" */
 	uint64_t reads, writes, read_bytes, write_bytes, seeks, flushes;
 	uint64_t model_ns;      /* sum of the model's service times */
-	uint64_t wall_ns;       /* measured time spent serving disk requests (sleep mode: about model_ns) */
-} sd = { .fd = -1, .model = { .unit = 1, .rate = PF_DISK_RATE_BPS }, .model_name = "hdd" };
+	uint64_t wall_ns;       /* measured time spent serving disk requests (sleep mode: about model_ns x stretch) */
+	double stretch;         /* sleep mode waits this many times the model's time (the boot lab: TCG's slowdown) */
+} sd = { .fd = -1, .model = { .unit = 1, .rate = PF_DISK_RATE_BPS }, .model_name = "hdd", .stretch = 1 };
 
 static uint64_t now_ns(void)
 {
@@ -88,7 +92,7 @@ static void charge(int write, uint64_t off, uint64_t len, uint64_t start)
 		sd.read_bytes += len;
 	}
 	if (sd.mode == MODE_SLEEP) {
-		uint64_t end = start + cost;
+		uint64_t end = start + (uint64_t)((double)cost * sd.stretch);
 		struct timespec ts = { .tv_sec = (time_t)(end / 1000000000u), .tv_nsec = (long)(end % 1000000000u) };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
@@ -104,10 +108,10 @@ static char *stats_text(void)
 	if (asprintf(&s,
 		     "mode %s\nrequests %" PRIu64 "\nreads %" PRIu64 "\nwrites %" PRIu64 "\nread_bytes %" PRIu64
 		     "\nwrite_bytes %" PRIu64 "\nseeks %" PRIu64 "\nflushes %" PRIu64 "\nmodel_ns %" PRIu64
-		     "\nwall_ns %" PRIu64 "\nhead %" PRIu64 "\nspan %" PRIu64 "\nrate %.0f\nmodel %s\nrequest_ns %.0f\n",
+		     "\nwall_ns %" PRIu64 "\nhead %" PRIu64 "\nspan %" PRIu64 "\nrate %.0f\nmodel %s\nrequest_ns %.0f\nstretch %g\n",
 		     sd.mode == MODE_SLEEP ? "sleep" : "count", sd.reads + sd.writes, sd.reads, sd.writes, sd.read_bytes,
 		     sd.write_bytes, sd.seeks, sd.flushes, sd.model_ns, sd.wall_ns, sd.head, sd.model.span, sd.model.rate,
-		     sd.model_name, pf_disk_per_request_s(&sd.model) * 1e9) < 0)
+		     sd.model_name, pf_disk_per_request_s(&sd.model) * 1e9, sd.stretch) < 0)
 		return NULL;
 	return s;
 }
@@ -296,10 +300,11 @@ static const struct fuse_operations ops = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: simdisk [--model hdd|sd|ssd] [--mode count|sleep] [--rate MBPS] [--log FILE] IMAGE MOUNTPOINT\n"
-		     "               [FUSE options]\n"
+	fprintf(out, "Usage: simdisk [--model hdd|sd|ssd] [--mode count|sleep] [--rate MBPS] [--stretch K] [--log FILE]\n"
+		     "               IMAGE MOUNTPOINT [FUSE options]\n"
 		     "Serve IMAGE as MOUNTPOINT/disk through a disk model: hdd (7200 rpm, default), sd (A1 SD card) or\n"
-		     "ssd (SATA SSD) (foreground, single-threaded).\n"
+		     "ssd (SATA SSD) (foreground, single-threaded).  --stretch K: sleep mode waits K times the model's\n"
+		     "time (its counters stay the model's).\n"
 		     "MOUNTPOINT/stats: counters; write 'reset', 'mode count|sleep', 'log FILE', 'log off' to it.\n");
 }
 
@@ -327,6 +332,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
 			rate = atof(argv[++i]) * 1e6;
 			if (!(rate > 0))
+				break;
+		} else if (!strcmp(argv[i], "--stretch") && i + 1 < argc) {
+			sd.stretch = atof(argv[++i]);
+			if (!(sd.stretch > 0 && sd.stretch <= 1000))
 				break;
 		} else if (!strcmp(argv[i], "--log") && i + 1 < argc) {
 			log = argv[++i];
