@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""How far is a boot with prefetch (+ reorder) from a warm boot, and where does it still wait?  (WARM-GAP.md)
+
+  warm-gap.py summary --run ID
+      per setup of the run (measured boots, status ok): boot time, I/O stall (PSI some / full), disk busy
+      (model time to boot end), median / avg / stddev / min / max, the medians' ratios to warm's, and
+      issue 31's two thresholds (prefetch + reorder: stall <= 1.3x warm's, boot <= 1.03x warm's); then the
+      replay's own account from each guest report (guest clock): when it began and ended, systemd's start, what
+      the boot read from the disk itself and what of the replay it left unused.
+  warm-gap.py waits --run ID --setup S --image IMG [--prefetchd PATH] [--no-layout] [--header]
+      one table row: what the boots of S read from the disk, every 4 KiB block of the guest's reads from qemu's
+      start until the host saw its report at boot end (simdisk's request log, host clock only), by what the block
+      is on IMG (a copy of the setup's disk from the series; debugfs icheck / stat / ncheck / blocks): in the
+      layout's ranges (first read this boot, or read again: evicted in between), in a layout file outside its
+      ranges, a file not in the layout, metadata (directories outside the layout, blocks of no inode: inode
+      tables, bitmaps, descriptors, extent blocks of ext4's reserved inodes), the journal.  The layout is IMG's
+      own (/var/lib/prefetch/layout through 'prefetchd dump'), its ranges put on IMG's blocks by each file's
+      block map.  MiB and disk busy (model time), medians over the boots.
+
+Not split by time: the host's log does not say who asked for a block, and the guest's clock cannot be put on
+the host's by a linear map at icount shift 0 (WARM-GAP.md, "Limits"), so "in the layout but read by the boot
+before the replay got there" is not told apart from the replay's own reads here.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+LAB = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, LAB)
+import report  # noqa: E402
+import timeline  # noqa: E402
+
+CACHE = os.environ.get("BOOTLAB_CACHE", "/var/cache/prefetch-bootlab")
+BS = 4096
+ORDER = ["none", "prefetch", "reorder", "warm"]
+NAMES = {"none": "none", "prefetch": "prefetch", "reorder": "prefetch + reorder", "warm": "warm (instant disk)"}
+
+
+def measured(run, phase="measure"):
+    rows = [r for r in report.load_rows() if r["run"] == run and r["phase"] == phase and r["status"] == "ok"]
+    by = {}
+    for r in rows:
+        by.setdefault(r["setup"], []).append(r)
+    return by
+
+
+def stat_line(v, digits=2):
+    if not v:
+        return ["–"] * 6
+    sd = statistics.stdev(v) if len(v) > 1 else 0.0
+    f = f"{{:.{digits}f}}"
+    return [f.format(statistics.median(v)), f.format(statistics.fmean(v)), f.format(sd), f.format(min(v)),
+            f.format(max(v)), str(len(v))]
+
+
+def summary(args):
+    by = measured(args.run, args.phase)
+    setups = [s for s in ORDER if s in by]
+    keys = [("boot_end_s", "boot time (s)"), ("io_some_s", "I/O stall, PSI some (s)"),
+            ("io_full_s", "I/O stall, PSI full (s)"), ("sim_model_s", "disk busy to boot end, simdisk's model time (s)"),
+            ("guest_io_ticks_ms", "disk busy to boot end as the guest saw it, /proc/diskstats io_ticks (s)")]
+    med = {}
+    for k, title in keys:
+        print(f"**{title}**\n")
+        print("| setup | median | avg | stddev | min | max | boots | median / warm's |")
+        print("|---|---|---|---|---|---|---|---|")
+        for s in setups:
+            v = report.num(by[s], k, 1e-3 if k.endswith("_ms") else 1.0)
+            med[(s, k)] = statistics.median(v) if v else None
+            w = med.get(("warm", k))
+            if w is None and "warm" in by:
+                wv = report.num(by["warm"], k, 1e-3 if k.endswith("_ms") else 1.0)
+                w = statistics.median(wv) if wv else None
+            ratio = f"{med[(s, k)] / w:.3f}x" if med[(s, k)] is not None and w else "–"
+            print(f"| {NAMES[s]} | " + " | ".join(stat_line(v)) + f" | {ratio} |")
+        print()
+    if "reorder" in by and "warm" in by:
+        for k, lim, what in (("io_some_s", 1.3, "I/O stall (PSI some)"), ("boot_end_s", 1.03, "boot time")):
+            r, w = med.get(("reorder", k)), med.get(("warm", k))
+            if r is None or not w:
+                continue
+            print(f"- prefetch + reorder, {what}: {r:.2f} s / {w:.2f} s = **{r / w:.3f}x** warm's "
+                  f"(threshold <= {lim}x: **{'met' if r / w <= lim else 'not met'}**)")
+    print("\nRounds: " + ", ".join(f"{NAMES[s]} {len(by[s])}" for s in setups) + " measured boots.\n")
+    replay_account(args.run, by, setups, args.phase)
+
+
+RX = {
+    "began": r"replay began at ([0-9.]+) s",
+    "metadata done": r"metadata pass done at ([0-9.]+) s",
+    "done": r"done at ([0-9.]+) s of uptime",
+    "replay MiB": r"replay: \d+ files \(\d+ skipped\), ([0-9.]+) MiB",
+    "skipped": r"replay: \d+ files \((\d+) skipped\)",
+    "boot's own MiB": r"the boot:\s+read ([0-9.]+) MiB from the disk itself",
+    "unused MiB": r"([0-9.]+) MiB not used",
+}
+
+
+def replay_account(run, by, setups, phase):
+    """The replay's timing and the boot's own reads as the guest's prefetchd tells them (medians)."""
+    cols = list(RX) + ["systemd start"]
+    print("| setup | " + " | ".join(c + (" (s)" if c in ("began", "metadata done", "done", "systemd start") else "")
+                                    for c in cols) + " |")
+    print("|---|" + "---|" * len(cols))
+    for s in setups:
+        if s not in ("prefetch", "reorder"):
+            continue
+        vals = {c: [] for c in cols}
+        for r in by[s]:
+            path = os.path.join(report.RAW, run, f"{s}-{phase}{r['boot']}.report")
+            try:
+                text = open(path, errors="replace").read()
+            except FileNotFoundError:
+                continue
+            for c, rx in RX.items():
+                g = re.search(rx, text)
+                if g:
+                    vals[c].append(float(g.group(1)))
+            if r.get("kernel_s"):
+                vals["systemd start"].append(float(r["kernel_s"]))
+        print(f"| {NAMES[s]} | " + " | ".join(f"{statistics.median(v):.2f}" if v else "–" for v in vals.values())
+              + " |")
+
+
+def debugfs(image, cmds):
+    with tempfile.NamedTemporaryFile("w", suffix=".cmd") as f:
+        f.write("\n".join(cmds) + "\n")
+        f.flush()
+        return subprocess.run(["debugfs", "-f", f.name, image], capture_output=True, text=True).stdout
+
+
+def layout_of(image, prefetchd):
+    """(set of paths, set of blocks) of the layout on IMAGE: its ranges (path, offset, length) put on the
+    image's blocks by each file's own block map (debugfs 'blocks'), since a layout knows the physical block of
+    only some of its extents and a reorder moves them."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "layout")
+        debugfs(image, [f"dump /var/lib/prefetch/layout {out}"])
+        if not os.path.exists(out) or os.path.getsize(out) == 0:
+            return set(), set()
+        text = subprocess.run([prefetchd, "dump", out], capture_output=True, text=True).stdout
+        files = subprocess.run([prefetchd, "dump", "--files", out], capture_output=True, text=True).stdout
+    inode = {}
+    for line in files.splitlines():
+        p = line.split("\t")
+        if not line.startswith("#") and len(p) == 8 and p[3].isdigit() and p[6] == "0":
+            inode[p[7]] = int(p[3])
+    ranges = []
+    for line in text.splitlines():
+        p = line.split("\t")
+        if not line.startswith("#") and len(p) == 5 and p[0] in inode:
+            ranges.append((p[0], int(p[1]), int(p[2])))
+    inos = sorted(set(inode.values()))
+    out = debugfs(image, [f"blocks <{n}>" for n in inos])
+    bmap = {}
+    for n, m in zip(inos, re.findall(r"^debugfs: blocks <\d+>\n([0-9 ]*)", out + "\n", re.M)):
+        bmap[n] = [int(x) for x in m.split()]
+    blocks = set()
+    for path, off, length in ranges:
+        bl = bmap.get(inode[path], [])
+        blocks.update(bl[off // BS:(off + length + BS - 1) // BS])
+    return set(inode), blocks
+
+
+def owners(image, blocks):
+    """block -> (inode or None); inode -> (type, path)."""
+    blocks = sorted(blocks)
+    owner = {}
+    for i in range(0, len(blocks), 400):
+        out = debugfs(image, ["icheck " + " ".join(map(str, blocks[i:i + 400]))])
+        for line in out.splitlines():
+            p = line.split()
+            if len(p) == 2 and p[0].isdigit():
+                owner[int(p[0])] = int(p[1]) if p[1].isdigit() else None
+    inodes = sorted({v for v in owner.values() if v})
+    info = {}
+    out = debugfs(image, [f"stat <{n}>" for n in inodes])
+    for m in re.finditer(r"Inode: (\d+)\s+Type: (\w+)", out):
+        info[int(m.group(1))] = [m.group(2), None]
+    out = debugfs(image, ["ncheck " + " ".join(map(str, inodes[i:i + 200])) for i in range(0, len(inodes), 200)])
+    for line in out.splitlines():
+        p = line.split("\t")
+        if len(p) == 2 and p[0].strip().isdigit():
+            n = int(p[0])
+            if n in info and info[n][1] is None:
+                info[n][1] = re.sub(r"^/+", "/", p[1])
+    return owner, info
+
+
+CLASSES = ["layout ranges", "layout ranges, read again", "layout file, other blocks", "not in layout", "metadata",
+           "journal"]
+
+
+def classify(b, owner, info, paths, ranges):
+    n = owner.get(b)
+    if n == 8:
+        return "journal"
+    if not n or n < 11 or n not in info or info[n][0] != "regular":  # inodes below 11: ext4's reserved ones
+        return "layout ranges" if b in ranges else "metadata"  # a directory the layout lists is in its ranges
+    if b in ranges:
+        return "layout ranges"
+    return "layout file, other blocks" if info[n][1] in paths else "not in layout"
+
+
+def boot_reads(d):
+    """[(first block, blocks, cost s)] of the guest's reads from qemu's start until the host saw the guest's
+    report at boot end (host clock: no guest-to-host clock mapping needed)."""
+    reqs, m = timeline.requests(d), timeline.marks(d)
+    if "_host_report" not in m:
+        return []
+    return [(off // BS, max(1, (off + length + BS - 1) // BS - off // BS), cost / 1e6)
+            for kind, off, length, cost, t in reqs
+            if kind == "R" and t is not None and timeline.HOST_SETUP_MS < t * 1e3 < m["_host_report"] * 1e3]
+
+
+def waits(args):
+    dirs = sorted(os.path.join(CACHE, "runs", args.run, n) for n in os.listdir(os.path.join(CACHE, "runs", args.run))
+                  if re.fullmatch(re.escape(args.setup) + "-" + args.phase + r"\d+", n))
+    per_boot = {d: boot_reads(d) for d in dirs}
+    per_boot = {d: v for d, v in per_boot.items() if v}
+    blocks = {b + i for v in per_boot.values() for b, n, _ in v for i in range(n)}
+    owner, info = owners(args.image, blocks)
+    paths, ranges = layout_of(args.image, args.prefetchd) if not args.no_layout else (set(), set())
+    tab = {c: [] for c in CLASSES}  # class -> per boot (MiB, busy s)
+    for d, v in per_boot.items():
+        acc, seen = {}, set()
+        for b, n, cost in v:
+            for i in range(n):
+                c = classify(b + i, owner, info, paths, ranges)
+                if c == "layout ranges" and b + i in seen:
+                    c = "layout ranges, read again"
+                seen.add(b + i)
+                mb, busy = acc.get(c, (0.0, 0.0))
+                acc[c] = (mb + BS / 1048576, busy + cost / n)
+        for c in CLASSES:
+            tab[c].append(acc.get(c, (0.0, 0.0)))
+    if args.header:
+        print("| setup | boots | layout on the image: files, MiB | " + " | ".join(CLASSES) + " | all |")
+        print("|---|---|---|" + "---|" * (len(CLASSES) + 1))
+    cells = [f"{statistics.median(x[0] for x in tab[c]):.1f} / {statistics.median(x[1] for x in tab[c]):.2f}"
+             for c in CLASSES]
+    k = len(per_boot)
+    tot = (statistics.median(sum(tab[c][i][0] for c in CLASSES) for i in range(k)),
+           statistics.median(sum(tab[c][i][1] for c in CLASSES) for i in range(k)))
+    print(f"| {NAMES.get(args.setup, args.setup)} | {k} | {len(paths)}, {len(ranges) * BS / 1048576:.1f} | "
+          + " | ".join(cells) + f" | {tot[0]:.1f} / {tot[1]:.2f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("summary")
+    s.add_argument("--run", required=True)
+    s.add_argument("--phase", default="measure")
+    w = sub.add_parser("waits")
+    w.add_argument("--run", required=True)
+    w.add_argument("--setup", required=True)
+    w.add_argument("--image", required=True)
+    w.add_argument("--phase", default="measure")
+    w.add_argument("--no-layout", action="store_true", help="classify without a layout (the none setup)")
+    w.add_argument("--header", action="store_true", help="print the table's header first")
+    w.add_argument("--prefetchd", default=os.path.join(report.TOP, "prefetchd"))
+    a = ap.parse_args()
+    summary(a) if a.cmd == "summary" else waits(a)
+
+
+if __name__ == "__main__":
+    main()
