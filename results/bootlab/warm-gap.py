@@ -168,7 +168,7 @@ def layout_of(image, prefetchd):
 
 
 def owners(image, blocks):
-    """block -> (inode or None); inode -> (type, path)."""
+    """block -> inode, ("extent", inode), ("itable" | "fs", None) or None; inode -> [type, path]."""
     blocks = sorted(blocks)
     owner = {}
     for i in range(0, len(blocks), 400):
@@ -177,11 +177,27 @@ def owners(image, blocks):
             p = line.split()
             if len(p) == 2 and p[0].isdigit():
                 owner[int(p[0])] = int(p[1]) if p[1].isdigit() else None
-    inodes = sorted({v for v in owner.values() if v})
+    inodes = sorted({v for v in owner.values() if v})  # before the tuples below
     info = {}
     out = debugfs(image, [f"stat <{n}>" for n in inodes])
     for m in re.finditer(r"Inode: (\d+)\s+Type: (\w+)", out):
         info[int(m.group(1))] = [m.group(2), None]
+    regular = {n for n in inodes if n >= 11 and n in info and info[n][0] == "regular"}
+    out = debugfs(image, [f"blocks <{n}>" for n in sorted(regular)])
+    data = set()
+    for m in re.findall(r"^debugfs: blocks <\d+>\n([0-9 ]*)", out + "\n", re.M):
+        data.update(int(x) for x in m.split())
+    for b, n in owner.items():  # a block of a file that is none of its data: its extent tree
+        if n in regular and b not in data:
+            owner[b] = ("extent", n)
+    dump = subprocess.run(["dumpe2fs", image], capture_output=True, text=True).stdout
+    spans = [("itable", int(a), int(z)) for a, z in re.findall(r"Inode table at (\d+)-(\d+)", dump)]
+    spans += [("fs", int(a), int(z or a)) for a, z in
+              re.findall(r"(?:superblock|descriptors|GDT blocks|bitmap) at (\d+)(?:-(\d+))?", dump)]
+    for kind, a, z in spans:
+        for b in blocks:
+            if a <= b <= z and owner.get(b) is None:
+                owner[b] = (kind, None)
     out = debugfs(image, ["ncheck " + " ".join(map(str, inodes[i:i + 200])) for i in range(0, len(inodes), 200)])
     for line in out.splitlines():
         p = line.split("\t")
@@ -192,17 +208,25 @@ def owners(image, blocks):
     return owner, info
 
 
-CLASSES = ["layout ranges", "layout ranges, read again", "layout file, other blocks", "not in layout", "metadata",
+CLASSES = ["layout ranges", "layout ranges, read again", "layout file, other blocks", "not in layout",
+           "inode tables", "directories", "extent blocks", "bitmaps, descriptors, superblocks", "no owner on the image",
            "journal"]
 
 
 def classify(b, owner, info, paths, ranges):
     n = owner.get(b)
+    if b in ranges:  # a directory the layout lists is in its ranges too
+        return "layout ranges"
+    if isinstance(n, tuple):
+        return {"itable": "inode tables", "fs": "bitmaps, descriptors, superblocks"}.get(n[0], "extent blocks")
     if n == 8:
         return "journal"
-    if not n or n < 11 or n not in info or info[n][0] != "regular":  # inodes below 11: ext4's reserved ones
-        return "layout ranges" if b in ranges else "metadata"  # a directory the layout lists is in its ranges
-    if b in ranges:
+    if n and n >= 11 and n in info and info[n][0] == "directory":
+        return "directories"
+    if not n:  # free on the copy: the partition probes, or a block freed or moved away since that boot
+        return "no owner on the image"
+    if n < 11 or n not in info or info[n][0] != "regular":  # inodes below 11: ext4's reserved ones
+        return "bitmaps, descriptors, superblocks"
         return "layout ranges"
     return "layout file, other blocks" if info[n][1] in paths else "not in layout"
 
