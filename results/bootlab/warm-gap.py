@@ -87,7 +87,33 @@ def summary(args):
             print(f"- prefetch + reorder, {what}: {r:.2f} s / {w:.2f} s = **{r / w:.3f}x** warm's "
                   f"(threshold <= {lim}x: **{'met' if r / w <= lim else 'not met'}**)")
     print("\nRounds: " + ", ".join(f"{NAMES[s]} {len(by[s])}" for s in setups) + " measured boots.\n")
+    phases(by, setups)
     replay_account(args.run, by, setups, args.phase)
+
+
+def phases(by, setups):
+    """The boot's stretches on the guest's clock (kernel log, systemd), medians, and each one's excess over warm's."""
+    cuts = [("root_mounted_s", "root mounted"), ("kernel_s", "systemd start"), ("boot_end_s", "boot end")]
+    med = {s: [statistics.median(report.num(by[s], k)) if report.num(by[s], k) else None for k, _ in cuts]
+           for s in setups}
+    print("| setup | " + " | ".join(f"{a} → {b} (s)" for a, b in
+                                   zip(["start"] + [n for _, n in cuts[:-1]], [n for _, n in cuts])) + " |")
+    print("|---|" + "---|" * len(cuts))
+    for s in setups:
+        cells, prev, wprev = [], 0.0, 0.0
+        for i, t in enumerate(med[s]):
+            w = med.get("warm", [None] * len(cuts))[i]
+            if t is None:
+                cells.append("–")
+                continue
+            d = t - prev
+            cell = f"{d:.2f}"
+            if w is not None and s != "warm":
+                cell += f" ({d - (w - wprev):+.2f})"
+            cells.append(cell)
+            prev, wprev = t, (w if w is not None else wprev)
+        print(f"| {NAMES[s]} | " + " | ".join(cells) + " |")
+    print()
 
 
 RX = {
