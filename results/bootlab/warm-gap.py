@@ -276,29 +276,41 @@ def waits(args):
     blocks = {b + i for v in per_boot.values() for b, n, _ in v for i in range(n)}
     owner, info = owners(args.image, blocks)
     paths, ranges = layout_of(args.image, args.prefetchd) if not args.no_layout else (set(), set())
-    tab = {c: [] for c in CLASSES}  # class -> per boot (MiB, busy s)
+    parts = ["whole boot"] if not ranges else ["to the root's first block", "from it on"]
+    tab = {(p, c): [] for p in parts for c in CLASSES}  # (part, class) -> per boot (MiB, busy s)
+    top = {}  # file outside the layout (or its ranges) -> disk busy s, average per boot
     for d, v in per_boot.items():
-        acc, seen = {}, set()
+        acc, seen, part = {}, set(), parts[0]
         for b, n, cost in v:
+            if ranges and part == parts[0] and any(b + i in ranges for i in range(n)):
+                part = parts[1]  # the root directory's block, read at the mount: the first block the layout has
             for i in range(n):
                 c = classify(b + i, owner, info, paths, ranges)
                 if c == "layout ranges" and b + i in seen:
                     c = "layout ranges, read again"
                 seen.add(b + i)
-                mb, busy = acc.get(c, (0.0, 0.0))
-                acc[c] = (mb + BS / 1048576, busy + cost / n)
-        for c in CLASSES:
-            tab[c].append(acc.get(c, (0.0, 0.0)))
+                if args.files and c in ("not in layout", "layout file, other blocks"):
+                    f = info[owner[b + i]][1] or f"inode {owner[b + i]}"
+                    top[f] = top.get(f, 0.0) + cost / n / len(per_boot)
+                mb, busy = acc.get((part, c), (0.0, 0.0))
+                acc[(part, c)] = (mb + BS / 1048576, busy + cost / n)
+        for k in tab:
+            tab[k].append(acc.get(k, (0.0, 0.0)))
     if args.header:
-        print("| setup | boots | layout on the image: files, MiB | " + " | ".join(CLASSES) + " | all |")
-        print("|---|---|---|" + "---|" * (len(CLASSES) + 1))
-    cells = [f"{statistics.median(x[0] for x in tab[c]):.1f} / {statistics.median(x[1] for x in tab[c]):.2f}"
-             for c in CLASSES]
+        print("| setup | boots | layout on the image: files, MiB | part | " + " | ".join(CLASSES) + " | all |")
+        print("|---|---|---|---|" + "---|" * (len(CLASSES) + 1))
     k = len(per_boot)
-    tot = (statistics.median(sum(tab[c][i][0] for c in CLASSES) for i in range(k)),
-           statistics.median(sum(tab[c][i][1] for c in CLASSES) for i in range(k)))
-    print(f"| {NAMES.get(args.setup, args.setup)} | {k} | {len(paths)}, {len(ranges) * BS / 1048576:.1f} | "
-          + " | ".join(cells) + f" | {tot[0]:.1f} / {tot[1]:.2f} |")
+    for p in parts:
+        cells = [f"{statistics.median(x[0] for x in tab[(p, c)]):.1f} / {statistics.median(x[1] for x in tab[(p, c)]):.2f}"
+                 for c in CLASSES]
+        tot = (statistics.median(sum(tab[(p, c)][i][0] for c in CLASSES) for i in range(k)),
+               statistics.median(sum(tab[(p, c)][i][1] for c in CLASSES) for i in range(k)))
+        print(f"| {NAMES.get(args.setup, args.setup)} | {k} | {len(paths)}, {len(ranges) * BS / 1048576:.1f} | {p} | "
+              + " | ".join(cells) + f" | {tot[0]:.1f} / {tot[1]:.2f} |")
+    if args.files:
+        print(f"\n{NAMES.get(args.setup, args.setup)}: the files read outside the layout's ranges, most disk time "
+              "first (s a boot, average): " + ", ".join(f"`{f}` {t:.3f}" for f, t in
+                                                        sorted(top.items(), key=lambda x: -x[1])[:args.files]))
 
 
 def main():
@@ -314,6 +326,7 @@ def main():
     w.add_argument("--phase", default="measure")
     w.add_argument("--no-layout", action="store_true", help="classify without a layout (the none setup)")
     w.add_argument("--header", action="store_true", help="print the table's header first")
+    w.add_argument("--files", type=int, default=0, help="then the N files read outside the layout's ranges")
     w.add_argument("--prefetchd", default=os.path.join(report.TOP, "prefetchd"))
     a = ap.parse_args()
     summary(a) if a.cmd == "summary" else waits(a)
