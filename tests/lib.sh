@@ -179,6 +179,17 @@ pf_bg() {
 	pf_cleanup_add "pf_kill_if_same $PF_BG_PID '$(pf_starttime $PF_BG_PID)' TERM; wait $PF_BG_PID"
 }
 
+# pf_fanotify_fdinfo PID: the fdinfo of PID's fanotify group (one line per mark: "fanotify ino:... ignored_mask:..."
+# for an inode mark); fails when PID holds no fanotify group (gone, or closed at its file cap).
+pf_fanotify_fdinfo() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[fanotify]" ] && cat "/proc/$1/fdinfo/${fd##*/}" 2>/dev/null &&
+			return 0
+	done
+	return 1
+}
+
 # pf_drop_caches, pf_cache_hold, pf_cache_release: the machine's page cache shared with others
 # shellcheck source=cache_lock.sh
 . "$(dirname "${BASH_SOURCE[0]}")/cache_lock.sh"

@@ -52,13 +52,10 @@ wait_pidfile() { # FILE: the tracer writes its pid once its marks are in place
 }
 
 wait_marks() { # PID N: until the tracer's fanotify group holds N inode ignore marks (its /proc fdinfo lists them)
-	local fd n=0 try
+	local n=0 try
 	for ((try = 0; try < 200; try++)); do
-		for fd in /proc/$1/fd/*; do
-			[ "$(readlink "$fd")" = "anon_inode:[fanotify]" ] || continue
-			n=$(grep -c '^fanotify ino:.* ignored_mask:[1-9a-f]' "/proc/$1/fdinfo/${fd##*/}")
-			[ "$n" -ge "$2" ] && return 0
-		done
+		n=$(pf_fanotify_fdinfo "$1" | grep -c '^fanotify ino:.* ignored_mask:[1-9a-f]')
+		[ "$n" -ge "$2" ] && return 0
 		sleep 0.05
 	done
 	pf_fail "the tracer placed no $2 ignore marks within 10 s ($n)"

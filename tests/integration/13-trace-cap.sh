@@ -34,7 +34,7 @@ tracer=$PF_BG_PID
 for f in "$mnt"/many/*; do : <"$f"; done
 # the tracer has caught up with the first round: at the cap it closes its fanotify group (all marks go with it)
 for ((i = 0; i < 200; i++)); do
-	ls -l "/proc/$(cat "$tmp/pid")/fd" 2>/dev/null | grep -q 'anon_inode:\[fanotify\]' || break
+	pf_fanotify_fdinfo "$(cat "$tmp/pid")" >/dev/null || break
 	sleep 0.05
 done
 [ "$i" -lt 200 ] || pf_fail "the tracer still holds its fanotify group 10 s after the cap"
