@@ -5,7 +5,9 @@
 # DISK: sim  = IMAGE (on tmpfs) behind the simulated disk (tests/simdisk, sleep mode; BOOTLAB_DISK_MODEL: hdd, the
 #              7200 rpm disk, by default, sd or ssd), qemu cache=none
 #       warm = IMAGE (on tmpfs) opened directly: an instant device, the lower bound
-# OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit) and host.env.
+# OUTDIR gets console.log (ttyS0), report.log (ttyS1, written by the guest's bootlab-report unit), host.env and
+# console-times.tsv (both serial files' lines stamped with the host's CLOCK_MONOTONIC at arrival, console-stamp.py:
+# with the disk log's log_t0_ns in host.env, timeline.py puts guest events on the disk log's clock).
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
 # BOOTLAB_INITRD: the initramfs to boot (run-series.sh passes the golden image's own; default the base guest's).
 # BOOTLAB_ICOUNT: qemu's instruction counting (image/qemu-guest.sh PFQ_ICOUNT: N for shift=N,sleep=on): the guest's
@@ -18,12 +20,16 @@ set +e
 disk_kind=$1 img=$2 out=$3
 [ -f "$img" ] || die "no image $img"
 mkdir -p "$out"
-rm -f "$out/console.log" "$out/report.log" "$out/host.env" "$out/sim-timeline.tsv" "$out/sim-requests.log" "$out/sim-stop.watchdog"
+rm -f "$out/console.log" "$out/report.log" "$out/host.env" "$out/sim-timeline.tsv" "$out/sim-requests.log" "$out/sim-stop.watchdog" \
+	"$out/console-times.tsv"
 # shellcheck source=../../tests/simdisk/lib-sim.sh
 source "$TOP/tests/simdisk/lib-sim.sh"   # also tests/lib.sh: cleanup on every exit path
 QEMU_PID=''
 kill_qemu() { [ -n "$QEMU_PID" ] && kill -9 "$QEMU_PID" 2>/dev/null; [ -n "$QEMU_PID" ] && wait "$QEMU_PID" 2>/dev/null; QEMU_PID=''; }
 pf_cleanup_add kill_qemu
+STAMP_PID=''
+stop_stamp() { [ -n "$STAMP_PID" ] && kill "$STAMP_PID" 2>/dev/null && wait "$STAMP_PID" 2>/dev/null; STAMP_PID=''; }
+pf_cleanup_add stop_stamp
 # sim_stop waits for simdisk to exit, which it did not after a guest had used the loop device (umount retries
 # ran out, lazy unmount, the daemon kept waiting). So: detach, wait until the loop device has let go of the FUSE
 # file, unmount, end the daemon if it is still there, and only then sim_stop; a watchdog ends it 8 s later if
@@ -129,6 +135,8 @@ PFQ_DRIVE=$drive PFQ_SERIALS="$out/console.log $out/report.log" PFQ_MONITOR= PFQ
 pfq_command
 qemu=("${PFQ_CMD[@]}")
 load0=$(cut -d' ' -f1 /proc/loadavg)
+python3 "$LAB_DIR/console-stamp.py" "$out/console-times.tsv" "$out/console.log" "$out/report.log" 9>&- &
+STAMP_PID=$!
 t0=$(date +%s.%N)
 pfq_start "$out/qemu.out" 9>&-
 QEMU_PID=$PFQ_PID
@@ -169,6 +177,7 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 done
 if [ "$status" = ok ]; then wait "$QEMU_PID"; qrc=$?; QEMU_PID=''; else qrc=137; fi
 t1=$(date +%s.%N)
+stop_stamp
 [ "$status" = ok ] && [ "$qrc" -ne 0 ] && status=qemu-rc-$qrc
 [ "$status" = ok ] && ! grep -q BOOTLAB-END "$out/report.log" 2>/dev/null && status=no-report
 {
@@ -186,7 +195,7 @@ t1=$(date +%s.%N)
 	echo "bench_lock=$lock_note"
 	[ -f "$bootend_env" ] && cat "$bootend_env"
 	if [ "$disk_kind" = sim ]; then
-		for k in requests reads writes read_bytes write_bytes seeks model_ns wall_ns; do
+		for k in requests reads writes read_bytes write_bytes seeks model_ns wall_ns log_t0_ns; do
 			echo "sim_$k=$(sim_stat "$k")"
 		done
 	fi

@@ -5,14 +5,17 @@ disk's requests (sim-requests.log: "R|W offset length cost_us start_ms", start_m
 just before qemu started) cut at the guest's events: the root mounted, prefetchd started, systemd started,
 prefetchd's replay ended, the boot ended; plus the request log's make-up (small vs large reads).
 
-The guest's clock is not the host's: under TCG it starts ~6 s after qemu and drifts against it over a boot.
-So guest times are put on the host clock by two anchors: the guest's first disk request (the partition scan,
-at the kernel's "virtio_blk ... [vda]" line) and the guest's report at boot end (host_t_bootend).  A single
-offset from boot end alone (what this script did before) put the start of the replay ~1 s early, i.e. counted
-most of the replay's reads as read before prefetchd started.
+The guest's clock is not the host's: under TCG it starts seconds after qemu, and under icount it runs at the
+pace of the guest's instructions while the vCPU computes and at real time while it idles, so no one offset and
+rate maps it.  Boots recorded with console-times.tsv (console-stamp.py: every serial line stamped with the
+host's CLOCK_MONOTONIC as it arrived) and the disk log's start on that clock (host.env sim_log_t0_ns) are put
+on the disk's clock through every timestamped kernel line, piecewise.  Older boots fall back to a straight
+line through two anchors: the guest's first disk request (at the kernel's "virtio_blk ... [vda]" line) and
+its report at boot end (host_t_bootend); that is roughly right without icount and wrong with it.
 
   timeline.py OUTDIR...
 """
+import bisect
 import os
 import re
 import sys
@@ -106,8 +109,72 @@ def marks(d):
     return m
 
 
-def clock(m, reqs):
-    """guest seconds -> host seconds since the log opened, or None without both anchors."""
+def _env(d):
+    try:
+        with open(os.path.join(d, "host.env")) as f:
+            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+    except FileNotFoundError:
+        return {}
+
+
+def stamped_anchors(d):
+    """[(guest s, disk-log s)] from console-times.tsv: each kernel line's timestamp against its arrival, and the
+    guest's report (uptime_at_report_start) against its own; [] without the stamps or the disk log's start."""
+    t0 = int(_env(d).get("sim_log_t0_ns") or 0) / 1e9
+    if t0 <= 0:
+        return []
+    pts = []
+    try:
+        with open(os.path.join(d, "console-times.tsv"), errors="replace") as f:
+            for line in f:
+                p = line.rstrip("\n").split("\t", 2)
+                if len(p) < 3:
+                    continue
+                g = re.match(r"\[\s*([0-9]+\.[0-9]+)\]", p[2]) if p[1] == "0" else \
+                    re.search(r"uptime_at_report_start=([0-9.]+)", p[2])
+                if g:
+                    pts.append((float(g.group(1)), float(p[0]) - t0))
+    except FileNotFoundError:
+        return []
+    pts.sort()
+    # A line reaches the host at or after its timestamp (the console is written in bursts): each arrival is an
+    # upper bound, so keep the lower envelope, which is also monotonic.
+    env = []
+    for g, h in reversed(pts):
+        env.append((g, min(h, env[-1][1]) if env else h))
+    return env[::-1]
+
+
+def report_arrival(d, m):
+    """When the host saw the guest's report at boot end, on the disk log's clock (the stamped BOOTLAB-BEGIN line);
+    for boots without stamps host_t_bootend, which counts from qemu's start, a second or so after the log's."""
+    t0 = int(_env(d).get("sim_log_t0_ns") or 0) / 1e9
+    try:
+        with open(os.path.join(d, "console-times.tsv"), errors="replace") as f:
+            for line in f:
+                p = line.rstrip("\n").split("\t", 2)
+                if t0 > 0 and len(p) == 3 and p[1] == "1" and "BOOTLAB-BEGIN" in p[2]:
+                    return float(p[0]) - t0
+    except FileNotFoundError:
+        pass
+    return m.get("_host_report")
+
+
+def clock(d, m, reqs):
+    """guest seconds -> seconds on the disk log's clock, or None without anchors."""
+    pts = stamped_anchors(d)
+    if len(pts) >= 2:
+        gs = [p[0] for p in pts]
+
+        def piecewise(t):
+            i = bisect.bisect_right(gs, t)
+            if i == 0:
+                return pts[0][1] - (pts[0][0] - t)
+            if i == len(pts):
+                return pts[-1][1] + (t - pts[-1][0])
+            (ga, ha), (gb, hb) = pts[i - 1], pts[i]
+            return ha + (t - ga) * (hb - ha) / (gb - ga) if gb > ga else ha
+        return piecewise
     first = next((r[4] for r in reqs if r[4] is not None and r[4] * 1e3 > HOST_SETUP_MS), None)
     if first is None or "_vda" not in m or "_report" not in m or "_host_report" not in m:
         return None
@@ -120,7 +187,7 @@ def segments(d):
     """[(name of the event ending it, guest time, requests, MiB read, disk busy s)] from qemu's start on, or []
     when the request log has no times (runs before it had them)."""
     reqs, m = requests(d), marks(d)
-    to_host = clock(m, reqs)
+    to_host = clock(d, m, reqs)
     if to_host is None:
         return []
     cuts = sorted((t, k) for k, t in m.items() if not k.startswith("_"))

@@ -261,11 +261,12 @@ def boot_reads(d):
     """[(first block, blocks, cost s)] of the guest's reads from qemu's start until the host saw the guest's
     report at boot end (host clock: no guest-to-host clock mapping needed)."""
     reqs, m = timeline.requests(d), timeline.marks(d)
-    if "_host_report" not in m:
+    end = timeline.report_arrival(d, m)
+    if end is None:
         return []
     return [(off // BS, max(1, (off + length + BS - 1) // BS - off // BS), cost / 1e6)
             for kind, off, length, cost, t in reqs
-            if kind == "R" and t is not None and timeline.HOST_SETUP_MS < t * 1e3 < m["_host_report"] * 1e3]
+            if kind == "R" and t is not None and timeline.HOST_SETUP_MS < t * 1e3 < end * 1e3]
 
 
 def waits(args):

@@ -94,10 +94,17 @@ done
 # blkid probe looks for RAID signatures (in the boot lab ~15 full strokes while the replay swept).
 pf_drop_caches
 sim_reset
+mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
+before=$(mono)
 sim_log "$dir/requests"
+after=$(mono) t0_log=$(sim_stat log_t0_ns)
+# the log's start on CLOCK_MONOTONIC: what the boot lab puts the guest's console lines beside (timeline.py)
+[ "$t0_log" -ge "$before" ] && [ "$t0_log" -le "$after" ] ||
+	pf_fail "log_t0_ns $t0_log is not between $before and $after (CLOCK_MONOTONIC around the log command)"
 "$PREFETCHD" trace --output "$dir/probe.pf" --mount "$mnt/fs" --timeout 1 >"$dir/trace.out" 2>&1 ||
 	pf_fail "trace on the simulated disk: $(cat "$dir/trace.out")"
 sim_log off
+[ "$(sim_stat log_t0_ns)" = 0 ] || pf_fail "log_t0_ns is $(sim_stat log_t0_ns) without a log"
 [ -s "$dir/probe.pf" ] || pf_fail "no trace written"
 far=$(awk -v end=$((span - (1 << 20))) '$2 + $3 > end' "$dir/requests" | wc -l)
 [ "$far" -eq 0 ] || pf_fail "setting up tracing read $far times from the last MiB of the disk"

@@ -13,7 +13,7 @@
  *   reset             zero the counters and park the head at offset 0
  *   mode count|sleep  switch the timing mode
  *   log FILE | log off  start/stop the request log ("R|W offset length cost_us start_ms" per request; start_ms
- *                      since the log was opened)
+ *                      since the log was opened, at CLOCK_MONOTONIC log_t0_ns in the stats: 0 without a log)
  *
  * Each request is charged by a model of lib/disk_model.h (the ones prefetch-reorder --check uses), in bytes over
  * the image's size, at --rate MB/s (default the model's):
@@ -108,10 +108,10 @@ static char *stats_text(void)
 	if (asprintf(&s,
 		     "mode %s\nrequests %" PRIu64 "\nreads %" PRIu64 "\nwrites %" PRIu64 "\nread_bytes %" PRIu64
 		     "\nwrite_bytes %" PRIu64 "\nseeks %" PRIu64 "\nflushes %" PRIu64 "\nmodel_ns %" PRIu64
-		     "\nwall_ns %" PRIu64 "\nhead %" PRIu64 "\nspan %" PRIu64 "\nrate %.0f\nmodel %s\nrequest_ns %.0f\nstretch %g\n",
+		     "\nwall_ns %" PRIu64 "\nhead %" PRIu64 "\nspan %" PRIu64 "\nrate %.0f\nmodel %s\nrequest_ns %.0f\nstretch %g\nlog_t0_ns %" PRIu64 "\n",
 		     sd.mode == MODE_SLEEP ? "sleep" : "count", sd.reads + sd.writes, sd.reads, sd.writes, sd.read_bytes,
 		     sd.write_bytes, sd.seeks, sd.flushes, sd.model_ns, sd.wall_ns, sd.head, sd.model.span, sd.model.rate,
-		     sd.model_name, pf_disk_per_request_s(&sd.model) * 1e9, sd.stretch) < 0)
+		     sd.model_name, pf_disk_per_request_s(&sd.model) * 1e9, sd.stretch, sd.log ? sd.log_t0 : 0) < 0)
 		return NULL;
 	return s;
 }
