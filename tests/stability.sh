@@ -29,7 +29,7 @@ mkdir -p "$OUT" "$work/tmp" "$work/scratch"
 chmod 0755 "$work"
 chmod 1777 "$work/tmp" "$work/scratch"
 export TMPDIR=$work/tmp PF_TEST_SCRATCH=$work/scratch
-trap 'rm -rf "$work"/clone* "$work"/*.rc "$work/tmp" "$work/scratch"' EXIT
+trap 'rm -rf "$work"/clone* "$work"/*.rc "$work/tmp" "$work/scratch"; rmdir "$OUT" "$work" 2>/dev/null' EXIT # a failed run's logs stay
 passed=0 failed=0
 
 clone() { # DIR [OWNER]
