@@ -13,12 +13,16 @@
 # BOOTLAB_ICOUNT: qemu's instruction counting (image/qemu-guest.sh PFQ_ICOUNT: N for shift=N,sleep=on): the guest's
 # clock then counts its instructions, not the host's wall time, so the time its vCPU waits for a host CPU on a
 # loaded host stays out of its boot time (lab.sh, NOTES.md).  Empty: off.  Recorded as icount= in host.env.
+# The image's root filesystem (blkid's probe of IMAGE: ext4, xfs or btrfs, build-guest.sh BOOTLAB_ROOT_FS) adds
+# the kernel options it needs (lab.sh root_args_of: btrfs's rootflags=subvol=@); root_fs= in host.env.
 # BOOTLAB_GUEST_ARGS: words added to this boot's kernel command line (run-series.sh tuning: prefetch=off,
 # bootlab.append=KEY=VALUE,..., bootlab.report=1; guest/bootlab-report says what they do).
 source "$(dirname "$0")/lab.sh"
 set +e
 disk_kind=$1 img=$2 out=$3
 [ -f "$img" ] || die "no image $img"
+root_fs=$(blkid -p -o value -s TYPE "$img" 2>/dev/null) || root_fs=
+root_args=$(root_args_of "$root_fs")
 mkdir -p "$out"
 rm -f "$out/console.log" "$out/report.log" "$out/host.env" "$out/sim-timeline.tsv" "$out/sim-requests.log" "$out/sim-stop.watchdog" \
 	"$out/console-times.tsv"
@@ -130,7 +134,7 @@ esac
 # shellcheck source=../../image/qemu-guest.sh
 source "$TOP/image/qemu-guest.sh"
 PFQ_QEMU=qemu-system-x86_64 PFQ_NAME=bootlab PFQ_ACCEL=tcg PFQ_SMP=${BOOTLAB_SMP:-1} PFQ_MEM=$GUEST_MEM
-PFQ_KERNEL=$CACHE/vmlinuz PFQ_INITRD=${BOOTLAB_INITRD:-$CACHE/initrd.img} PFQ_APPEND="$KERNEL_APPEND${BOOTLAB_GUEST_ARGS:+ $BOOTLAB_GUEST_ARGS}"
+PFQ_KERNEL=$CACHE/vmlinuz PFQ_INITRD=${BOOTLAB_INITRD:-$CACHE/initrd.img} PFQ_APPEND="$KERNEL_APPEND${root_args:+ $root_args}${BOOTLAB_GUEST_ARGS:+ $BOOTLAB_GUEST_ARGS}"
 PFQ_DRIVE=$drive PFQ_SERIALS="$out/console.log $out/report.log" PFQ_MONITOR= PFQ_ICOUNT=$ICOUNT
 pfq_command
 qemu=("${PFQ_CMD[@]}")
@@ -192,6 +196,7 @@ stop_stamp
 	echo "qemu_cmd=${qemu[*]}"
 	echo "guest_args=${BOOTLAB_GUEST_ARGS:-}"
 	echo "icount=$ICOUNT"
+	echo "root_fs=$root_fs"
 	echo "bench_lock=$lock_note"
 	[ -f "$bootend_env" ] && cat "$bootend_env"
 	if [ "$disk_kind" = sim ]; then

@@ -15,6 +15,10 @@
 # slow-flash / fast-flash in /etc/default/prefetch (the guest's virtio disk reports rotational=1 whatever the
 # model, so prefetch's own detection would take it for a rotational disk).
 # BOOTLAB_LOGS=ram: /var/log on a tmpfs in the guest (lab.sh says why), images golden-SETUP[-MODEL]-ramlog.img.
+# BOOTLAB_ROOT_FS=xfs|btrfs: the guest's root on XFS, or on btrfs in Fedora's layout (the root in subvolume @,
+# /home in @home, the kernel's rootflags=subvol=@), images golden-SETUP[-MODEL][-ramlog]-FS.img; ext4 (default)
+# is the lab's image as before.  The guest's /etc/fstab names the type and options, and the image's initramfs
+# must hold the filesystem's module.
 source "$(dirname "$0")/lab.sh"
 
 PACKAGES=systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,cron,rsyslog,openssh-server,ifupdown
@@ -102,15 +106,74 @@ set_key() {
 	if grep -qE "^[#[:space:]]*$k=" "$f"; then sed -i -E "s|^[#[:space:]]*$k=.*|$k=$v|" "$f"; else echo "$k=$v" >>"$f"; fi
 }
 
+# The guest's root line(s) in the fstab FILE for ROOT_FS (the base's is ext4's): pass 0 for XFS and btrfs, as
+# RHEL's and Fedora's installers write them (neither has a boot-time fsck).
+root_fstab() {
+	local f=$1
+	case "$ROOT_FS" in
+	ext4) return 0 ;;
+	xfs) sed -i -E 's|^/dev/vda[[:space:]]+/[[:space:]].*|/dev/vda / xfs defaults 0 0|' "$f" ;;
+	btrfs) sed -i -E 's|^/dev/vda[[:space:]]+/[[:space:]].*|/dev/vda / btrfs subvol=@ 0 0\n/dev/vda /home btrfs subvol=@home 0 0|' "$f" ;;
+	esac
+	grep -q "^/dev/vda / $ROOT_FS " "$f" || die "no $ROOT_FS root line in $f"
+}
+
+# The kernel modules the initramfs needs to mount a root of type $1.
+fs_modules_of() { case "$1" in ext4) echo ext4 ;; xfs) echo xfs ;; btrfs) echo btrfs ;; esac; }
+
+# The image IMG of IMG_SIZE holding the tree DIR as the guest's root filesystem of type ROOT_FS.  ext4: mkfs.ext4
+# -d, no lazy init (the guest must not do background inode-table/journal writes during measured boots).  XFS and
+# btrfs: mkfs, then the tree copied in through a loop mount (mkfs.xfs has no directory import in Debian 12's
+# xfsprogs, and mkfs.btrfs --rootdir makes no subvolumes); unmount_image undoes the mount on every path.
+ROOT_MNT='' ROOT_LOOP=''
+unmount_image() {
+	local rc=0
+	if [ -n "$ROOT_MNT" ] && mountpoint -q "$ROOT_MNT"; then umount "$ROOT_MNT" || { umount -l "$ROOT_MNT"; rc=1; }; fi
+	if [ -n "$ROOT_LOOP" ]; then losetup -d "$ROOT_LOOP" || rc=1; fi
+	if [ -n "$ROOT_MNT" ]; then rmdir "$ROOT_MNT" || rc=1; fi
+	ROOT_MNT='' ROOT_LOOP=''
+	return $rc
+}
+root_image() {
+	local dir=$1 img=$2
+	if [ "$ROOT_FS" = ext4 ]; then
+		mkfs.ext4 -q -F -L bootlab -E lazy_itable_init=0,lazy_journal_init=0 -d "$dir" "$img" "$IMG_SIZE"
+		return
+	fi
+	rm -f "$img"; truncate -s "$IMG_SIZE" "$img"
+	case "$ROOT_FS" in
+	xfs) mkfs.xfs -q -f -L bootlab "$img" ;;
+	btrfs) mkfs.btrfs -q -f -L bootlab "$img" >/dev/null ;;
+	esac
+	ROOT_MNT=$(mktemp -d "$CACHE/mnt-root.XXXXXX")
+	ROOT_LOOP=$(losetup --find --show "$img")
+	mount -t "$ROOT_FS" "$ROOT_LOOP" "$ROOT_MNT"
+	local root=$ROOT_MNT
+	if [ "$ROOT_FS" = btrfs ]; then
+		btrfs -q subvolume create "$ROOT_MNT/@"
+		btrfs -q subvolume create "$ROOT_MNT/@home"
+		root=$ROOT_MNT/@
+	fi
+	cp -a "$dir/." "$root/"
+	if [ "$ROOT_FS" = btrfs ]; then # /home's files in @home; the root's /home is @home's empty mount point
+		cp -a "$dir/home/." "$ROOT_MNT/@home/"
+		find "$root/home" -mindepth 1 -delete
+	fi
+	sync -f "$root"
+	unmount_image || die "could not unmount the $ROOT_FS image $img cleanly"
+	log "root filesystem $ROOT_FS: $(blkid -p -o value -s TYPE "$img") $(du -h --apparent-size "$img" | cut -f1)"
+}
+
 build_golden() {
 	local setup=$1 dir img
 	case "$setup" in none|prefetch|reorder|selfcheck) ;; *) die "unknown setup '$setup'";; esac
-	local how=${BOOTLAB_INSTALL:-deb}
+	local how=${BOOTLAB_INSTALL:-deb} logs_of=$setup
+	[ "$ROOT_FS" = ext4 ] || logs_of=$setup-$ROOT_FS
 	case "$how" in deb|make) ;; *) die "BOOTLAB_INSTALL must be deb or make";; esac
 	[ -e "$CACHE/rootfs-base/.bootlab-ok" ] || build_base
 	img=$(golden_of "$setup")
 	dir=$(mktemp -d "$CACHE/rootfs-$setup.XXXXXX")
-	trap 'rm -rf "$dir" "$img.tmp" "${img%.img}.initrd.tmp"' EXIT
+	trap 'unmount_image || true; rm -rf "$dir" "$img.tmp" "${img%.img}.initrd.tmp"' EXIT
 	cp -a "$CACHE/rootfs-base/." "$dir/"
 	rm -f "$dir/.bootlab-ok"
 	# The lab's own guest unit (installed here, not in the cached base, so edits to it take effect).
@@ -121,13 +184,14 @@ build_golden() {
 	local pkg=-
 	if [ "$how" = deb ]; then
 		deb_package || die "could not build the Debian package"
-		install_deb "$dir" "$PROJ_DEB" >"$CACHE/install-$setup.log" 2>&1 ||
+		install_deb "$dir" "$PROJ_DEB" >"$CACHE/install-$logs_of.log" 2>&1 ||
 			die "apt-get install of $PROJ_DEB failed in the $setup image, see $CACHE/install-$setup.log"
 		pkg="$(basename "$PROJ_DEB") sha256:$(sha256sum "$PROJ_DEB" | cut -c1-16)"
 	else
 		make -s -C "$PROJ_SRC" install DESTDIR="$dir" >/dev/null
 		mkdir -p "$dir/var/lib/prefetch"
 	fi
+	root_fstab "$dir/etc/fstab"
 	[ "$LOGS" = ram ] && echo 'tmpfs /var/log tmpfs mode=0755,size=64m 0 0' >>"$dir/etc/fstab"
 	local cfg=$dir/etc/default/prefetch medium
 	medium=$(medium_of_model "$DISK_MODEL")
@@ -165,8 +229,13 @@ build_golden() {
 	# and where it is enabled a copy of prefetchd (initramfs/hooks/prefetch).
 	local kver
 	kver=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)"); kver=${kver#vmlinuz-}
-	chroot "$dir" update-initramfs -u -k "$kver" >"$CACHE/initramfs-$setup.log" 2>&1 ||
+	chroot "$dir" update-initramfs -u -k "$kver" >"$CACHE/initramfs-$logs_of.log" 2>&1 ||
 		die "update-initramfs failed in the $setup image, see $CACHE/initramfs-$setup.log"
+	local mod
+	for mod in $(fs_modules_of "$ROOT_FS"); do
+		chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" | grep -q "/$mod\.ko" ||
+			die "the $setup image's initramfs lacks $mod.ko: it could not mount a $ROOT_FS root"
+	done
 	if [ "$setup" != none ] && ! chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" | grep -qx 'usr/sbin/prefetchd'; then
 		die "the $setup image's initramfs lacks prefetchd's copy (initramfs/hooks/prefetch)"
 	fi
@@ -178,6 +247,9 @@ build_golden() {
 		echo "install=$how"
 		echo "disk_model=$DISK_MODEL"
 		echo "logs=$LOGS"
+		echo "root_fs=$ROOT_FS"
+		echo "root_args=$(root_args_of "$ROOT_FS")"
+		echo "fstab: $(grep -v '^#' "$dir/etc/fstab" | tr '\n' ';')"
 		echo "package=$pkg"
 		[ "$how" = deb ] && echo "dpkg=$(chroot "$dir" dpkg-query -W -f='${Package} ${Version} ${Status}' prefetch 2>/dev/null)"
 		echo "kernel=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)")"
@@ -185,8 +257,7 @@ build_golden() {
 		echo "enabled=$(ls "$dir"/etc/systemd/system/*.wants 2>/dev/null | grep -E '^prefetch|^bootlab' | tr '\n' ' ')"
 		[ -f "$cfg" ] && grep -E '^[A-Z_]+=' "$cfg" | sed 's/^/config: /'
 	} >"$img.info.tmp"
-	# No lazy init: the guest must not do background inode-table/journal writes during measured boots.
-	mkfs.ext4 -q -F -L bootlab -E lazy_itable_init=0,lazy_journal_init=0 -d "$dir" "$img.tmp" "$IMG_SIZE"
+	root_image "$dir" "$img.tmp"
 	mv "$img.tmp" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
 	rm -rf "$dir"; trap - EXIT
 	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2

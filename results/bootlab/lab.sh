@@ -45,6 +45,14 @@ DISK_STRETCH=${BOOTLAB_DISK_STRETCH:-1}
 # write-bound.  The images get names of their own (golden-SETUP[-MODEL]-ramlog.img).
 LOGS=${BOOTLAB_LOGS:-disk}
 case "$LOGS" in disk) ;; ram) MODEL_SUFFIX+=-ramlog ;; *) echo "bootlab: BOOTLAB_LOGS must be disk or ram" >&2; exit 2 ;; esac
+# BOOTLAB_ROOT_FS: the guest's root filesystem.  ext4 (the default: the lab's images as they always were), xfs (as
+# RHEL, CentOS Stream, Rocky and Alma install it) or btrfs (as Fedora: the root in subvolume @, /home in @home,
+# the kernel's rootflags=subvol=@).  Images of xfs and btrfs get names of their own (golden-SETUP[-MODEL]-FS.img).
+ROOT_FS=${BOOTLAB_ROOT_FS:-ext4}
+case "$ROOT_FS" in ext4) ;; xfs|btrfs) MODEL_SUFFIX+=-$ROOT_FS ;; *) echo "bootlab: BOOTLAB_ROOT_FS must be ext4, xfs or btrfs" >&2; exit 2 ;; esac
+# The kernel's root options a root filesystem needs beyond root=/dev/vda (the type comes from the image's blkid
+# probe in the initramfs).
+root_args_of() { case "$1" in btrfs) echo "rootflags=subvol=@" ;; *) echo ;; esac; }
 # PREFETCH_MEDIUM the guest needs on DISK_MODEL (empty: auto, right for the rotational model).
 medium_of_model() { case "$1" in sd) echo slow-flash ;; ssd) echo fast-flash ;; *) echo ;; esac; }
 

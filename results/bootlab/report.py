@@ -49,7 +49,7 @@ FIELDS = [
     "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
     "io_some_s", "io_full_s", "disk_s_preroot", "disk_s_to_systemd", "root_mounted_s", "disk_model",
     "pf_written_bytes", "sim_writes", "sim_total_writes", "sim_total_write_mb", "sim_write_model_s",
-    "sim_read_model_s", "icount", "disk_stretch",
+    "sim_read_model_s", "icount", "disk_stretch", "root_fs",
 ]
 
 
@@ -202,6 +202,10 @@ def record(args):
     g = re.search(r"-smp (\d+)", host.get("qemu_cmd", ""))
     row["vcpus"] = g.group(1) if g else ""
     row["wall_s"] = host.get("wall_s", "")
+    # The root's filesystem as the guest mounted it (its report's root_mounts, "/=TYPE:OPTIONS ..."), else the
+    # host's probe of the image; rows before the column: empty, the lab's ext4 root.
+    g = re.search(r"(?:^|\s)/=([^:\s]+)", rep.get("root_mounts", ""))
+    row["root_fs"] = g.group(1) if g else host.get("root_fs", "")
     row["icount"] = host.get("icount", "")  # qemu -icount shift (empty: the guest's clock is the host's)
     # simdisk --stretch (runs before the knob: 1); the disk's model figures stay the model's
     row["disk_stretch"] = host.get("disk_stretch", "1") if row["disk"] == "sim" else ""

@@ -70,7 +70,8 @@ def marks(d):
     g = re.search(r"\[\s*([0-9.]+)\] virtio_blk \S+ \[vda\]", text)
     if g:
         m["_vda"] = float(g.group(1))
-    g = re.search(r"\[\s*([0-9.]+)\] EXT4-fs \(vda\): mounted filesystem", text)
+    # the kernel's line at the end of the root's mount: ext4's, XFS's
+    g = re.search(r"\[\s*([0-9.]+)\] (?:EXT4-fs \(vda\): mounted filesystem|XFS \(vda\): Ending clean mount)", text)
     if g:
         m["root mounted"] = float(g.group(1))
     # prefetchd starts from the initramfs (when its replay began, or its kernel-log line) or, without that, from
