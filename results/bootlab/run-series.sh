@@ -9,6 +9,7 @@
 # setups, LEARN_BASE (1: the fresh image's first boot) otherwise. Then N measured boots each (default 10).
 # Each boot appends a row to boots.csv and keeps its guest report under raw/RUN_ID/.
 # BOOTLAB_DISK_MODEL (hdd, sd, ssd): the simulated disk's model and the golden images built for it.
+# BOOTLAB_ROOT_FS (ext4, xfs, btrfs): the guest's root filesystem, the golden images built for it (make fstypes).
 # A file STOP in the run's directory ($CACHE/runs/RUN_ID/STOP) ends the series after the round under way, so a
 # run cut short for time stays balanced.
 #
@@ -122,7 +123,7 @@ for s in "${setups[@]}"; do
 	cp --sparse=always "$golden" "$work/$s.img"
 	img[$s]=$work/$s.img
 	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
-	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' \
+	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs|root_fs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
 	medium=$(grep -E '^config: PREFETCH_MEDIUM=' "$golden.info" 2>/dev/null | sed 's/^config: //' || true)
 	[ "$s" = warm ] || info[$s]+="disk_model=$DISK_MODEL ${medium:+$medium }"
