@@ -231,9 +231,10 @@ build_golden() {
 	kver=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)"); kver=${kver#vmlinuz-}
 	chroot "$dir" update-initramfs -u -k "$kver" >"$CACHE/initramfs-$logs_of.log" 2>&1 ||
 		die "update-initramfs failed in the $setup image, see $CACHE/initramfs-$setup.log"
-	local mod
+	local mod files
+	files=$(chroot "$dir" lsinitramfs "/boot/initrd.img-$kver") || die "lsinitramfs failed in the $setup image"
 	for mod in $(fs_modules_of "$ROOT_FS"); do
-		chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" | grep -q "/$mod\.ko" ||
+		grep -qE "/$mod\.ko(\.[a-z]+)?$" <<<"$files" ||
 			die "the $setup image's initramfs lacks $mod.ko: it could not mount a $ROOT_FS root"
 	done
 	if [ "$setup" != none ] && ! chroot "$dir" lsinitramfs "/boot/initrd.img-$kver" | grep -qx 'usr/sbin/prefetchd'; then
