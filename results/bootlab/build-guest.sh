@@ -185,7 +185,7 @@ build_golden() {
 	if [ "$how" = deb ]; then
 		deb_package || die "could not build the Debian package"
 		install_deb "$dir" "$PROJ_DEB" >"$CACHE/install-$logs_of.log" 2>&1 ||
-			die "apt-get install of $PROJ_DEB failed in the $setup image, see $CACHE/install-$setup.log"
+			die "apt-get install of $PROJ_DEB failed in the $setup image, see $CACHE/install-$logs_of.log"
 		pkg="$(basename "$PROJ_DEB") sha256:$(sha256sum "$PROJ_DEB" | cut -c1-16)"
 	else
 		make -s -C "$PROJ_SRC" install DESTDIR="$dir" >/dev/null
@@ -230,7 +230,7 @@ build_golden() {
 	local kver
 	kver=$(basename "$(ls "$dir"/boot/vmlinuz-* | sort -V | tail -n 1)"); kver=${kver#vmlinuz-}
 	chroot "$dir" update-initramfs -u -k "$kver" >"$CACHE/initramfs-$logs_of.log" 2>&1 ||
-		die "update-initramfs failed in the $setup image, see $CACHE/initramfs-$setup.log"
+		die "update-initramfs failed in the $setup image, see $CACHE/initramfs-$logs_of.log"
 	local mod files
 	files=$(chroot "$dir" lsinitramfs "/boot/initrd.img-$kver") || die "lsinitramfs failed in the $setup image"
 	for mod in $(fs_modules_of "$ROOT_FS"); do
