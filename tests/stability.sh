@@ -9,10 +9,12 @@
 #   5. 55-REPEAT runs of 55-reorder-make-room on its own (default 30);
 #   6. 77-selfcheck under DROP_SEEDS random boot ids (default 10) beside a loop that drops the page cache every
 #      second through the tests' cache lock (tests/cache_lock.sh), as the benchmarks and the boot lab do;
-#   7. the tracer's tests (every *-trace* script) BUSY_RUNS times (default 10) beside two processes spinning
-#      per core: load changes when the tracer reads its queue, and what they count must not follow it (before
-#      10-trace waited for the ignore marks it counted 14-20 events here on a quiet machine, 13-14 beside the
-#      spinners, and 21, over its limit, on a CI machine).
+#   7. the tests of the tracer and of scripted boots (BUSY_TESTS: TESTS_ONLY patterns, default every *-trace*
+#      script, 72-boot-e2e and 78-off-boots) BUSY_RUNS times (default 10) beside two processes spinning per core:
+#      load changes when the tracer reads its queue and when a boot's replay gets going, and what they check must
+#      not follow it (before 10-trace waited for the ignore marks it counted 14-20 events here on a quiet machine,
+#      13-14 beside the spinners, and 21, over its limit, on a CI machine; before 78-off-boots waited for its
+#      replays, 1 run in 6 beside spinners ended a boot before its replay had read a file).
 # PARTS=1,3 runs only those parts.  Prints one line per run and a closing "N passed, N failed" line (one per
 # run); exits non-zero if any run failed.  Logs of failed runs are kept in $OUT (default a temporary directory).
 # Everything the runs make (clones, TMPDIR, the unit tests' scratch space) is under one new directory in
@@ -21,7 +23,7 @@
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 ROOT_RUNS=${ROOT_RUNS:-10} USER_RUNS=${USER_RUNS:-3} SEEDS=${SEEDS:-20} REPEAT_55=${REPEAT_55:-30} DROP_SEEDS=${DROP_SEEDS:-10}
-BUSY_RUNS=${BUSY_RUNS:-10} PARTS=${PARTS:-1,2,3,4,5,6,7} USER=${STABILITY_USER:-nobody}
+BUSY_RUNS=${BUSY_RUNS:-10} BUSY_TESTS=${BUSY_TESTS:--trace 72-boot-e2e 78-off-boots} PARTS=${PARTS:-1,2,3,4,5,6,7} USER=${STABILITY_USER:-nobody}
 [ "$(id -u)" -eq 0 ] || { echo "stability.sh: run it as root (part 2 drops to $USER itself)" >&2; exit 2; }
 work=$(mktemp -d "${STABILITY_DIR:-/var/tmp}/prefetch-stability.XXXXXX") || exit 1
 OUT=${OUT:-$work/logs}
@@ -111,8 +113,10 @@ if part 7; then
 	spinners=()
 	for ((i = 0; i < 2 * $(nproc); i++)); do (while :; do :; done) & spinners+=($!); done
 	for ((i = 1; i <= BUSY_RUNS; i++)); do
-		run "the tracer's tests beside $((2 * $(nproc))) spinners, run $i" "$OUT/trace-busy-$i.log" env TESTS_UNIT_ONLY= \
-			TESTS_ONLY=-trace bash "$work/clone1/tests/run.sh"
+		for pat in $BUSY_TESTS; do
+			run "$pat beside $((2 * $(nproc))) spinners, run $i" "$OUT/busy-${pat#-}-$i.log" env TESTS_UNIT_ONLY= \
+				TESTS_ONLY="$pat" bash "$work/clone1/tests/run.sh"
+		done
 	done
 	kill "${spinners[@]}"
 	wait "${spinners[@]}" 2>/dev/null

@@ -37,9 +37,25 @@ EOF
 last() { grep -v '^#' "$tmp/state/boottime.log" | tail -1; }
 field() { last | awk -v n="$1" '{ print $n }'; }
 
-boot() { # N: one scripted boot (under $PF_BOOT_WRAP, if set)
+libs=("$mnt"/usr/lib/*)
+resident() { fincore -b -n -o RES "${libs[@]}" | awk '{ s += $1 } END { print s + 0 }'; }
+total=$(cat "${libs[@]}" | wc -c)
+boot() { # N [replay]: one scripted boot (under $PF_BOOT_WRAP, if set); "replay": one that replays the layout
+	# A scripted boot lasts milliseconds, and a replay not begun by its end is cut before it read a file: that boot
+	# is a "trace" boot (what ran).  So a boot that should replay waits for the replay's reads first: its files are
+	# dropped from the page cache before it starts, and it ends once they are all back (the cache lock keeps other
+	# processes' drops out in between).
+	if [ "${2:-}" = replay ]; then
+		pf_cache_hold
+		for f in "${libs[@]}"; do dd if="$f" iflag=nocache count=0 status=none; done
+	fi
 	pf_boot_start "$conf" "$tmp/run" "$tmp/boot$1.log"
-	local pid=$PF_BOOT_PID
+	local pid=$PF_BOOT_PID i
+	if [ "${2:-}" = replay ]; then
+		for ((i = 0; i < 600 && $(resident) < total; i++)); do sleep 0.05; done
+		pf_cache_release
+		[ "$(resident)" -ge "$total" ] || pf_fail "boot $1: the replay read $(resident) of $total bytes in 30 s"
+	fi
 	# what the process holds while the boot runs: a fanotify group when it traces, none when off
 	ls -l "/proc/$pid/fd" 2>/dev/null | grep -c "anon_inode:\[fanotify\]" >"$tmp/fanotify$1" || :
 	cat "$mnt"/usr/lib/* >/dev/null
@@ -76,7 +92,7 @@ grep -q "prefetch=off: recording this boot's time only" "$tmp/boot2.log" || { ca
 (umask 0077; PF_BOOT_WRAP="unshare --uts" boot 3) || exit 1
 [ "$(stat -c %a "$tmp/state/traces/"trace-*.pf)" = 600 ] && [ "$(stat -c %a "$tmp/state/layout")" = 600 ] ||
 	pf_fail "files of a boot under UMask=0077: $(ls -l "$tmp/state" "$tmp/state/traces")"
-boot 4
+boot 4 replay
 [ "$(cat "$tmp/fanotify3")" -ge 1 ] || pf_fail "an on boot without fanotify"
 [ "$(field 21)" = on ] && [ "$(field 5)" = 1 ] && [ "$(field 22)" = 0 ] || pf_fail "boot 4: $(last)"
 [ "$(field 26)" -ge 0 ] || pf_fail "boot 4: layout age unknown: $(last)"
@@ -90,13 +106,13 @@ arm() { # OUTCOME: the marker the arm step writes and the run's outcome line
 	echo "$(date +%s) $1" >"$tmp/state/reorder-outcome"
 }
 arm "done: moved 1200 blocks in 3 runs"
-boot 5
+boot 5 replay
 [ "$(field 6)" = 1 ] && [ "$(field 22)" = 1 ] && [ "$(field 23)" = 512 ] || pf_fail "boot 5 after a moving reorder: $(last)"
 grep -q "^generation 1 chunk 512 " "$tmp/state/reorder-placed" || pf_fail "reorder-placed: $(cat "$tmp/state/reorder-placed")"
 # Boots 6, 7: shutdowns whose reorder moved nothing, then none armed: still generation 1, still replay+reorder.
 arm "done: moved 0 blocks"
-boot 6
-boot 7
+boot 6 replay
+boot 7 replay
 for n in 6 7; do
 	line=$(grep -v '^#' "$tmp/state/boottime.log" | sed -n "${n}p")
 	[ "$(echo "$line" | awk '{ print $6, $22, $23 }')" = "0 1 512" ] || pf_fail "boot $n on the settled disk: $line"
