@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -342,7 +341,7 @@ int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
 	}
 	text[len] = '\0';
 	rc = pf_diskstats_parse(text, major(dev), minor(dev), r->disk, sizeof(r->disk), &r->reads, &r->sectors,
-				    &r->io_ms);
+				&r->io_ms);
 	free(text);
 	return rc;
 }
