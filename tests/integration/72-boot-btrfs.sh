@@ -37,7 +37,7 @@ for i in $(seq 1 1500); do printf '%1000s' "$i" >"$tmp/top/@/var/unread$i"; done
 umount "$tmp/top" || pf_fail "umount $tmp/top"
 pf_mount "$dev" "$root" -o subvol=@
 pf_mount "$dev" "$root/home" -o subvol=@home
-[ "$(stat -c %t "$root")" = 0 ] || pf_fail "precondition: the subvolume's st_dev names a device ($(stat -c %t:%T "$root"))"
+[ "$(stat -c %Hd "$root")" = 0 ] || pf_fail "precondition: the subvolume's st_dev names a device ($(stat -c %Hd:%Ld "$root"))"
 
 conf=$tmp/prefetch.conf
 cat >"$conf" <<EOF
