@@ -2,6 +2,7 @@
 /* Boot-time log records: formatting, parsing, appending, and the measurements they hold. */
 #include "boot_log.h"
 #include "array.h"
+#include "fsid.h"
 #include "safe_file.h"
 #include "state_dir.h"
 
@@ -12,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -312,10 +312,14 @@ int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
 {
 	strcpy(r->disk, "-");
 	r->io_ms = r->reads = r->sectors = -1;
-	struct stat st;
-	if (stat(path, &st) < 0)
-		return -errno;
-	dev_t dev = whole_disk(st.st_dev);
+	dev_t dev;
+	unsigned ndevices;
+	int rc = pf_fsid_block_device(path, &dev, &ndevices);
+	if (rc)
+		return rc;
+	if (ndevices > 1)
+		return -EXDEV; /* btrfs on several devices: no one disk's counters are the boot's */
+	dev = whole_disk(dev);
 	/* /proc files report size 0: read them to EOF */
 	FILE *f = fopen("/proc/diskstats", "re");
 	if (!f)
@@ -336,8 +340,8 @@ int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
 		return err;
 	}
 	text[len] = '\0';
-	int rc = pf_diskstats_parse(text, major(dev), minor(dev), r->disk, sizeof(r->disk), &r->reads, &r->sectors,
-				    &r->io_ms);
+	rc = pf_diskstats_parse(text, major(dev), minor(dev), r->disk, sizeof(r->disk), &r->reads, &r->sectors,
+				&r->io_ms);
 	free(text);
 	return rc;
 }

@@ -15,7 +15,8 @@
  *               (uptime when tracing stopped: nothing better was known)
  *   prefetch    1 when a layout was replayed during this boot
  *   reorder     1 when a reorder was armed at the previous shutdown (and ENABLE_FILE_REORDERING=1)
- *   disk        the whole disk holding the first traced filesystem ("-" unknown, e.g. in a container)
+ *   disk        the whole disk holding the first traced filesystem ("-" unknown, e.g. in a container, or a
+ *               btrfs spanning several devices; a single-device btrfs: its device's disk)
  *   io_ms       its "time spent doing I/Os" from /proc/diskstats at trace stop, ms (-1 unknown)
  *   reads       reads completed (-1 unknown)
  *   sectors     sectors read, 512 bytes each (-1 unknown)
@@ -106,7 +107,8 @@ int pf_boottime_append(const char *path, const struct pf_boot_record *r);
 int pf_diskstats_parse(const char *text, unsigned maj, unsigned min, char *name, size_t namelen, int64_t *reads,
 		       int64_t *sectors, int64_t *io_ms);
 /* Fill disk/io_ms/reads/sectors for the whole disk holding path (a partition is mapped to its disk through
- * sysfs).  Leaves "-" / -1 when unknown.  Returns 0 or a negative errno. */
+ * sysfs; a btrfs subvolume to its filesystem's device, pf_fsid_block_device).  Leaves "-" / -1 when unknown,
+ * and on a btrfs spanning several devices (-EXDEV).  Returns 0 or a negative errno. */
 int pf_boot_record_disk(const char *path, struct pf_boot_record *r);
 
 #endif

@@ -235,6 +235,34 @@ int pf_fsid_of_fd(int fd, struct pf_fsid *out)
 	return 0;
 }
 
+int pf_fsid_block_device(const char *path, dev_t *devno, unsigned *ndevices)
+{
+	struct stat st;
+	struct statfs sfs;
+	*devno = 0;
+	*ndevices = 0;
+	if (stat(path, &st) < 0)
+		return -errno;
+	*devno = st.st_dev;
+	*ndevices = 1;
+	if (major(st.st_dev) != 0 || statfs(path, &sfs) < 0 || (unsigned long)sfs.f_type != BTRFS_SUPER_MAGIC)
+		return 0;
+	*ndevices = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	struct pf_fsid id;
+	int rc = pf_fsid_of_fd(fd, &id);
+	close(fd);
+	if (rc)
+		return rc;
+	if (!id.devno)
+		return -ENODEV; /* sysfs does not list its devices */
+	*devno = id.devno;
+	*ndevices = id.ndevices;
+	return 0;
+}
+
 int pf_fsid_of_dir(const char *dir, struct pf_fsid *out)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);

@@ -26,6 +26,14 @@ int pf_fsid_of_fd(int fd, struct pf_fsid *out);
 /* The same for a directory by name (opened without following a last symlink). */
 int pf_fsid_of_dir(const char *dir, struct pf_fsid *out);
 
+/* The device whose counters (/proc/diskstats) and medium stand for the filesystem holding path: its st_dev (ext,
+ * XFS, ...: no probe, nothing read), except on btrfs, whose subvolumes' st_dev is anonymous (major 0, names no
+ * device): there the filesystem's first device as pf_fsid_of_fd finds it, and in *ndevices how many devices the
+ * filesystem spans (more than 1: no one device's counters are the filesystem's).  Elsewhere *ndevices is 1.
+ * Returns 0, or -errno with *devno st_dev (0 when path cannot be stat'ed) and *ndevices 0 when btrfs does not
+ * say. */
+int pf_fsid_block_device(const char *path, dev_t *devno, unsigned *ndevices);
+
 /* Probe a device node or an image file by name. */
 int pf_fsid_from_name(const char *name, struct pf_fsid *out);
 

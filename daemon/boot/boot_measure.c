@@ -82,20 +82,6 @@ int pf_psi_io_ms(int64_t *ms)
 	return read_proc("/proc/pressure/io", pf_psi_some_ms, ms);
 }
 
-int pf_proc_io_read_bytes(const char *text, int64_t *bytes)
-{
-	const char *l = strncmp(text, "read_bytes: ", 12) == 0 ? text : strstr(text, "\nread_bytes: ");
-	if (!l)
-		return PF_ECORRUPT;
-	l = strchr(l + 1, ' ');
-	char *end;
-	long long v = strtoll(l, &end, 10);
-	if (end == l || v < 0)
-		return PF_ECORRUPT;
-	*bytes = v;
-	return 0;
-}
-
 int pf_self_read_bytes(int64_t *bytes)
 {
 	return read_proc("/proc/self/io", pf_proc_io_read_bytes, bytes);

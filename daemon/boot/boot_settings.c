@@ -2,6 +2,7 @@
 #include "boot_settings.h"
 
 #include "format.h"
+#include "fsid.h"
 #include "medium.h"
 #include "safe_file.h"
 
@@ -93,8 +94,11 @@ void pf_boot_settings(const struct pf_boot_paths *p, const struct pf_config *cfg
 {
 	struct utsname u;
 	snprintf(rec->kernel, sizeof(rec->kernel), "%s", uname(&u) == 0 ? u.release : "-");
-	struct stat st;
-	int medium = stat(mount, &st) == 0 ? pf_medium_of_devno(st.st_dev, cfg->medium) : PF_MEDIUM_UNKNOWN;
+	/* a btrfs subvolume's st_dev names no device: its filesystem's device then (what the tracer records too) */
+	dev_t dev;
+	unsigned ndevices;
+	(void)pf_fsid_block_device(mount, &dev, &ndevices); /* failing, st_dev as before; 0 if mount is not there */
+	int medium = dev ? pf_medium_of_devno(dev, cfg->medium) : PF_MEDIUM_UNKNOWN;
 	snprintf(rec->medium, sizeof(rec->medium), "%s", pf_medium_name(medium));
 	if (pf_reorder_placed_load(p->reorder_placed, &rec->generation, &rec->chunk) == 0 && moved) {
 		rec->generation++;

@@ -99,7 +99,7 @@ static void metadata_rotational(struct pf_rctx *c, int head, unsigned *blocks)
 		else if (!head && is_type(&c->fs[f], PF_MEDIUM_ROTATIONAL, "xfs"))
 			(void)pf_replay_xfs_metadata(c, f); /* the inodes; the directories within the sweep */
 		else if (!head && is_type(&c->fs[f], PF_MEDIUM_ROTATIONAL, "btrfs"))
-			(void)pf_replay_btrfs_metadata(c, f);
+			(void)pf_replay_btrfs_metadata(c, f, blocks);
 }
 
 /* Step 4: the rotational filesystems.  init's files (their bin of their own, first: layout_order.h) before

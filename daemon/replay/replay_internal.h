@@ -67,9 +67,10 @@ int pf_replay_xfs_open(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t file)
 void pf_replay_xfs_close(struct pf_rctx *c);
 
 /* replay_btrfs.c: metadata pass on one btrfs filesystem (subvolume): the fs-tree items of the layout's inodes,
- * then the checksums of its data, each in key order.  btrfs does not say how many tree blocks that read (none
- * are counted).  0 or -errno. */
-int pf_replay_btrfs_metadata(struct pf_rctx *c, uint32_t fs);
+ * then the checksums of its data, each in key order.  Adds to *blocks what the searches read from the disk, in
+ * the filesystem's blocks (btrfs does not say which tree blocks they visited; cached ones count nothing).
+ * 0 or -errno. */
+int pf_replay_btrfs_metadata(struct pf_rctx *c, uint32_t fs, unsigned *blocks);
 
 /* replay_rotational.c: the plan's sweep of items (read_plan.h, pf_rplan_sweep: placed by FIEMAP now, sorted,
  * coalesced), read (all on rotational filesystems), XFS's directory steps among them. */

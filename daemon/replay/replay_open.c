@@ -96,6 +96,35 @@ static uint32_t chunk_of(dev_t dev)
 	return (uint64_t)kb << 10 < PF_REPLAY_CHUNK ? (uint32_t)(kb << 10) : PF_REPLAY_CHUNK;
 }
 
+/* Whether path a lies below directory b ("/home" below "/", "/srv/a" below "/srv"; not "/srvx"). */
+static int lies_below(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	while (n > 0 && b[n - 1] == '/')
+		n--;
+	return strncmp(a, b, n) == 0 && a[n] == '/' && a[n + 1] != '\0';
+}
+
+/* A btrfs subvolume traced on its own mount but not mounted now (a replay from the initramfs starts before
+ * /home is): its mount point shows the subvolume it lies in, whose UUID is the same, so it passed for itself.
+ * Two records of one filesystem were two subvolumes (two st_devs) when traced: sharing one st_dev now, the
+ * one lying below the other is not there.  Its files are missing, and no metadata pass searches another
+ * subvolume's tree for its inode numbers. */
+static void drop_unmounted_subvolumes(struct pf_rctx *c)
+{
+	const struct pf_image *l = c->l;
+	for (uint32_t i = 0; i < l->nfs; i++) {
+		if (!c->fs[i].ok || !(l->fs[i].flags & PF_FS_SUBVOL))
+			continue;
+		for (uint32_t j = 0; j < l->nfs; j++)
+			if (j != i && c->fs[j].ok && (l->fs[j].flags & PF_FS_SUBVOL) && c->fs[j].dev == c->fs[i].dev &&
+			    !memcmp(l->fs[j].uuid, l->fs[i].uuid, 16) && lies_below(l->fs[i].mountpoint, l->fs[j].mountpoint)) {
+				c->fs[i].ok = 0;
+				break;
+			}
+	}
+}
+
 void pf_replay_resolve_fs(struct pf_rctx *c)
 {
 	for (uint32_t i = 0; i < c->l->nfs; i++) {
@@ -130,6 +159,7 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 			r->medium = PF_MEDIUM_ROTATIONAL;
 		r->ok = 1;
 	}
+	drop_unmounted_subvolumes(c);
 }
 
 int pf_replay_verify(const struct pf_file *f, const struct stat *st, dev_t dev)

@@ -28,7 +28,9 @@ struct pf_replay_stats {
 	unsigned files_missing;    /* of files_skipped: gone, or their filesystem is not mounted */
 	unsigned files_changed;    /* of files_skipped: inode, size, mtime or generation differ (never read) */
 	unsigned long long bytes;  /* readahead requested (clipped to the files' sizes) */
-	unsigned metadata_blocks;  /* inode-table / directory / extent-tree blocks pulled in the metadata pass */
+	unsigned metadata_blocks;  /* inode-table / directory / extent-tree blocks pulled in the metadata pass (ext,
+				    * XFS: the blocks it asked for; btrfs: what its tree searches read from the disk,
+				    * in the filesystem's blocks) */
 	unsigned placed_now;       /* rotational data ranges placed by FIEMAP at replay time */
 	unsigned placed_layout;    /* ... by the layout's block numbers (FIEMAP failed: fallback) */
 	unsigned placed_moved;     /* data ranges FIEMAP placed elsewhere than the layout said (moved: a reorder) */

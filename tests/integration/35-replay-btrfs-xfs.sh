@@ -4,7 +4,9 @@
 # drop caches, replay; every page of the read files is resident afterwards (mincore).
 #   btrfs: the root in subvolume @ and /home in @home, mounted apart as Fedora and Ubuntu do: both subvolumes
 #          are traced (one record each, the filesystem's UUID, flagged a subvolume), the layout replays both, and
-#          the replay's btrfs metadata pass asks for the tree items of their files and their data's checksums.
+#          the replay's btrfs metadata pass asks for the tree items of their files and their data's checksums;
+#          cold, its summary counts the tree blocks that read.  With @home not mounted (a replay from the
+#          initramfs), its record is missing rather than taken for @, whose directory shows there.
 #   XFS:   the same; the trace places the directories' blocks too (XFS_IOC_GETBMAPX: FIEMAP has no XFS
 #          directories), and the replay's XFS metadata pass reads the inode clusters of the layout's files, then
 #          the directories within the data sweep (the plan dump shows both kinds of step, the summary counts
@@ -154,14 +156,21 @@ else
 		pf_fail "btrfs subvolume create"
 	populate "$tmp/top/@" root
 	populate "$tmp/top/@home" home
+	# and files the boot never reads, small enough to lie inline in the tree: each subvolume's tree grows past
+	# its root node (which btrfs keeps in memory), so the metadata pass has tree blocks to read
+	mkdir "$tmp/top/@/home" # where @home is mounted, as on Fedora
+	for sv in @ @home; do
+		mkdir "$tmp/top/$sv/var"
+		for i in $(seq 1 1500); do printf '%1000s' "$i" >"$tmp/top/$sv/var/unread$i"; done
+	done
 	umount "$tmp/top" || pf_fail "umount $tmp/top"
-	# root: subvol=@ at .../root, home: subvol=@home at .../home (boot_reads names directories after them)
+	# root: subvol=@ at .../root, home: subvol=@home at .../root/home (boot_reads names directories after them)
 	pf_mount "$bdev" "$tmp/b/root" -o subvol=@
-	pf_mount "$bdev" "$tmp/b/home" -o subvol=@home
+	pf_mount "$bdev" "$tmp/b/root/home" -o subvol=@home
 	uuid=$(blkid -p -o value -s UUID "$bdev")
-	[ "$(stat -c %d "$tmp/b/root")" != "$(stat -c %d "$tmp/b/home")" ] || pf_fail "precondition: subvolumes share st_dev"
+	[ "$(stat -c %d "$tmp/b/root")" != "$(stat -c %d "$tmp/b/root/home")" ] || pf_fail "precondition: subvolumes share st_dev"
 	mkdir -p "$tmp/btrfs" && ln -s "$bdev" "$tmp/btrfs/dev"
-	run_pipeline btrfs "$tmp/b/root" "$tmp/b/home"
+	run_pipeline btrfs "$tmp/b/root" "$tmp/b/root/home"
 	# the metadata pass asked for the items of every file of both subvolumes, and the checksums of their data
 	for fsi in 0 1; do
 		[ "$(grep -c "^m $fsi meta btrfs-items " "$tmp/btrfs/plan")" -ge 20 ] && grep -q "^m $fsi meta btrfs-csums " "$tmp/btrfs/plan" ||
@@ -169,10 +178,31 @@ else
 	done
 	grep -q "^  $tmp/b/root: btrfs subvolume, traced, replayed, metadata pass (tree items of its files, checksums of their data), no reorder (ext2/3/4 only); data in btrfs logical order" "$tmp/btrfs/status" ||
 		pf_fail "btrfs: status: $(cat "$tmp/btrfs/status")"
-	n=$(grep -c "^# filesystem [0-9]*: uuid $uuid, mountpoint $tmp/b/\(root\|home\), .*btrfs subvolume" "$tmp/btrfs/dump")
+	# the summary counts what the pass read: cold, the leaves of the files' items (the replay above came after
+	# a check of the files' residency, whose opens read them)
+	pf_drop_caches
+	"$PREFETCHD" replay --medium rotational "$tmp/btrfs/layout" >"$tmp/btrfs/replay-cold.out" 2>&1 ||
+		pf_fail "btrfs: cold replay: $(cat "$tmp/btrfs/replay-cold.out")"
+	m=$(sed -n 's/.* \([0-9]*\) metadata blocks.*/\1/p' "$tmp/btrfs/replay-cold.out")
+	[ "${m:-0}" -gt 0 ] || pf_fail "btrfs: the metadata pass read nothing, or was not counted: $(cat "$tmp/btrfs/replay-cold.out")"
+	pf_note "btrfs, cold: $(cat "$tmp/btrfs/replay-cold.out")"
+	n=$(grep -c "^# filesystem [0-9]*: uuid $uuid, mountpoint $tmp/b/root\(/home\)\?, .*btrfs subvolume" "$tmp/btrfs/dump")
 	[ "$n" = 2 ] || pf_fail "btrfs: the trace does not hold both subvolumes as subvolumes of $uuid: $(grep '^# filesystem' "$tmp/btrfs/dump")"
 	"$PREFETCHD" dump "$tmp/btrfs/layout" | grep -c "^# filesystem [0-9]*: uuid $uuid" | grep -qx 2 ||
 		pf_fail "btrfs: the layout merged or lost a subvolume: $("$PREFETCHD" dump "$tmp/btrfs/layout" | grep '^# filesystem')"
+	# @home not mounted (a replay from the initramfs, before /home is): its mount point shows @, the same
+	# filesystem; the home record is missing, not @, and no search of @'s tree is made for @home's inodes
+	umount "$tmp/b/root/home" || pf_fail "umount $tmp/b/root/home"
+	"$PREFETCHD" replay --medium rotational --dump-plan "$tmp/btrfs/plan-nohome" "$tmp/btrfs/layout" >"$tmp/btrfs/replay-nohome.out" 2>&1 ||
+		pf_fail "btrfs: replay with @home unmounted: $(cat "$tmp/btrfs/replay-nohome.out")"
+	hi=$("$PREFETCHD" dump "$tmp/btrfs/layout" | sed -n "s|^# filesystem \([0-9]*\): uuid $uuid, mountpoint $tmp/b/root/home,.*|\1|p")
+	[ -n "$hi" ] || pf_fail "btrfs: no record of $tmp/b/root/home in the layout"
+	grep -q "^m $hi meta" "$tmp/btrfs/plan-nohome" &&
+		pf_fail "btrfs: a metadata pass for @home's record while @home is not mounted: $(grep -c "^m $hi meta" "$tmp/btrfs/plan-nohome") steps"
+	grep -q "^m $((1 - hi)) meta btrfs-items " "$tmp/btrfs/plan-nohome" || pf_fail "btrfs: no metadata pass on @ with @home unmounted"
+	home_files=$("$PREFETCHD" dump --files "$tmp/btrfs/layout" | awk -F'\t' -v h="$hi" '!/^#/ && $7 == h' | wc -l)
+	grep -q "replay: [0-9]* files, $home_files skipped ($home_files missing, 0 changed)" "$tmp/btrfs/replay-nohome.out" ||
+		pf_fail "btrfs: with @home unmounted want its $home_files files missing: $(cat "$tmp/btrfs/replay-nohome.out")"
 fi
 
 # ---- XFS ----

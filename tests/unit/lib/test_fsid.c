@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* lib/fsid.c on real images made by mke2fs: UUID and type from the ext superblock, an external journal (left
- * to blkid), what is not a filesystem, a missing file, a FAT volume's short serial; and UUID text both ways. */
+ * to blkid), what is not a filesystem, a missing file, a FAT volume's short serial; the device standing for a
+ * path's filesystem; and UUID text both ways. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static const char *mkimage(const char *name, const char *args)
@@ -100,6 +103,27 @@ static void test_short_volume_id(void **state)
 	assert_string_equal(text, "1234abcd-0000-0000-0000-000000000000");
 }
 
+/* Where st_dev names a device (the test directory's filesystem, unless it is a btrfs subvolume or a tmpfs) it
+ * is the answer as it was, nothing probed; a path that is not there has none.  btrfs: tests/integration. */
+static void test_block_device(void **state)
+{
+	(void)state;
+	struct stat st;
+	assert_int_equal(stat(pf_test_dir, &st), 0);
+	dev_t dev = 1;
+	unsigned n = 9;
+	assert_int_equal(pf_fsid_block_device(pf_test_dir, &dev, &n), 0);
+	if (major(st.st_dev) != 0) {
+		assert_true(dev == st.st_dev);
+		assert_int_equal(n, 1);
+	}
+	char path[256];
+	snprintf(path, sizeof(path), "%s/not-there", pf_test_dir);
+	assert_int_equal(pf_fsid_block_device(path, &dev, &n), -ENOENT);
+	assert_true(dev == 0);
+	assert_int_equal(n, 0);
+}
+
 static void test_uuid_text(void **state)
 {
 	(void)state;
@@ -119,6 +143,7 @@ int main(void)
 		cmocka_unit_test(test_ext_types),
 		cmocka_unit_test(test_not_a_filesystem),
 		cmocka_unit_test(test_short_volume_id),
+		cmocka_unit_test(test_block_device),
 		cmocka_unit_test(test_uuid_text),
 	};
 	return cmocka_run_group_tests(tests, pf_test_dir_setup, pf_test_dir_teardown);
