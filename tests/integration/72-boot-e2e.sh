@@ -87,7 +87,7 @@ boot() { # N: one scripted boot
 	# A real boot runs long enough for the replay to get going; this one is over in milliseconds, so let the
 	# replay (if there is a layout) pull the files in first: up to 30 s on a loaded machine (a boot ended before
 	# its replay read a file is rightly a "trace" boot), the cache lock keeping other processes' drops out.
-	if [ -s "$tmp/state/layout" ]; then
+	if [ -s "$tmp/state/layout" ] && ! grep -q '^ENABLE_REPLAY=0' "$conf"; then
 		pf_cache_hold
 		for ((i = 0; i < 600; i++)); do
 			[ "$(resident "${boot_files[@]}")" -ge $((total * 9 / 10)) ] && break
