@@ -114,10 +114,12 @@ pf_note "setting up tracing: $(wc -l <"$dir/requests") request(s), none in the l
 # the model (the run's wall clock is not bounded above: other work on a shared CI machine delays the reader).
 sim_mode sleep
 pf_drop_caches
+pf_cache_hold # until the reads end: another process's drop would add reads to the run
 sim_reset
 t0=$(date +%s%N)
 "$WLRUN" -C "$mnt/fs" "$dir/workload" >/dev/null
 t1=$(date +%s%N)
+pf_cache_release
 m=$(sim_stat model_ns) w=$(sim_stat wall_ns)
 sim_mode count
 [ "$m" -gt 100000000 ] || pf_fail "sleep mode: only $m ns of model time"
@@ -127,16 +129,21 @@ awk -v w="$w" -v m="$m" 'BEGIN { exit !(w >= m && w < 2 * m + 100e6) }' ||
 pf_note "sleep mode: served in $((w / 1000000)) ms for $((m / 1000000)) ms model (run: $(((t1 - t0) / 1000000)) ms)"
 
 # --stretch K (the boot lab's CPU-to-disk balance under TCG): sleep mode waits K times the model, which it still
-# counts as the model's time
+# counts as the model's time.  The model's time itself is not the unstretched run's to the nanosecond: in sleep
+# mode the kernel merges what queues while a request is served, and longer waits queue more (here 283 against
+# 338 ms once, beside another make check), so the stretch is checked against its own run's model time.
 sim_stop
 SIM_STRETCH=3 sim_start "$dir/img" sleep
 sim_mount "$mnt/fs"
 [ "$(sim_stat stretch)" = 3 ] || pf_fail "--stretch 3 not taken: $(cat "$SIM_CTL")"
 pf_drop_caches
+pf_cache_hold
 sim_reset
 "$WLRUN" -C "$mnt/fs" "$dir/workload" >/dev/null
+pf_cache_release
 m3=$(sim_stat model_ns) w3=$(sim_stat wall_ns)
 sim_mode count
-[ "$m3" = "$m" ] || pf_fail "--stretch 3: the model's time changed ($m3 ns, $m ns before)"
-[ "$w3" -ge $((3 * m)) ] || pf_fail "--stretch 3: served in $w3 ns for $m ns of model time"
-pf_note "--stretch 3: served in $((w3 / 1000000)) ms for $((m / 1000000)) ms model"
+[ "$m3" -gt $((m / 2)) ] && [ "$m3" -lt $((2 * m)) ] || pf_fail "--stretch 3: the model's time $m3 ns, $m ns unstretched"
+awk -v w="$w3" -v m="$m3" 'BEGIN { exit !(w >= 3 * m && w < 6 * m + 100e6) }' ||
+	pf_fail "--stretch 3: served in $w3 ns for $m3 ns of model time"
+pf_note "--stretch 3: served in $((w3 / 1000000)) ms for $((m3 / 1000000)) ms model"
