@@ -91,15 +91,24 @@ static int trace_time(const char *name, int64_t *t)
 	return 1;
 }
 
+/* One trace in the listing: its name, the time in it and the file's modification time. */
+struct trace_item {
+	char *name;
+	int64_t t;
+	int64_t mtime_ns;
+};
+
+/* By the time in the name; within one second (several boots' traces: a test's scripted boots, a machine without a
+ * real-time clock) by which file was written last, the name last: "-2", "-3" suffixes and other boots' ids do not
+ * sort by when they were written. */
 static int by_time(const void *a, const void *b)
 {
-	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-	int64_t tx = 0, ty = 0; /* the list holds traces' names only */
-	(void)trace_time(x, &tx);
-	(void)trace_time(y, &ty);
-	if (tx != ty)
-		return tx < ty ? -1 : 1;
-	return strcmp(x, y);
+	const struct trace_item *x = a, *y = b;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns < y->mtime_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 void pf_trace_names_free(char **names, size_t n)
@@ -117,31 +126,45 @@ int pf_traces_list(const char *dir, char ***names, size_t *n)
 	DIR *d = pf_state_opendir(dir, &err);
 	if (!d)
 		return err == -ENOENT ? 0 : err;
-	size_t cap = 0;
+	struct trace_item *items = NULL;
+	size_t cap = 0, count = 0;
 	struct dirent *e;
 	int rc = 0;
 	while ((e = readdir(d))) {
 		int64_t t;
+		struct stat st;
 		if (!trace_time(e->d_name, &t))
 			continue;
-		if ((rc = PF_ARRAY_RESERVE(*names, cap, *n + 1, 16)))
+		if ((rc = PF_ARRAY_RESERVE(items, cap, count + 1, 16)))
 			break;
-		if (!((*names)[*n] = strdup(e->d_name))) {
+		/* not followed: a link is no trace of ours (the loader refuses it too); it sorts as written at 0 */
+		int64_t mt = fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+				     ? (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec
+				     : 0;
+		items[count] = (struct trace_item){ .name = strdup(e->d_name), .t = t, .mtime_ns = mt };
+		if (!items[count].name) {
 			rc = -ENOMEM;
 			break;
 		}
-		(*n)++;
+		count++;
 	}
 	closedir(d);
-	if (rc) {
-		pf_trace_names_free(*names, *n);
-		*names = NULL;
-		*n = 0;
-		return rc;
+	if (!rc && count) {
+		qsort(items, count, sizeof(*items), by_time);
+		*names = malloc(count * sizeof(char *));
+		if (!*names)
+			rc = -ENOMEM;
 	}
-	if (*n)
-		qsort(*names, *n, sizeof(char *), by_time);
-	return 0;
+	for (size_t i = 0; i < count; i++) {
+		if (rc)
+			free(items[i].name);
+		else
+			(*names)[i] = items[i].name;
+	}
+	free(items);
+	if (!rc)
+		*n = count;
+	return rc;
 }
 
 int pf_traces_rotate(const char *dir, size_t keep)

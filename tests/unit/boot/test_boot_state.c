@@ -12,6 +12,7 @@
 #include "support_tmpdir.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,27 @@ static void test_list_and_rotate(void **state)
 	assert_int_equal(pf_traces_list(p.traces, &names, &n), 0);
 	assert_int_equal(n, 2);
 	assert_string_equal(names[0], "trace-900-b.pf");
+	pf_trace_names_free(names, n);
+	/* Three boots' traces within one second (same boot id: the "-N" suffixes; another machine's clock reset at
+	 * every boot: other ids): by the file written last, not by name, where "-2" sorts before ".pf". */
+	const char *same[] = { "trace-2000-id.pf", "trace-2000-id-2.pf", "trace-2000-id-3.pf" };
+	for (int i = 0; i < 3; i++) {
+		touch(p.traces, same[i], "x");
+		struct timespec ts[2] = { { .tv_sec = 2000, .tv_nsec = 100 * (i + 1) }, { .tv_sec = 2000, .tv_nsec = 100 * (i + 1) } };
+		char path[600];
+		snprintf(path, sizeof(path), "%s/%s", p.traces, same[i]);
+		assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+	}
+	assert_int_equal(pf_traces_list(p.traces, &names, &n), 0);
+	assert_int_equal(n, 5);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(names[2 + i], same[i]);
+	pf_trace_names_free(names, n);
+	assert_int_equal(pf_traces_rotate(p.traces, 2), 3); /* the last two written stay */
+	assert_int_equal(pf_traces_list(p.traces, &names, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(names[0], "trace-2000-id-2.pf");
+	assert_string_equal(names[1], "trace-2000-id-3.pf");
 	pf_trace_names_free(names, n);
 }
 
