@@ -192,6 +192,7 @@ printf 'PREFETCH_MEDIUM=rotational\n' >>"$mnt/prefetch.conf"
 umount "$mnt/proc" "$mnt/sys" || pf_fail "umount proc/sys"
 rm -f "$mnt/run-pf/prefetchd.pid"
 pf_drop_caches
+pf_cache_hold # until the residency checks below: another process's drop would undo the replay they look for
 [ "$("$TOOLS/pf_mincore" "$mnt/f1" | awk '{ print $1 }')" = 0 ] || pf_fail "f1 still cached after drop_caches"
 marker="73-initramfs $$ $(date +%s%N)" # this run's part of the kernel log
 echo "$marker" >/dev/kmsg
@@ -202,7 +203,7 @@ mount --bind "$tmp/nodev" /dev || exit 10
 "$PREFETCHD" boot --from-initramfs --root "$mnt" --config /prefetch.conf >"$tmp/rel.out" 2>&1 &
 pid=$!
 res() { "$TOOLS/pf_mincore" "$1" | awk '{ print $1 }'; }
-for ((i = 0; i < 100; i++)); do [ "$(res "$mnt/f1")" = 16 ] && [ "$(res "$mnt/f5")" = 16 ] && break; sleep 0.05; done
+for ((i = 0; i < 600; i++)); do [ "$(res "$mnt/f1")" = 16 ] && [ "$(res "$mnt/f5")" = 16 ] && break; sleep 0.05; done
 [ "$(res "$mnt/f1")" = 16 ] && [ "$(res "$mnt/f5")" = 16 ] || { kill $pid; exit 11; } # not replayed before the root was complete
 [ "$(res "$mnt/f3")" = 0 ] || { kill $pid; exit 12; }                               # f3 (not in the layout) read
 [ "$(readlink "/proc/$pid/root")" = / ] || { kill $pid; exit 13; }                 # changed root too early
@@ -216,6 +217,7 @@ wait $pid || exit 19
 EOF2
 tmp=$tmp mnt=$mnt unshare -m --propagation private bash "$tmp/moved-dev.sh"
 rc=$?
+pf_cache_release
 case $rc in
 0) ;;
 11) pf_fail "not replayed before the root was complete: $(cat "$tmp/rel.out")" ;;
