@@ -22,16 +22,26 @@ int pf_proc_io_read_bytes(const char *text, int64_t *bytes)
 	return 0;
 }
 
-int pf_thread_read_bytes(int64_t *bytes)
+/* read_bytes of one /proc io file.  0, or the error of reading or parsing it. */
+static int read_io(const char *path, int64_t *bytes)
 {
 	char *text;
 	size_t len;
-	int rc = pf_read_text("/proc/thread-self/io", 4096, 0, &text, &len);
-	if (rc == -ENOENT)
-		rc = pf_read_text("proc/thread-self/io", 4096, 0, &text, &len);
+	int rc = pf_read_text(path, 4096, 0, &text, &len);
 	if (rc)
 		return rc;
 	rc = pf_proc_io_read_bytes(text, bytes);
 	free(text);
 	return rc;
+}
+
+int pf_self_read_bytes(int64_t *bytes)
+{
+	return read_io("/proc/self/io", bytes);
+}
+
+int pf_thread_read_bytes(int64_t *bytes)
+{
+	int rc = read_io("/proc/thread-self/io", bytes);
+	return rc == -ENOENT ? read_io("proc/thread-self/io", bytes) : rc;
 }

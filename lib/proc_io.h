@@ -11,6 +11,9 @@
 /* "read_bytes: N" of /proc/PID/io text.  0, or PF_ECORRUPT when the text does not say. */
 int pf_proc_io_read_bytes(const char *text, int64_t *bytes);
 
+/* This process's read_bytes so far (/proc/self/io).  0, or a negative pf error. */
+int pf_self_read_bytes(int64_t *bytes);
+
 /* The calling thread's read_bytes so far (/proc/thread-self/io; started from the initramfs, whose /proc moves
  * into the root, proc/thread-self/io under the working directory after that).  0, or a negative pf error
  * (-ENOENT: no procfs there, or a kernel without task I/O accounting). */

@@ -82,7 +82,3 @@ int pf_psi_io_ms(int64_t *ms)
 	return read_proc("/proc/pressure/io", pf_psi_some_ms, ms);
 }
 
-int pf_self_read_bytes(int64_t *bytes)
-{
-	return read_proc("/proc/self/io", pf_proc_io_read_bytes, bytes);
-}

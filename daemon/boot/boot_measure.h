@@ -7,7 +7,7 @@
 #define PREFETCH_BOOT_MEASURE_H
 
 #include "format.h"
-#include "proc_io.h" /* pf_proc_io_read_bytes */
+#include "proc_io.h" /* pf_self_read_bytes: what the boot read itself */
 
 #include <stdint.h>
 
@@ -19,8 +19,5 @@ uint64_t pf_layout_bytes_used(const struct pf_image *layout, const struct pf_ima
 int pf_psi_some_ms(const char *text, int64_t *ms);
 /* The same, read from /proc/pressure/io (an error on kernels without PSI, or with it off). */
 int pf_psi_io_ms(int64_t *ms);
-
-/* This process's bytes read from storage so far (/proc/self/io). */
-int pf_self_read_bytes(int64_t *bytes);
 
 #endif

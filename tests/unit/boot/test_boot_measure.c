@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* What a boot got from prefetch: the PSI parser on the kernel's text, the process's reads from storage, and the
- * layout's bytes in files the trace holds. */
+/* What a boot got from prefetch: the PSI parser on the kernel's text, and the layout's bytes in files the trace
+ * holds (the process's reads from storage: tests/unit/lib/test_proc_io.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -27,14 +27,6 @@ static void test_psi(void **state)
 	assert_int_equal(ms, 7); /* untouched when the text does not say */
 	int rc = pf_psi_io_ms(&ms); /* this kernel: a figure, or an error without PSI */
 	assert_true(rc == 0 ? ms >= 0 : rc < 0);
-}
-
-static void test_proc_io(void **state)
-{
-	(void)state;
-	int64_t b = -1; /* the parser: tests/unit/lib/test_proc_io.c */
-	assert_int_equal(pf_self_read_bytes(&b), 0);
-	assert_true(b >= 0);
 }
 
 static void test_bytes_used(void **state)
@@ -71,7 +63,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_psi),
-		cmocka_unit_test(test_proc_io),
 		cmocka_unit_test(test_bytes_used),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
