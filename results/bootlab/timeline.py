@@ -100,43 +100,48 @@ def marks(d):
     g = re.search(r"uptime_at_report_start=([0-9.]+)", text)
     if g:
         m["_report"] = float(g.group(1))
-    try:
-        with open(os.path.join(d, "host-bootend.env")) as f:
-            hb = dict(line.strip().split("=", 1) for line in f if "=" in line)
-        if "host_t_bootend" in hb:
-            m["_host_report"] = float(hb["host_t_bootend"])
-    except FileNotFoundError:
-        pass
+    hb = _env(d, "host-bootend.env")
+    if "host_t_bootend" in hb:
+        m["_host_report"] = float(hb["host_t_bootend"])
     return m
 
 
-def _env(d):
+def _env(d, name="host.env"):
+    """KEY=VALUE lines of one of the boot's env files ({} when it is not there)."""
     try:
-        with open(os.path.join(d, "host.env")) as f:
-            return dict(line.rstrip("\n").split("=", 1) for line in f if "=" in line)
+        with open(os.path.join(d, name)) as f:
+            return dict(line.strip().split("=", 1) for line in f if "=" in line)
     except FileNotFoundError:
         return {}
 
 
-def stamped_anchors(d):
-    """[(guest s, disk-log s)] from console-times.tsv: each kernel line's timestamp against its arrival, and the
-    guest's report (uptime_at_report_start) against its own; [] without the stamps or the disk log's start."""
+def _stamped_lines(d):
+    """[(seconds on the disk log's clock, serial file index, text)] of console-times.tsv (console-stamp.py), or []
+    without the stamps or the disk log's start (host.env sim_log_t0_ns)."""
     t0 = int(_env(d).get("sim_log_t0_ns") or 0) / 1e9
     if t0 <= 0:
         return []
-    pts = []
+    out = []
     try:
         with open(os.path.join(d, "console-times.tsv"), errors="replace") as f:
             for line in f:
                 p = line.rstrip("\n").split("\t", 2)
-                if len(p) < 3:
-                    continue
-                g = re.match(r"\[\s*([0-9]+\.[0-9]+)\]", p[2]) if p[1] == "0" else \
-                    re.search(r"uptime_at_report_start=([0-9.]+)", p[2])
-                if g:
-                    pts.append((float(g.group(1)), float(p[0]) - t0))
+                if len(p) == 3:
+                    out.append((float(p[0]) - t0, p[1], p[2]))
     except FileNotFoundError:
         return []
+    return out
+
+
+def stamped_anchors(d):
+    """[(guest s, disk-log s)]: each kernel line's timestamp against its arrival, and the guest's report
+    (uptime_at_report_start) against its own; [] without the stamps."""
+    pts = []
+    for h, idx, text in _stamped_lines(d):
+        g = re.match(r"\[\s*([0-9]+\.[0-9]+)\]", text) if idx == "0" else \
+            re.search(r"uptime_at_report_start=([0-9.]+)", text)
+        if g:
+            pts.append((float(g.group(1)), h))
     pts.sort()
     # A line reaches the host at or after its timestamp (the console is written in bursts): each arrival is an
     # upper bound, so keep the lower envelope, which is also monotonic.
@@ -149,16 +154,8 @@ def stamped_anchors(d):
 def report_arrival(d, m):
     """When the host saw the guest's report at boot end, on the disk log's clock (the stamped BOOTLAB-BEGIN line);
     for boots without stamps host_t_bootend, which counts from qemu's start, a second or so after the log's."""
-    t0 = int(_env(d).get("sim_log_t0_ns") or 0) / 1e9
-    try:
-        with open(os.path.join(d, "console-times.tsv"), errors="replace") as f:
-            for line in f:
-                p = line.rstrip("\n").split("\t", 2)
-                if t0 > 0 and len(p) == 3 and p[1] == "1" and "BOOTLAB-BEGIN" in p[2]:
-                    return float(p[0]) - t0
-    except FileNotFoundError:
-        pass
-    return m.get("_host_report")
+    return next((h for h, idx, text in _stamped_lines(d) if idx == "1" and "BOOTLAB-BEGIN" in text),
+                m.get("_host_report"))
 
 
 def clock(d, m, reqs):
