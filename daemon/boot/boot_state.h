@@ -47,8 +47,8 @@ int pf_boot_dirs_trusted(const struct pf_boot_paths *p, char *err, size_t errlen
 void pf_trace_name(char *buf, size_t len, int64_t when, const char *boot_id);
 
 /* The trace files in dir, oldest first (by the time in the name, then by the file's modification time, then by
- * name).  *names is a malloc'd array of
- * malloc'd names; free with pf_trace_names_free.  A missing dir gives 0 names.  Returns 0 or -errno. */
+ * name).  *names is a malloc'd array of malloc'd names; free with pf_trace_names_free.  A missing dir gives 0
+ * names.  Returns 0 or -errno. */
 int pf_traces_list(const char *dir, char ***names, size_t *n);
 void pf_trace_names_free(char **names, size_t n);
 
