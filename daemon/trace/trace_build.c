@@ -60,15 +60,33 @@ struct source {
 	uint64_t page;
 };
 
+/* 1 when another traced subvolume of e's filesystem holds a traced file with e's inode number: the page events,
+ * which name a file by the filesystem's device and its inode number, cannot tell the two apart. */
+static int pages_shared(struct pf_tracer *t, const struct pf_trace_entry *e)
+{
+	const struct pf_trace_fs *fs = &t->fs[e->fs];
+	for (int i = 0; i < t->nfs; i++)
+		if (i != (int)e->fs && t->fs[i].page_dev == fs->page_dev && pf_trace_lookup(t, t->fs[i].dev, e->ino))
+			return 1;
+	return 0;
+}
+
+/* Whether e's ranges are its resident pages rather than the pages the events say were read: init's files were
+ * read before tracing began (trace_init.c), and the events of a file whose inode number another traced subvolume
+ * shares are both files' pages. */
+static int wants_mincore(struct pf_tracer *t, const struct pf_trace_entry *e)
+{
+	return (e->flags & PF_FILE_INIT) || !pf_trace_pages_cover(t, (int)e->fs) || pages_shared(t, e);
+}
+
 /* The snapshot when it still holds (see trace_snapshot.c) and no mincore pass is needed, else the file opened
  * again by handle.  Returns the path (malloc'd) with *st, or NULL with errno-like -rc in *rc when the entry is
  * left out (deleted since, its filesystem gone, no path leads to it). */
 static char *open_source(struct source *src, struct stat *st, int *rc)
 {
 	const struct pf_trace_entry *e = src->e;
-	int wants_mincore = (e->flags & PF_FILE_INIT) || !pf_trace_pages_cover(src->t, (int)e->fs);
 	src->fd = -1;
-	src->from_snap = e->snap && ((e->flags & PF_FILE_DIR) || !wants_mincore);
+	src->from_snap = e->snap && ((e->flags & PF_FILE_DIR) || !wants_mincore(src->t, e));
 	if (src->from_snap && e->verified)
 		pf_trace_snapshot_stat(e, st); /* its path checked when it was resolved, a moment ago (trace_fid.c) */
 	else if (src->from_snap)
@@ -113,11 +131,10 @@ static int entry_ranges(struct source *src, const struct stat *st, struct pf_ran
 		return x ? pf_listed_ranges_map(x, (int)e->nx, size, bs, &whole, 1, r, nr)
 			 : pf_mapped_ranges(src->fd, size, bs, r, nr);
 	}
-	if (!pf_trace_pages_cover(t, (int)e->fs) || (e->flags & PF_FILE_INIT))
-		/* init's files were read before tracing began (trace_init.c): their pages only mincore knows */
+	if (wants_mincore(t, e))
 		return pf_resident_ranges(src->fd, size, bs, r, nr);
 	size_t ns;
-	const struct pf_page_span *s = pf_page_table_spans(&t->pages.table, e->dev, e->ino, &ns);
+	const struct pf_page_span *s = pf_page_table_spans(&t->pages.table, t->fs[e->fs].page_dev, e->ino, &ns);
 	struct pf_page_span *full = NULL;
 	size_t nfull = 0;
 	uint64_t filled = 0;

@@ -22,6 +22,14 @@ int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev, int *fsi)
 	return 0;
 }
 
+int pf_trace_fs_pages_of(const struct pf_tracer *t, dev_t page_dev)
+{
+	for (int i = 0; i < t->nfs; i++)
+		if (t->fs[i].page_dev == page_dev)
+			return 1;
+	return 0;
+}
+
 char *pf_trace_fd_path(const struct pf_tracer *t, int fd)
 {
 	char link[64], buf[PATH_MAX];

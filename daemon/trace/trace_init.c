@@ -50,6 +50,20 @@ static struct pf_trace_entry *record(struct pf_tracer *t, const char *path, dev_
 	return r;
 }
 
+/* The traced filesystem of a mapped file, 1 with its index in *fsi and its st_dev in *dev, or 0.  maps names a
+ * file by its superblock's device, which on btrfs is no subvolume's st_dev: there the path's, same inode. */
+static int mapped_fs(const struct pf_tracer *t, const char *path, ino_t ino, dev_t *dev, int *fsi)
+{
+	struct stat st;
+	if (pf_trace_fs_index(t, *dev, fsi))
+		return 1;
+	if (!pf_trace_fs_pages_of(t, *dev) || stat(path, &st) < 0 || st.st_ino != ino ||
+	    !pf_trace_fs_index(t, st.st_dev, fsi) || t->fs[*fsi].page_dev != *dev)
+		return 0;
+	*dev = st.st_dev;
+	return 1;
+}
+
 int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, size_t *n)
 {
 	*idx = NULL;
@@ -73,7 +87,7 @@ int pf_trace_init_files(struct pf_tracer *t, const char *maps, size_t **idx, siz
 		path[strcspn(path, "\n")] = '\0';
 		dev_t dev = makedev(maj, min);
 		int fsi;
-		if (!pf_trace_fs_index(t, dev, &fsi) || strstr(path, " (deleted)"))
+		if (strstr(path, " (deleted)") || !mapped_fs(t, path, (ino_t)ino, &dev, &fsi))
 			continue;
 		struct pf_trace_entry *e = pf_trace_lookup(t, dev, (ino_t)ino);
 		if (!e && !(e = record(t, path, dev, (ino_t)ino, fsi)))

@@ -141,6 +141,9 @@ void pf_fh_index_free(struct pf_fh_index *x);
 /* One traced filesystem. */
 struct pf_trace_fs {
 	dev_t dev;
+	dev_t page_dev;            /* the device the page-cache events and /proc/PID/maps name its files by: the
+				    * superblock's, as mountinfo shows it; on btrfs not st_dev, and one for all the
+				    * filesystem's subvolumes */
 	uint8_t uuid[16];
 	uint32_t block_size;
 	int medium;                /* enum pf_medium */
@@ -315,6 +318,8 @@ void pf_trace_fid_read_done(struct pf_tracer *t);
 
 /* trace_fs.c: the traced filesystem with this st_dev: 1 with its index in *fsi, or 0 (none). */
 int pf_trace_fs_index(const struct pf_tracer *t, dev_t dev, int *fsi);
+/* Whether page_dev is the page-cache device of a traced filesystem (1) or not (0). */
+int pf_trace_fs_pages_of(const struct pf_tracer *t, dev_t page_dev);
 /* The inode's generation (FS_IOC_GETVERSION), 0 where the filesystem has none. */
 uint32_t pf_trace_generation(int fd);
 /* Path of an open fd (malloc'd); NULL if the file is gone ("(deleted)") or has no plain path. */

@@ -3,7 +3,8 @@
  * now.  One entry per filesystem (st_dev): bind mounts of the same filesystem are one fanotify mark.  btrfs
  * gives each subvolume an st_dev of its own (anonymous, major 0, not the one mountinfo shows): each mounted
  * subvolume is an entry with that st_dev (files are checked against it) and the filesystem's UUID, flagged
- * PF_FS_SUBVOL; their fanotify marks are one filesystem mark, on the superblock they share.  At the end
+ * PF_FS_SUBVOL; their fanotify marks are one filesystem mark, on the superblock they share, whose device number
+ * (mountinfo's) the page-cache events and /proc/PID/maps name their files by.  At the end
  * of tracing: where each one is mounted now, if anywhere (the residency pass opens files by handle through it). */
 #include "array.h"
 #include "config.h"
@@ -25,6 +26,7 @@
 
 struct mnt {
 	dev_t dev;                 /* btrfs: the subvolume's st_dev (stat of the mount point), not mountinfo's */
+	dev_t sb_dev;              /* mountinfo's: the superblock's (pf_trace_fs.page_dev) */
 	int btrfs;
 	int root_is_fs_root;       /* the mount shows the whole filesystem, not a bind of a subdirectory */
 	char *dir;
@@ -75,7 +77,7 @@ static int read_mountinfo(struct mnt **out, size_t *n)
 		if ((rc = PF_ARRAY_RESERVE(m, cap, cnt + 1, 64)))
 			break;
 		unescape(dir);
-		m[cnt].dev = makedev(maj, min);
+		m[cnt].dev = m[cnt].sb_dev = makedev(maj, min);
 		m[cnt].btrfs = strcmp(type, "btrfs") == 0;
 		struct stat st;
 		if (m[cnt].btrfs)
@@ -156,8 +158,18 @@ struct picked {
 	int nfs, nskip;
 };
 
-static int add_fs(struct picked *pk, dev_t dev, const char *dir, int medium_override, char *err, size_t errlen,
-		  int explicit)
+/* The superblock's device number of the filesystem with st_dev dev (differs on btrfs), or dev when no mount shows
+ * it (mounted over). */
+static dev_t sb_dev_of(const struct mnt *m, size_t n, dev_t dev)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].dev == dev)
+			return m[i].sb_dev;
+	return dev;
+}
+
+static int add_fs(struct picked *pk, dev_t dev, dev_t page_dev, const char *dir, int medium_override, char *err,
+		  size_t errlen, int explicit)
 {
 	struct pf_trace_fs **fs = &pk->fs;
 	int *nfs = &pk->nfs;
@@ -193,6 +205,7 @@ static int add_fs(struct picked *pk, dev_t dev, const char *dir, int medium_over
 	memset(e, 0, sizeof(*e));
 	e->wd = e->mount_fd = -1;
 	e->dev = dev;
+	e->page_dev = page_dev;
 	memcpy(e->uuid, id.uuid, 16);
 	e->block_size = (uint32_t)sv.f_bsize;
 	e->medium = pf_medium_of_devno(id.devno ? id.devno : dev, medium_override);
@@ -239,14 +252,15 @@ int pf_trace_pick_mounts(const struct pf_trace_opts *o, struct pf_trace_fs **out
 				break;
 			}
 			const char *mp = mountpoint_of(m, nm, st.st_dev, real);
-			rc = add_fs(&pk, st.st_dev, mp ? mp : real, o->medium_override, err, errlen, 1);
+			rc = add_fs(&pk, st.st_dev, sb_dev_of(m, nm, st.st_dev), mp ? mp : real, o->medium_override, err,
+				    errlen, 1);
 		}
 	} else {
 		for (size_t i = 0; i < nm && rc == 0; i++) {
 			if (major(m[i].dev) == 0 && !m[i].btrfs)
 				continue;
 			const char *mp = mountpoint_of(m, nm, m[i].dev, NULL);
-			rc = add_fs(&pk, m[i].dev, mp, o->medium_override, err, errlen, 0);
+			rc = add_fs(&pk, m[i].dev, m[i].sb_dev, mp, o->medium_override, err, errlen, 0);
 		}
 		if (rc == 0 && pk.nfs == 0) {
 			rc = -ENODEV;

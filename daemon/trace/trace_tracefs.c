@@ -132,14 +132,21 @@ static int buffer_kb(void)
 	return (int)(kb < BUF_KB_MIN ? BUF_KB_MIN : kb);
 }
 
-/* "(s_dev == A || s_dev == B) && comm != \"NAME\"": the kernel's dev_t is major << 20 | minor. */
+/* "(s_dev == A || s_dev == B) && comm != \"NAME\"": the kernel's dev_t is major << 20 | minor; each superblock
+ * once (the subvolumes of a btrfs share one). */
 static void make_filter(const struct pf_tracer *t, int with_comm, char *buf, size_t len)
 {
 	size_t used = 0;
 	used += (size_t)snprintf(buf + used, len - used, "(");
-	for (int i = 0; i < t->nfs && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%ss_dev == %u", i ? " || " : "",
-					 major(t->fs[i].dev) << 20 | minor(t->fs[i].dev));
+	for (int i = 0, n = 0; i < t->nfs && used < len; i++) {
+		dev_t d = t->fs[i].page_dev;
+		int seen = 0;
+		for (int j = 0; j < i; j++)
+			seen |= t->fs[j].page_dev == d;
+		if (!seen)
+			used += (size_t)snprintf(buf + used, len - used, "%ss_dev == %u", n++ ? " || " : "",
+						 major(d) << 20 | minor(d));
+	}
 	if (used < len)
 		used += (size_t)snprintf(buf + used, len - used, ")");
 	if (with_comm && used < len)
@@ -357,15 +364,16 @@ static void take_event(void *ctx, const struct pf_page_event *e)
 		t->st.own_page_events++;
 		return;
 	}
-	dev_t dev = makedev(ev.major, ev.minor);
-	int fsi;
-	if (!pf_trace_fs_index(t, dev, &fsi))
+	dev_t dev = makedev(ev.major, ev.minor); /* the superblock's: one for all subvolumes of a btrfs */
+	if (!pf_trace_fs_pages_of(t, dev))
 		return;
 	if (pf_page_table_add(&p->table, dev, (ino_t)ev.ino, ev.start, ev.end) < 0) {
 		p->state = PF_PAGES_LOST; /* out of memory: the events are incomplete from here on */
 		return;
 	}
-	p->fs_events[fsi]++;
+	for (int i = 0; i < t->nfs; i++)
+		if (t->fs[i].page_dev == dev)
+			p->fs_events[i]++;
 	t->st.page_events++;
 }
 

@@ -69,6 +69,10 @@ run_pipeline() {
 		pf_bg "$PREFETCHD" trace "${marks[@]}" --output "$w/trace" --pid-file "$w/pid" >"$w/trace.out" 2>&1
 		wait_pidfile "$w/pid"
 		while read -r f; do cat "$f" >/dev/null; done <"$w/reads"
+		# and a few pages in the middle of a file, where $tmp/NAME.partial lists one ("PATH SKIP COUNT", pages)
+		[ ! -f "$tmp/$name.partial" ] || while read -r f o l; do
+			dd if="$f" of=/dev/null bs=4096 skip="$o" count="$l" status=none
+		done <"$tmp/$name.partial"
 		"$PREFETCHD" stop --pid-file "$w/pid" >"$w/stop.out" 2>&1 || pf_fail "$name: stop: $(cat "$w/stop.out" "$w/trace.out")"
 		wait "$PF_BG_PID"
 		pf_cache_release
@@ -163,7 +167,11 @@ else
 		mkdir "$tmp/top/$sv/var"
 		for i in $(seq 1 1500); do printf '%1000s' "$i" >"$tmp/top/$sv/var/unread$i"; done
 	done
+	# read 8 pages of it in the middle; its inode number no traced file of @home has (each subvolume numbers its
+	# own inodes from 256, and the page events name a file by the filesystem's device and inode number)
+	head -c $((1024 * 1024)) /dev/urandom >"$tmp/top/@/partial.bin"
 	umount "$tmp/top" || pf_fail "umount $tmp/top"
+	echo "$tmp/b/root/partial.bin 64 8" >"$tmp/btrfs.partial"
 	# root: subvol=@ at .../root, home: subvol=@home at .../root/home (boot_reads names directories after them)
 	pf_mount "$bdev" "$tmp/b/root" -o subvol=@
 	pf_mount "$bdev" "$tmp/b/root/home" -o subvol=@home
@@ -171,6 +179,20 @@ else
 	[ "$(stat -c %d "$tmp/b/root")" != "$(stat -c %d "$tmp/b/root/home")" ] || pf_fail "precondition: subvolumes share st_dev"
 	mkdir -p "$tmp/btrfs" && ln -s "$bdev" "$tmp/btrfs/dev"
 	run_pipeline btrfs "$tmp/b/root" "$tmp/b/root/home"
+	# where the kernel has page-cache tracepoints the trace takes the pages read from them on btrfs too (the
+	# events name the superblock's device, not a subvolume's st_dev): the partly read file holds just its 8
+	# pages, not what readahead brought in around them
+	if grep -q 'ranges: pages read ([1-9]' "$tmp/btrfs/trace.out"; then
+		[ "$(grep -c "^# filesystem [0-9]*: .*btrfs subvolume, ranges: pages read (tracepoints)" "$tmp/btrfs/dump")" = 2 ] ||
+			pf_fail "btrfs: page events not used for both subvolumes: $(grep '^# filesystem' "$tmp/btrfs/dump")"
+		got=$(awk -F'\t' -v p="$tmp/b/root/partial.bin" '$1 == p { print $2, $3 }' "$tmp/btrfs/dump")
+		[ "$got" = "$((64 * 4096)) $((8 * 4096))" ] ||
+			pf_fail "btrfs: partial.bin's traced range is '$got', not the 8 pages read at page 64"
+	elif grep -q 'no page event on the traced filesystems' "$tmp/btrfs/trace.out"; then
+		pf_fail "btrfs: the tracer had page-cache events but none of btrfs's: $(cat "$tmp/btrfs/trace.out")"
+	else
+		pf_note "btrfs: no page events here ($(grep -o 'ranges: [^>]*' "$tmp/btrfs/trace.out")): ranges from mincore, not checked"
+	fi
 	# the metadata pass asked for the items of every file of both subvolumes, and the checksums of their data
 	for fsi in 0 1; do
 		[ "$(grep -c "^m $fsi meta btrfs-items " "$tmp/btrfs/plan")" -ge 20 ] && grep -q "^m $fsi meta btrfs-csums " "$tmp/btrfs/plan" ||
