@@ -61,7 +61,9 @@ struct source {
 };
 
 /* 1 when another traced subvolume of e's filesystem holds a traced file with e's inode number: the page events,
- * which name a file by the filesystem's device and its inode number, cannot tell the two apart. */
+ * which name a file by the filesystem's device and its inode number, cannot tell the two apart.  (A subvolume
+ * nobody mounted, nested in a traced one, is not traced: its files' events can add to a traced file's pages, which
+ * at worst reads more of that file than the boot did, as mincore's pages would.) */
 static int pages_shared(struct pf_tracer *t, const struct pf_trace_entry *e)
 {
 	const struct pf_trace_fs *fs = &t->fs[e->fs];
