@@ -37,10 +37,13 @@ trace_once() {
 	"$PREFETCHD" dump "$tmp/t" >"$tmp/dump" || pf_fail "dump"
 }
 
-# Another process's drop_caches (a shared machine) can evict big before mincore looks: then again, 3 times.
+# Another process's drop_caches (a shared machine) can evict big before mincore looks: our tests' drops wait for
+# the cache lock; after anyone else's, again, 3 times.
 for ((try = 1; try <= 3; try++)); do
+	pf_cache_hold
 	trace_once
 	read -r resident total < <("$TOOLS/pf_mincore" "$mnt/big")
+	pf_cache_release
 	[ "$resident" = "$total" ] && break
 	pf_note "big evicted meanwhile ($resident of $total pages resident): again"
 done
