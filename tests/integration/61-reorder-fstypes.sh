@@ -88,7 +88,7 @@ kind ext4-inline ext4 4096 -O inline_data
 
 # ---- the time budget: a tiny one stops after one unit (exit 3), clean; runs again until done ----
 budget_series() {
-	local img=$work/budget.img layout=$work/budget.layout out rc runs=0 g0 g1
+	local img=$work/budget.img layout=$work/budget.layout out rc runs=0 g0 g1 said=''
 	"$TOP/tests/mkaged.sh" "$img" 32 ext4 4096 50 31 >/dev/null 2>&1 || { bad "budget: mkaged.sh"; return; }
 	"$TOOLS/mklayout" --order reverse --seed 9 --percent 60 --dirs --special -o "$layout" "$img" >/dev/null || { bad "budget: mklayout"; return; }
 	manifest "$img" "$work/m.ref" || { bad "budget: cannot read the image"; return; }
@@ -96,6 +96,8 @@ budget_series() {
 	while :; do
 		runs=$((runs + 1))
 		out=$("$REORDER" --min-gain off --chunk-blocks 64 --time-budget 0.001 --layout "$layout" "$img" 2>&1); rc=$?
+		said+="
+    run $runs, exit $rc: $(echo "$out" | tail -1)" # each run's summary, for a failure to show
 		if [ $rc -ne 0 ] && [ $rc -ne 3 ]; then bad "budget: run $runs exit $rc: $(echo "$out" | tail -1)"; return; fi
 		out=$(e2fsck -fn "$img" 2>&1) || { bad "budget: e2fsck -fn not clean after run $runs (exit $rc)"; return; }
 		[ $rc -eq 0 ] && break
@@ -104,7 +106,7 @@ budget_series() {
 	[ $runs -gt 1 ] || bad "budget: a 1 ms budget with 64-block chunks did not stop the first run (nothing to split?)"
 	if manifest "$img" "$work/m.cur"; then cmp -s "$work/m.ref" "$work/m.cur" || bad "budget: files differ"; fi
 	g1=$(gaps "$layout" "$img")
-	[ "$g1" -lt "$g0" ] || bad "budget: discontinuities not fewer: $g0 -> $g1"
+	[ "$g1" -lt "$g0" ] || bad "budget: discontinuities not fewer: $g0 -> $g1; the runs said:$said"
 	summary+=("$(printf 'time budget 1 ms: %d runs to finish (exit 3 then 0), clean after each, gaps %s -> %s' "$runs" "$g0" "$g1")")
 }
 budget_series
