@@ -67,7 +67,6 @@ for b in "$PREFETCHD" "$WLRUN" "$TOOLS/mkbootset"; do [ -x "$b" ] || pf_fail "$b
 work=$(pf_tmpdir)
 log=${KEEP_LOG:-$work/runs}
 : >"$log"
-drops() { awk '$1 == "drop_pagecache" || $1 == "drop_slab" { n += $2 } END { print n }' /proc/vmstat; }
 
 # cold CASE FS WL LAYOUT: "seconds replay_seconds requests seeks metadata_blocks"; measured again (up to 5
 # times) when somebody else dropped caches meanwhile
@@ -77,7 +76,7 @@ cold() {
 		rs=0 mb=0
 		pf_drop_caches
 		pf_cache_hold # until the workload has read: no one else's drop in between (tests/cache_lock.sh)
-		d0=$(drops)
+		d0=$(pf_cache_drops slab)
 		sim_reset
 		if [ "$c" = prefetch ] || [ "$c" = before ]; then
 			local bin=$PREFETCHD
@@ -89,7 +88,7 @@ cold() {
 		fi
 		"$WLRUN" -q -C "$fs" "$wl" >/dev/null || pf_fail "workload"
 		pf_cache_release
-		[ "$(drops)" = "$d0" ] && break
+		[ "$(pf_cache_drops slab)" = "$d0" ] && break
 		echo "$c: caches dropped by someone else during the run, again" >&2
 	done
 	echo "$(sim_seconds) $rs $(sim_stat requests) $(sim_stat seeks) ${mb:-0}"

@@ -93,7 +93,6 @@ if [ ${#cases[@]} -gt 2 ]; then
 fi
 
 # Dropping slab counts too: an inode evicted from the inode cache takes its cached pages with it.
-drops() { awk '$1 == "drop_pagecache" || $1 == "drop_slab" { n += $2 } END { print n }' /proc/vmstat; }
 
 # One case, cold unless warm; prints "seconds replay_seconds requests seeks".  Others on this machine drop
 # caches too (every test does): a case during which somebody else did is measured again (up to 5 times).
@@ -105,7 +104,7 @@ run_case() {
 	for ((try = 1; try <= 5; try++)); do
 		rs=0
 		pf_drop_caches
-		d0=$(drops)
+		d0=$(pf_cache_drops slab)
 		if [ "$c" = warm ]; then # filling the cache is not measured: in count mode, it is quick
 			local mode; mode=$(sim_stat mode)
 			sim_ctl mode count
@@ -121,7 +120,7 @@ run_case() {
 		case $c in access | physical) rs=$(sim_seconds) ;; esac
 		"${rt[@]}" "$WLRUN" -q -C "$fs" "$wl" >"$work/wl.out" || pf_fail "workload ($c)"
 		t1=$(date +%s%N)
-		[ "$(drops)" = "$d0" ] && break
+		[ "$(pf_cache_drops slab)" = "$d0" ] && break
 		echo "$c: caches dropped by someone else during the run, again" >&2
 	done
 	local secs

@@ -28,6 +28,12 @@ pf_cache_hold() {
 	while [ ! -e "$held" ] && kill -0 "$PF_CACHE_PID" 2>/dev/null; do sleep 0.01; done
 	rm -f "$held"
 }
+# pf_cache_drops [slab]: the machine's drops of the page cache so far, with "slab" those of the slab (inodes,
+# dentries: what a measurement of metadata reads depends on) added; a change across a measurement means someone
+# dropped caches during it
+pf_cache_drops() {
+	awk -v slab="${1:-}" '$1 == "drop_pagecache" || (slab && $1 == "drop_slab") { n += $2 } END { print n + 0 }' /proc/vmstat
+}
 pf_cache_release() {
 	[ -n "${PF_CACHE_PID:-}" ] || return 0
 	kill "$PF_CACHE_PID" 2>/dev/null

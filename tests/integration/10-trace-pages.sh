@@ -43,14 +43,13 @@ ranges() { # DUMP PATH: merged "offset+length ..."
 }
 bytes_of() { awk -F'\t' -v p="$2" '!/^#/ && $1 == p { s += $3 } END { print s + 0 }' "$1"; }
 
-drops() { awk '$1 == "drop_pagecache" { n += $2 } END { print n + 0 }' /proc/vmstat; }
 # trace_reads MODE (auto|mincore): the reads under a tracer; the dump in $tmp/dump.MODE.  The cache lock is held
 # until the tracer has ended (mincore asks what is resident then: our tests' drops wait); DROPPED says whether
 # someone else dropped caches meanwhile (1) or not (0).
 trace_reads() {
 	local mode=$1 d0
 	pf_cache_hold
-	d0=$(drops)
+	d0=$(pf_cache_drops)
 	umount "$mnt" && mount "$dev" "$mnt" || pf_fail "remount (cold cache)"
 	rm -f "$tmp/pid"
 	PREFETCH_TRACE_PAGES=$mode pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t.$mode" \
@@ -72,7 +71,7 @@ trace_reads() {
 	"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"
 	wait "$tracer" || pf_fail "tracer exited with $?"
 	DROPPED=0
-	[ "$(drops)" = "$d0" ] || DROPPED=1
+	[ "$(pf_cache_drops)" = "$d0" ] || DROPPED=1
 	pf_cache_release
 	[ ! -e "$instances/prefetch-$tracer" ] || pf_fail "instance prefetch-$tracer left behind"
 	"$PREFETCHD" dump "$tmp/t.$mode" >"$tmp/dump.$mode" || pf_fail "dump"

@@ -31,7 +31,6 @@ wait_pidfile() { # FILE: the tracer writes its pid once its marks are in place
 	pf_fail "tracer did not start (no pid in $1)"
 }
 
-drops() { awk '$1 == "drop_pagecache" { n += $2 } END { print n + 0 }' /proc/vmstat; }
 
 # populate DIR TAG: a few directories of files of 8-200 KiB, written in an order unlike the reading order
 populate() {
@@ -65,7 +64,7 @@ run_pipeline() {
 		rm -f "$w/pid"
 		pf_drop_caches
 		pf_cache_hold # our drops wait until the trace has taken its ranges (others' may not)
-		d0=$(drops)
+		d0=$(pf_cache_drops)
 		pf_bg "$PREFETCHD" trace "${marks[@]}" --output "$w/trace" --pid-file "$w/pid" >"$w/trace.out" 2>&1
 		wait_pidfile "$w/pid"
 		while read -r f; do cat "$f" >/dev/null; done <"$w/reads"
@@ -76,7 +75,7 @@ run_pipeline() {
 		"$PREFETCHD" stop --pid-file "$w/pid" >"$w/stop.out" 2>&1 || pf_fail "$name: stop: $(cat "$w/stop.out" "$w/trace.out")"
 		wait "$PF_BG_PID"
 		pf_cache_release
-		[ "$(drops)" = "$d0" ] && break
+		[ "$(pf_cache_drops)" = "$d0" ] && break
 		pf_note "$name: caches dropped by someone else while tracing: again"
 	done
 	"$PREFETCHD" dump "$w/trace" >"$w/dump" || pf_fail "$name: dump of the trace"
@@ -97,7 +96,7 @@ run_pipeline() {
 	for try in 1 2 3 4 5; do
 		pf_drop_caches
 		pf_cache_hold # until the replay's pages are checked
-		d0=$(drops)
+		d0=$(pf_cache_drops)
 		while read -r f; do
 			read -r t _ < <("$TOOLS/pf_mincore" "$f")
 			[ "$t" = 0 ] || pf_fail "$name: precondition: $f has $t pages resident after drop_caches"
@@ -115,11 +114,11 @@ run_pipeline() {
 			sleep 0.1
 		done
 		pf_cache_release
-		[ "$(drops)" = "$d0" ] && break
+		[ "$(pf_cache_drops)" = "$d0" ] && break
 		[ -z "$miss" ] && break
 		pf_note "$name: caches dropped by someone else during the replay's check: again"
 	done
-	[ -z "$miss" ] || [ "$(drops)" = "$d0" ] || pf_skip "$name: caches dropped by other processes during each of 5 replays"
+	[ -z "$miss" ] || [ "$(pf_cache_drops)" = "$d0" ] || pf_skip "$name: caches dropped by other processes during each of 5 replays"
 	[ -z "$miss" ] || pf_fail "$name: not resident after the replay: $miss"
 	# status: one line per filesystem mounted now, with what prefetch does there and its files in the layout
 	cp "$w/layout" "$PF_TEST_HOME/state/layout"

@@ -60,17 +60,16 @@ sim_reset
 
 # Cold reads through loop + ext4: charged, and exactly the same twice.
 sim_mount "$mnt/fs"
-drops() { awk '$1 == "drop_pagecache" || $1 == "drop_slab" { n += $2 } END { print n }' /proc/vmstat; }
 run() { # our tests' drops wait for the lock; measured again if somebody else dropped caches meanwhile
 	local try d0 d1
 	for try in 1 2 3 4 5; do
 		pf_drop_caches
 		pf_cache_hold
-		d0=$(drops)
+		d0=$(pf_cache_drops slab)
 		sim_reset
 		"$WLRUN" -C "$mnt/fs" "$dir/workload" >"$dir/out" || pf_fail "wlrun"
 		cat "$mnt/fs/big" >/dev/null
-		d1=$(drops)
+		d1=$(pf_cache_drops slab)
 		pf_cache_release
 		[ "$d1" = "$d0" ] && break
 	done
@@ -87,11 +86,11 @@ pf_note "cold read: $(awk -v ns="$a" 'BEGIN { print ns / 1e6 }') ms model time, 
 # surely as one during it: the drops are counted from before the warming, our tests' drops wait for the lock.
 for try in 1 2 3 4 5; do
 	pf_cache_hold
-	d0=$(drops)
+	d0=$(pf_cache_drops slab)
 	"$WLRUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
 	sim_reset
 	"$WLRUN" -q -C "$mnt/fs" "$dir/workload" >/dev/null
-	d1=$(drops)
+	d1=$(pf_cache_drops slab)
 	pf_cache_release
 	[ "$d1" = "$d0" ] && break
 done
