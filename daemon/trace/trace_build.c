@@ -56,6 +56,7 @@ struct source {
 	struct pf_tracer *t;
 	const struct pf_trace_entry *e;
 	int from_snap;
+	int mincore;               /* its ranges are its resident pages (wants_mincore), not the events' */
 	int fd;                    /* -1: not open; -2: opening it failed */
 	uint64_t page;
 };
@@ -88,7 +89,8 @@ static char *open_source(struct source *src, struct stat *st, int *rc)
 {
 	const struct pf_trace_entry *e = src->e;
 	src->fd = -1;
-	src->from_snap = e->snap && ((e->flags & PF_FILE_DIR) || !wants_mincore(src->t, e));
+	src->mincore = wants_mincore(src->t, e);
+	src->from_snap = e->snap && ((e->flags & PF_FILE_DIR) || !src->mincore);
 	if (src->from_snap && e->verified)
 		pf_trace_snapshot_stat(e, st); /* its path checked when it was resolved, a moment ago (trace_fid.c) */
 	else if (src->from_snap)
@@ -133,7 +135,7 @@ static int entry_ranges(struct source *src, const struct stat *st, struct pf_ran
 		return x ? pf_listed_ranges_map(x, (int)e->nx, size, bs, &whole, 1, r, nr)
 			 : pf_mapped_ranges(src->fd, size, bs, r, nr);
 	}
-	if (wants_mincore(t, e))
+	if (src->mincore)
 		return pf_resident_ranges(src->fd, size, bs, r, nr);
 	size_t ns;
 	const struct pf_page_span *s = pf_page_table_spans(&t->pages.table, t->fs[e->fs].page_dev, e->ino, &ns);
