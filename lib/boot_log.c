@@ -2,7 +2,6 @@
 /* Boot-time log records: formatting, parsing, appending, and the measurements they hold. */
 #include "boot_log.h"
 #include "array.h"
-#include "fsid.h"
 #include "safe_file.h"
 #include "state_dir.h"
 
@@ -308,15 +307,12 @@ static dev_t whole_disk(dev_t dev)
 	return ok ? makedev(a, b) : dev;
 }
 
-int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
+int pf_boot_record_disk(dev_t dev, unsigned ndevices, struct pf_boot_record *r)
 {
 	strcpy(r->disk, "-");
 	r->io_ms = r->reads = r->sectors = -1;
-	dev_t dev;
-	unsigned ndevices;
-	int rc = pf_fsid_block_device(path, &dev, &ndevices);
-	if (rc)
-		return rc;
+	if (!dev || !ndevices)
+		return -ENODEV;
 	if (ndevices > 1)
 		return -EXDEV; /* btrfs on several devices: no one disk's counters are the boot's */
 	dev = whole_disk(dev);
@@ -340,7 +336,7 @@ int pf_boot_record_disk(const char *path, struct pf_boot_record *r)
 		return err;
 	}
 	text[len] = '\0';
-	rc = pf_diskstats_parse(text, major(dev), minor(dev), r->disk, sizeof(r->disk), &r->reads, &r->sectors,
+	int rc = pf_diskstats_parse(text, major(dev), minor(dev), r->disk, sizeof(r->disk), &r->reads, &r->sectors,
 				&r->io_ms);
 	free(text);
 	return rc;

@@ -106,9 +106,10 @@ int pf_boottime_append(const char *path, const struct pf_boot_record *r);
 /* From /proc/diskstats text: the line of device major:minor.  Returns 0 or -ENOENT. */
 int pf_diskstats_parse(const char *text, unsigned maj, unsigned min, char *name, size_t namelen, int64_t *reads,
 		       int64_t *sectors, int64_t *io_ms);
-/* Fill disk/io_ms/reads/sectors for the whole disk holding path (a partition is mapped to its disk through
- * sysfs; a btrfs subvolume to its filesystem's device, pf_fsid_block_device).  Leaves "-" / -1 when unknown,
- * and on a btrfs spanning several devices (-EXDEV).  Returns 0 or a negative errno. */
-int pf_boot_record_disk(const char *path, struct pf_boot_record *r);
+/* Fill disk/io_ms/reads/sectors for the whole disk holding device dev of a filesystem spanning ndevices devices
+ * (as pf_fsid_block_device gives them; a partition is mapped to its disk through sysfs).  Leaves "-" / -1 when
+ * unknown (dev 0 or ndevices 0: -ENODEV), and on a filesystem spanning several devices (-EXDEV).  Returns 0 or a
+ * negative errno. */
+int pf_boot_record_disk(dev_t dev, unsigned ndevices, struct pf_boot_record *r);
 
 #endif

@@ -2,7 +2,6 @@
 #include "boot_settings.h"
 
 #include "format.h"
-#include "fsid.h"
 #include "medium.h"
 #include "safe_file.h"
 
@@ -89,15 +88,11 @@ static int layout_age(const struct pf_boot_paths *p, int64_t *age)
 	return 0;
 }
 
-void pf_boot_settings(const struct pf_boot_paths *p, const struct pf_config *cfg, const char *mount, int moved,
+void pf_boot_settings(const struct pf_boot_paths *p, const struct pf_config *cfg, dev_t dev, int moved,
 		      struct pf_boot_record *rec)
 {
 	struct utsname u;
 	snprintf(rec->kernel, sizeof(rec->kernel), "%s", uname(&u) == 0 ? u.release : "-");
-	/* a btrfs subvolume's st_dev names no device: its filesystem's device then (what the tracer records too) */
-	dev_t dev;
-	unsigned ndevices;
-	(void)pf_fsid_block_device(mount, &dev, &ndevices); /* failing, st_dev as before; 0 if mount is not there */
 	int medium = dev ? pf_medium_of_devno(dev, cfg->medium) : PF_MEDIUM_UNKNOWN;
 	snprintf(rec->medium, sizeof(rec->medium), "%s", pf_medium_name(medium));
 	if (pf_reorder_placed_load(p->reorder_placed, &rec->generation, &rec->chunk) == 0 && moved) {

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The file: missing -> generation 0, chunk -1 (0 returned); unreadable or malformed -> -1, -1 and the error. */
 int pf_reorder_placed_load(const char *path, int64_t *generation, int64_t *chunk);
@@ -25,10 +26,11 @@ int pf_reorder_placed_save(const char *path, int64_t generation, int64_t chunk, 
 /* "chunk C" (C > 0) in the arm step's marker line: 1 with C in *chunk, or 0 when absent. */
 int pf_reorder_marker_chunk(const char *line, int64_t *chunk);
 
-/* Fill rec's settings: kernel release, medium (of mount, with the configuration's override), the generation and
+/* Fill rec's settings: kernel release, medium (of the root's device dev as pf_fsid_block_device gives it, 0 when
+ * not known; with the configuration's override), the generation and
  * chunk (a new generation when moved: the reorder armed at the last shutdown moved blocks), and the layout's age
  * (boots in the log since the layout was last written; -1 without one). */
-void pf_boot_settings(const struct pf_boot_paths *p, const struct pf_config *cfg, const char *mount, int moved,
+void pf_boot_settings(const struct pf_boot_paths *p, const struct pf_config *cfg, dev_t dev, int moved,
 		      struct pf_boot_record *rec);
 
 /* Once a record with a new generation is appended: keep that generation (rec->reorder set).  Returns 0 or the

@@ -22,6 +22,7 @@
 #include "config.h"
 #include "error.h"
 #include "format.h"
+#include "fsid.h"
 #include "incomplete.h"
 #include "log.h"
 #include "pidfile.h"
@@ -173,6 +174,7 @@ struct boot {
 	double cpu_setup;         /* this thread's CPU time to start up and set up tracing */
 	double cpu_at_end;        /* ours when the boot ended: what the boot paid for prefetch */
 	struct pf_boot_record rec;
+	dev_t root_dev;           /* the device standing for the first mount's filesystem (0: not known) */
 	int cut_replay;  /* the boot has ended, or another instance has it: stop the replay rather than wait */
 	int ready_owed;  /* READY=1 still to send: a Type=notify start exiting without it counts as failed */
 	int pending;     /* the trace and record wait in the runtime dir for PREFETCH_DIR */
@@ -454,7 +456,10 @@ static void measure_boot_end(struct boot *b)
 	pf_boot_id(b->rec.boot_id, sizeof(b->rec.boot_id));
 	b->rec.boot_s = pf_boot_end(b->p.boot_end, b->rec.end_source, sizeof(b->rec.end_source));
 	b->cpu_at_end = cpu_seconds(RUSAGE_SELF); /* the work below is after the boot's end */
-	pf_boot_record_disk(b->cfg.nmounts ? b->cfg.mounts[0] : "/", &b->rec);
+	/* a btrfs subvolume's st_dev names no device: its filesystem's device then (what the tracer records too) */
+	unsigned ndevices;
+	(void)pf_fsid_block_device(b->cfg.nmounts ? b->cfg.mounts[0] : "/", &b->root_dev, &ndevices); /* else st_dev */
+	pf_boot_record_disk(b->root_dev, ndevices, &b->rec);
 	if (pf_psi_io_ms(&b->rec.psi_io_ms)) {
 		b->rec.psi_io_ms = -1; /* the record's "not known" */
 		pf_notice("no /proc/pressure/io (a kernel without PSI, or psi=0): this boot's I/O stall is not recorded");
@@ -508,7 +513,7 @@ static void record_boot(struct boot *b)
 {
 	/* a run that moved nothing leaves the disk as it was: the boot is judged as one without a reorder */
 	b->rec.reorder = b->cfg.enable_reordering && pf_boot_reorder_armed(&b->p) && pf_boot_reorder_moved(&b->p);
-	pf_boot_settings(&b->p, &b->cfg, b->cfg.nmounts ? b->cfg.mounts[0] : "/", b->rec.reorder, &b->rec);
+	pf_boot_settings(&b->p, &b->cfg, b->root_dev, b->rec.reorder, &b->rec);
 	struct pf_trace_stats st = { 0 };
 	struct pf_image *trace = finish_tracing(b, &st);
 	b->rec.when = (int64_t)time(NULL);
@@ -565,7 +570,7 @@ static void record_off_boot(struct boot *b)
 	measure_boot_end(b);
 	b->rec.off = 1;
 	b->rec.reorder = b->cfg.enable_reordering && pf_boot_reorder_armed(&b->p) && pf_boot_reorder_moved(&b->p);
-	pf_boot_settings(&b->p, &b->cfg, b->cfg.nmounts ? b->cfg.mounts[0] : "/", b->rec.reorder, &b->rec);
+	pf_boot_settings(&b->p, &b->cfg, b->root_dev, b->rec.reorder, &b->rec);
 	b->rec.when = (int64_t)time(NULL);
 	b->rec.replay_mib = 0;
 	b->rec.replay_files = 0;
