@@ -5,8 +5,9 @@
 #
 # Settings (set before pfq_command; unset ones take the default):
 #   PFQ_QEMU     the emulator (PREFETCH_IMAGE_QEMU, else qemu-system-x86_64)
-#   PFQ_ACCEL    kvm | tcg (default: kvm where /dev/kvm opens read-write, qemu falling back to tcg where it does
-#                not work after all; else tcg with a thread per vCPU)
+#   PFQ_ACCEL    kvm | tcg (default: kvm where PFQ_KVM, /dev/kvm, opens read-write, qemu falling back to tcg where
+#                KVM cannot start; else tcg with a thread per vCPU.  A KVM that starts and then fails, as in some
+#                nested hosts, is the caller's to detect: pfq_kvm_failed)
 #   PFQ_NAME, PFQ_MEM (MiB, 1024), PFQ_SMP (1), PFQ_CPU (max)
 #   PFQ_DRIVE    qemu's -drive argument (required)
 #   PFQ_KERNEL, PFQ_INITRD, PFQ_APPEND   a direct kernel boot (else the disk's own boot loader)
@@ -26,7 +27,7 @@ pfq_accel() {
 		echo tcg # icount: one TCG thread for all vCPUs (qemu refuses thread=multi with it)
 	elif [ -n "${PFQ_ACCEL:-}" ]; then
 		case $PFQ_ACCEL in tcg) echo "tcg,thread=multi" ;; *) echo "$PFQ_ACCEL" ;; esac
-	elif [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+	elif [ -r "${PFQ_KVM:-/dev/kvm}" ] && [ -w "${PFQ_KVM:-/dev/kvm}" ]; then
 		printf 'kvm\ntcg,thread=multi\n'
 	else
 		echo "tcg,thread=multi"
@@ -62,6 +63,16 @@ pfq_start() {
 		"${PFQ_CMD[@]}" </dev/null >"$1" 2>&1 &
 	fi
 	PFQ_PID=$!
+}
+
+# pfq_kvm_failed OUTFILE SERIAL: 0 when qemu, given KVM by default (PFQ_ACCEL unset), ended without the guest
+# printing anything: a KVM that opened but could not run the guest (qemu aborts, e.g. "failed to set MSR" in a
+# nested host).  Its last line of complaint is in PFQ_KVM_WHY.  The caller then runs the guest again with
+# PFQ_ACCEL=tcg.
+pfq_kvm_failed() {
+	[ -z "${PFQ_ACCEL:-}" ] && [ -z "${PFQ_ICOUNT:-}" ] && [ ! -s "$2" ] && pfq_accel | grep -qx kvm || return 1
+	PFQ_KVM_WHY=$(grep -v -e '^QEMU .* monitor' -e '^(qemu) *$' "$1" 2>/dev/null | sed 's/^(qemu) //' | tail -n 1)
+	return 0
 }
 
 pfq_running() { [ -n "${PFQ_PID:-}" ] && kill -0 "$PFQ_PID" 2>/dev/null; }

@@ -4,7 +4,8 @@
 # (PREFETCH_IMAGE_QEMU) so that it takes seconds: a guest that prints nothing is stopped at the time-out with one
 # line naming its console log; one whose qemu ends at once (a kernel panic under -no-reboot) is reported as such;
 # one that says it stored a trace is powered down through qemu's monitor (system_powerdown), and a trace it did not
-# store is reported; and learn interrupted by TERM.  Each time: the stand-in is gone, the overlay removed, the image
+# store is reported; a qemu whose KVM opens but aborts at the start (a nested host: "failed to set MSR") has the
+# boot run again under TCG; and learn interrupted by TERM.  Each time: the stand-in is gone, the overlay removed, the image
 # byte-identical.
 source "$TOP/tests/lib.sh"
 pf_require_root # the fixture's files are written through a loop mount
@@ -25,16 +26,20 @@ printf '#!/bin/sh\n' >"$T/mnt/usr/sbin/prefetchd"
 umount "$T/mnt" || pf_fail "umount"
 pf_loop_release "$dev" "$(realpath "$IMG")"
 
-# The stand-in: its pid in $T/qemu.pid; MODE silent (prints nothing, waits), panic (ends at once, exit 1) or
+# The stand-in: its pid in $T/qemu.pid, its -accel options a line per start in $T/qemu.accels; MODE silent (prints
+# nothing, waits), panic (ends at once, exit 1), nokvm (aborts when given KVM, else as traced) or
 # traced (prints the trace line on its serial file, then ends when the monitor says system_powerdown).
 cat >"$T/qemu" <<'EOS'
 #!/bin/bash
 echo $$ >"$STUB_DIR/qemu.pid"
-serial=
-while [ $# -gt 0 ]; do [ "$1" = -serial ] && serial=${2#file:}; shift; done
+serial= accel=
+while [ $# -gt 0 ]; do case $1 in -serial) serial=${2#file:} ;; -accel) accel+="${accel:+ }$2" ;; esac; shift; done
+echo "$accel" >>"$STUB_DIR/qemu.accels"
 case $STUB_MODE in
 silent) exec sleep 300 ;;
 panic) echo "Kernel panic - not syncing: VFS: Unable to mount root fs" >>"$serial"; exit 1 ;;
+nokvm) # KVM aborts; under TCG the guest boots as traced
+	case $accel in kvm*) echo "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69" >&2; kill -ABRT $$ ;; esac ;&
 traced)
 	echo "[   9.1] prefetchd: trace: 12 files -> /var/lib/prefetch/traces/trace-x.pf" >>"$serial"
 	echo "[   9.2] prefetchd: layout: 1 traces, 12 files kept" >>"$serial"
@@ -63,6 +68,16 @@ learn silent "learn: boot 1: no 'prefetchd: trace:' line on the serial console w
 learn panic "learn: boot 1: qemu ended before the guest's prefetch stored a trace" 2
 learn traced "learn: the boots stored no trace in /var/lib/prefetch/traces" 5
 [ -e "$T/qemu.powerdown" ] || pf_fail "traced: the guest was not powered down through the monitor"
+# A KVM that opens (PFQ_KVM: a file standing for /dev/kvm) but aborts qemu at the start: that boot again, and the
+# next, under TCG; then as traced.
+: >"$T/kvm"
+rm -f "$T/qemu.accels"
+PFQ_KVM=$T/kvm learn nokvm "learn: the boots stored no trace in /var/lib/prefetch/traces" 8
+[ "$(cat "$T/qemu.accels")" = "$(printf 'kvm tcg,thread=multi\ntcg,thread=multi\ntcg,thread=multi')" ] ||
+	pf_fail "nokvm: qemu's accelerators, boot by boot: $(cat "$T/qemu.accels")"
+PFQ_KVM=$T/kvm STUB_MODE=nokvm "$PI" learn --timeout 3 --boots 1 --work "$T/work" "$IMG" 2>&1 |
+	grep -q "learn: boot 1: qemu's KVM failed (qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69): the boots run under TCG (slower)" ||
+	pf_fail "nokvm: no line saying KVM failed"
 # Interrupted (TERM) while the guest runs: the guest is stopped and the overlay removed all the same.
 rm -f "$T/qemu.pid"
 STUB_MODE=silent "$PI" learn --timeout 300 --work "$T/work" "$IMG" >"$T/term.out" 2>&1 &
