@@ -3,6 +3,8 @@
 # bootlab: build (once, cached) the Debian 12 guest and one golden disk image per setup.
 #   build-guest.sh base            debootstrap + guest configuration  -> $CACHE/rootfs-base, vmlinuz, initrd.img
 #   build-guest.sh golden SETUP    base + this project installed, configured for SETUP -> $CACHE/golden-SETUP.img
+#   build-guest.sh golden imaged   golden-reorder.img (built first when missing or of another commit) after
+#                                  `prefetch-image build` of this tree -> $CACHE/golden-imaged.img (issue 30)
 #   build-guest.sh deb             only build the Debian package of the project tree -> $CACHE/deb-COMMIT/
 # SETUP: none (installed, its units disabled), prefetch (prefetch.service + stop timer), reorder (also
 # ENABLE_FILE_REORDERING=1, so the shutdown hook reorders), selfcheck (prefetch with the self-check on:
@@ -264,9 +266,39 @@ build_golden() {
 	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2
 }
 
+# The image an image builder ships (issue 30): golden-reorder.img as prefetch-image build leaves it (3 learning
+# boots under qemu on an overlay, the root reordered offline for their layout, the layout installed).  The
+# learning boots run on a plain image file (no simulated disk, the host's clock): what the boots read does not
+# depend on the disk's speed.  The initramfs and kernel are the reorder image's (build changes neither).
+build_imaged() {
+	local src img work out
+	src=$(golden_of reorder) img=$(golden_of imaged)
+	[ "$ROOT_FS" = ext4 ] || die "imaged: prefetch-image reorders ext2/3/4 roots only"
+	project_tree || die "could not build the project"
+	grep -qx "prefetch_commit=$PROJ_COMMIT" "$src.info" 2>/dev/null || build_golden reorder
+	work=$(mktemp -d "$CACHE/imaged.XXXXXX")
+	trap 'rm -rf "$work" "$img.tmp"' EXIT
+	cp --sparse=always "$src" "$img.tmp"
+	local b=$PROJ_SRC/build/default
+	log "prefetch-image build of a copy of $src (3 learning boots under qemu: a few minutes)"
+	out=$(PREFETCHD=$b/prefetchd REORDER=$b/prefetch-reorder PREFETCH_IMAGE_LIB=$PROJ_SRC/image/qemu-guest.sh \
+		"$b/gen/image/prefetch-image" build --work "$work/pi" --kernel "$CACHE/vmlinuz" --initrd "${src%.img}.initrd" \
+		--append "$KERNEL_APPEND" "$img.tmp" 2>&1) ||
+		die "prefetch-image build failed: $(tail -n 3 <<<"$out")"
+	printf '%s\n' "$out" >"$CACHE/imaged$MODEL_SUFFIX.log"
+	{
+		sed 's/^setup=reorder$/setup=imaged/' "$src.info"
+		grep -E '^(origin|replay now|reordered): ' <<<"$out" | sed -E 's/^([a-z ]+): +/image_build \1: /'
+	} >"$img.info.tmp"
+	cp "${src%.img}.initrd" "${img%.img}.initrd.tmp"
+	mv "$img.tmp" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
+	rm -rf "$work"; trap - EXIT
+	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2
+}
+
 case "${1:-}" in
 base) build_base ;;
-golden) shift; for s in "$@"; do build_golden "$s"; done ;;
+golden) shift; for s in "$@"; do if [ "$s" = imaged ]; then build_imaged; else build_golden "$s"; fi; done ;;
 deb) project_tree && deb_package && echo "$PROJ_DEB" ;;
 *) echo "usage: $0 base | golden SETUP... | deb" >&2; exit 2 ;;
 esac

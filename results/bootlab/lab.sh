@@ -19,7 +19,7 @@ GUEST_MEM=${BOOTLAB_MEM:-1024}
 # runs on while its vCPU waits, but the host's does: on a busy host a boot can take several times its guest time.
 BOOT_TIMEOUT=${BOOTLAB_TIMEOUT:-$([ -n "${BOOTLAB_ICOUNT:-}" ] && echo 900 || echo 300)}
 KERNEL_APPEND=${BOOTLAB_APPEND:-root=/dev/vda console=ttyS0 panic=-1}
-SETUPS_ALL="none prefetch reorder warm selfcheck"
+SETUPS_ALL="none prefetch reorder warm selfcheck first imaged"
 # BOOTLAB_ICOUNT=N: the guest's clock counts instructions (qemu -icount shift=N,sleep=on, TCG in one thread), 2^N
 # ns each, and follows real time only while the vCPU idles (waiting for the disk): the time the vCPU waits for a
 # host CPU on this shared host is then no part of the guest's boot time.  Empty (the default): the guest's clock
@@ -61,7 +61,14 @@ die() { log "error: $*"; exit 1; }
 
 # Golden image of a setup (warm boots the "none" image from tmpfs without the simulated disk).
 # The images of the disk model DISK_MODEL.
-golden_of() { case "$1" in warm) echo "$CACHE/golden-none$MODEL_SUFFIX.img" ;; *) echo "$CACHE/golden-$1$MODEL_SUFFIX.img" ;; esac; }
+# "first" boots fresh copies of the reorder image (the image as shipped, never booted): see run-series.sh.
+golden_of() {
+	case "$1" in
+	warm) echo "$CACHE/golden-none$MODEL_SUFFIX.img" ;;
+	first) echo "$CACHE/golden-reorder$MODEL_SUFFIX.img" ;;
+	*) echo "$CACHE/golden-$1$MODEL_SUFFIX.img" ;;
+	esac
+}
 
 # Install the package file $2 into the root $1 as a user would: apt-get install of the .deb (its dependencies
 # are in the base guest already, so no download).  No service is started in the image (the package starts none

@@ -31,13 +31,15 @@ TOP = os.path.abspath(os.path.join(LAB, "..", ".."))
 CSV_PATH = os.path.join(LAB, "boots.csv")
 RAW = os.path.join(LAB, "raw")
 CACHE_DIR = os.environ.get("BOOTLAB_CACHE", "/var/cache/prefetch-bootlab")
-SETUPS = ["none", "prefetch", "reorder", "warm", "selfcheck"]
+SETUPS = ["none", "prefetch", "reorder", "warm", "selfcheck", "first", "imaged"]
 LABEL = {
     "none": "none",
     "prefetch": "prefetch",
     "reorder": "prefetch + reorder",
     "warm": "warm bound (tmpfs)",
     "selfcheck": "prefetch, self-check on",
+    "first": "image as shipped, first boot",
+    "imaged": "after prefetch-image build, first boot",
 }
 FIELDS = [
     "run", "setup", "phase", "boot", "status", "disk", "boot_end_s", "boot_end_source", "systemd_finish_s",
@@ -585,7 +587,8 @@ def boots_chart(data, path, title):
     prefetchd = os.path.join(TOP, "build", "default", "prefetchd")
     if not os.access(prefetchd, os.X_OK):
         sys.exit(f"report.py: {prefetchd} is not built: run make at the top first (the chart is prefetchd report's)")
-    flags = {"none": (0, 0), "prefetch": (1, 0), "reorder": (1, 1), "selfcheck": (1, 0)}
+    flags = {"none": (0, 0), "prefetch": (1, 0), "reorder": (1, 1), "selfcheck": (1, 0), "first": (1, 0),
+             "imaged": (1, 1)}
     order = {id(r): k for k, r in enumerate(load_rows_cached())}
     boots = sorted((r for s, d in data.items() if s in flags for r in d["ok"]), key=lambda r: order.get(id(r), 0))
     lines = ["# prefetch boottime log, format 1", "# the boot lab's measured boots (results/bootlab/report.py)"]

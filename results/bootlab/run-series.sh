@@ -3,7 +3,9 @@
 # bootlab: series of boots of one or more setups, each from a fresh writable copy of its golden image.
 #   run-series.sh SETUPS [N]
 # SETUPS: space- or comma-separated list of none | prefetch | reorder | selfcheck (on the simulated disk) | warm (golden-none
-# on tmpfs, no simulated disk). Several setups are interleaved, one boot at a time (round r boots every setup
+# on tmpfs, no simulated disk) | first (the reorder image as shipped) | imaged (it after prefetch-image build): these
+# two boot a fresh copy of their image every time, no learning boots: each boot is a deployed machine's first.
+# Several setups are interleaved, one boot at a time (round r boots every setup
 # once), so that the load of this shared host falls on all of them alike and a cut-short run stays balanced.
 # Learning boots come first, recorded as phase "learn": TRACE_AGGREGATION_COUNT (LEARN, 3) for the prefetch
 # setups, LEARN_BASE (1: the fresh image's first boot) otherwise. Then N measured boots each (default 10).
@@ -40,7 +42,7 @@ RUN_ID=${RUN_ID:-$(date -u +%Y%m%dT%H%M)}
 work=$(mktemp -d /dev/shm/bootlab.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 trap 'exit 130' INT TERM
-declare -A learn info disk initrd img
+declare -A learn info disk initrd img fresh golden_img
 declare -A fails
 # One boot of SETUP from its image img[SETUP], recorded; BOOTLAB_GUEST_ARGS (the caller's) reach the guest.
 boot() { # SETUP PHASE INDEX
@@ -116,14 +118,19 @@ tuning_series() {
 
 maxlearn=0
 for s in "${setups[@]}"; do
-	case "$s" in prefetch|reorder|selfcheck) learn[$s]=${LEARN:-3} ;; none|warm) learn[$s]=${LEARN_BASE:-1} ;; *) die "unknown setup $s" ;; esac
+	case "$s" in
+	prefetch|reorder|selfcheck) learn[$s]=${LEARN:-3} ;;
+	none|warm) learn[$s]=${LEARN_BASE:-1} ;;
+	first|imaged) learn[$s]=0 fresh[$s]=1 ;;
+	*) die "unknown setup $s" ;;
+	esac
 	[ "${learn[$s]}" -gt $maxlearn ] && maxlearn=${learn[$s]}
 	golden=$(golden_of "$s")
 	[ -f "$golden" ] || die "no golden image $golden: make -C $LAB_DIR guest"
 	cp --sparse=always "$golden" "$work/$s.img"
-	img[$s]=$work/$s.img
+	img[$s]=$work/$s.img golden_img[$s]=$golden
 	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
-	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs|root_fs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=' \
+	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs|root_fs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=|^image_build origin' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
 	medium=$(grep -E '^config: PREFETCH_MEDIUM=' "$golden.info" 2>/dev/null | sed 's/^config: //' || true)
 	[ "$s" = warm ] || info[$s]+="disk_model=$DISK_MODEL ${medium:+$medium }"
@@ -135,7 +142,11 @@ for ((r = 1; r <= maxlearn; r++)); do
 	for s in "${setups[@]}"; do [ "$r" -le "${learn[$s]}" ] && boot "$s" learn "$r"; done
 done
 for ((r = 1; r <= n; r++)); do
-	for s in "${setups[@]}"; do boot "$s" measure "$r"; done
+	for s in "${setups[@]}"; do
+		# a deployed machine's first boot: every measured boot on a fresh copy of the image
+		[ -n "${fresh[$s]:-}" ] && [ "$r" -gt 1 ] && cp --sparse=always "${golden_img[$s]}" "${img[$s]}"
+		boot "$s" measure "$r"
+	done
 	log "round $r of $n done"
 	[ -e "$CACHE/runs/$RUN_ID/STOP" ] && { log "STOP file: run $RUN_ID ends after round $r of $n"; break; }
 done
