@@ -261,7 +261,7 @@ build_golden() {
 		[ -f "$cfg" ] && grep -E '^[A-Z_]+=' "$cfg" | sed 's/^/config: /'
 	} >"$img.info.tmp"
 	root_image "$dir" "$img.tmp"
-	mv "$img.tmp" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
+	mv "$work/$(basename "$img")" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
 	rm -rf "$dir"; trap - EXIT
 	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2
 }
@@ -277,13 +277,13 @@ build_imaged() {
 	project_tree || die "could not build the project"
 	grep -qx "prefetch_commit=$PROJ_COMMIT" "$src.info" 2>/dev/null || build_golden reorder
 	work=$(mktemp -d "$CACHE/imaged.XXXXXX")
-	trap 'rm -rf "$work" "$img.tmp"' EXIT
-	cp --sparse=always "$src" "$img.tmp"
+	trap 'rm -rf "$work"' EXIT
+	cp --sparse=always "$src" "$work/$(basename "$img")" # built under its own name: the layout's origin names it
 	local b=$PROJ_SRC/build/default
 	log "prefetch-image build of a copy of $src (3 learning boots under qemu: a few minutes)"
 	out=$(PREFETCHD=$b/prefetchd REORDER=$b/prefetch-reorder PREFETCH_IMAGE_LIB=$PROJ_SRC/image/qemu-guest.sh \
 		"$b/gen/image/prefetch-image" build --work "$work/pi" --kernel "$CACHE/vmlinuz" --initrd "${src%.img}.initrd" \
-		--append "$KERNEL_APPEND" "$img.tmp" 2>&1) ||
+		--append "$KERNEL_APPEND" "$work/$(basename "$img")" 2>&1) ||
 		die "prefetch-image build failed: $(tail -n 3 <<<"$out")"
 	printf '%s\n' "$out" >"$CACHE/imaged$MODEL_SUFFIX.log"
 	{
@@ -291,7 +291,7 @@ build_imaged() {
 		grep -E '^(origin|replay now|reordered): ' <<<"$out" | sed -E 's/^([a-z ]+): +/image_build \1: /'
 	} >"$img.info.tmp"
 	cp "${src%.img}.initrd" "${img%.img}.initrd.tmp"
-	mv "$img.tmp" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
+	mv "$work/$(basename "$img")" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
 	rm -rf "$work"; trap - EXIT
 	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2
 }
