@@ -45,6 +45,7 @@ out=$("$PI" install --layout "$T/layout" "$IMG" 2>&1) || pf_fail "install: $out"
 ls=$(state_ls "$IMG")
 grep -qx "layout 100600 0" <<<"$ls" && grep -qx "layout.origin 100600 0" <<<"$ls" || pf_fail "install: layout and origin not root's 0600: $ls"
 grep -Eq '^(selfcheck|boottime.log) ' <<<"$ls" && pf_fail "install: the old self-check state is still there: $ls"
+grep -q '^reorder-placed ' <<<"$ls" && pf_fail "install: a reorder generation for a root not reordered: $ls"
 debugfs -R "ls $STATE/traces" "$(fs_of "$IMG")" 2>/dev/null | grep -q trace-1-old && pf_fail "install: an old trace is still there"
 pf_fsck_clean "$(fs_of "$IMG")"
 pf_p1_same "$IMG" || pf_fail "install: partition 1 changed"
@@ -73,12 +74,20 @@ out=$("$PI" install --layout "$T/layout" "$IMG" 2>&1) || pf_fail "second install
 mkdir -p "$T/work"; cp "$T/layout" "$T/work/layout"
 out=$("$PI" build --work "$T/work" "$IMG" 2>&1) || pf_fail "build: $out"
 [[ $out == *"not learning again"* && $out == *"reordered:      yes"* ]] || pf_fail "build: $out"
+# the root reordered for the layout: the deployed machine's first reorder generation, as status shows it
+grep -qx "reorder-placed 100600 0" <<<"$(state_ls "$IMG")" || pf_fail "build: no root-owned reorder-placed: $(state_ls "$IMG")"
+rm -f "$T/state/reorder-placed"
+debugfs -R "dump $STATE/reorder-placed $T/state/reorder-placed" "$(fs_of "$IMG")" >/dev/null 2>&1
+grep -Eqx "generation 1 chunk 2000 when [0-9]+" "$T/state/reorder-placed" || pf_fail "build: reorder-placed: $(cat "$T/state/reorder-placed")"
+out=$("$PREFETCHD" status --config "$T/status.conf") || pf_fail "status"
+grep -q "^  placed:       the layout's files by reorder generation 1 (CHUNK_SIZE_BLOCKS 2000)" <<<"$out" ||
+	pf_fail "status of the built image's state: $out"
 pf_fsck_clean "$(fs_of "$IMG")"
 files_same "$IMG"
 sum=$(sha256sum <"$IMG")
 out=$("$PI" build --work "$T/work" "$IMG" 2>&1) || pf_fail "second build: $out"
 [ "$(sha256sum <"$IMG")" = "$sum" ] || pf_fail "the second build changed the image: $out"
-pf_note "idempotent: a second install and a second build leave the image byte-identical; check says reordered"
+pf_note "idempotent: a second install and a second build leave the image byte-identical; check says reordered, status reorder generation 1"
 
 # ---- without root privileges ----
 command -v setpriv >/dev/null || pf_skip "needs setpriv for the unprivileged install (the rest passed)"
