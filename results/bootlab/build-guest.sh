@@ -261,7 +261,7 @@ build_golden() {
 		[ -f "$cfg" ] && grep -E '^[A-Z_]+=' "$cfg" | sed 's/^/config: /'
 	} >"$img.info.tmp"
 	root_image "$dir" "$img.tmp"
-	mv "$work/$(basename "$img")" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
+	mv "$img.tmp" "$img"; mv "$img.info.tmp" "$img.info"; mv "${img%.img}.initrd.tmp" "${img%.img}.initrd"
 	rm -rf "$dir"; trap - EXIT
 	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2
 }
