@@ -63,7 +63,10 @@ enum pf_boot_role pf_selfcheck_role(enum pf_policy policy, int interval, const c
 {
 	if (noreplay)
 		return PF_ROLE_CONTROL;
-	int minority = interval > 0 && boot_id && strcmp(boot_id, "-") && draw(boot_id, boots) % (uint64_t)interval == 0;
+	/* the first boot judged (a fresh state) is never drawn: a machine made from an image that prefetch-image
+	 * built replays its installed layout from the first boot on (elsewhere that boot has no layout yet) */
+	int minority = interval > 0 && boots > 0 && boot_id && strcmp(boot_id, "-") &&
+		       draw(boot_id, boots) % (uint64_t)interval == 0;
 	switch (policy) {
 	case PF_POLICY_OFF: return minority ? PF_ROLE_PROBE : PF_ROLE_CONTROL;
 	case PF_POLICY_NARROW: return minority ? PF_ROLE_CONTROL : PF_ROLE_NARROW;

@@ -3,7 +3,8 @@
  *
  * Roles.  One boot in SELF_CHECK_INTERVAL (on average; drawn from the boot id and the number of boots judged so
  * far, so that control boots follow no weekly or daily pattern of the machine) is the minority kind of the
- * policy in force:
+ * policy in force (never the first boot judged on a fresh state: a machine made from an image that prefetch-image
+ * built replays its installed layout from its first boot on):
  *   policy replay or narrow: a control boot — nothing replayed, traced as usual (the built-in A/B);
  *   policy off:              a probe boot — the full layout replayed, to see whether it helps again.
  * prefetch=noreplay on the kernel command line makes one boot a control boot whatever the policy.
@@ -66,8 +67,8 @@ const char *pf_policy_name(enum pf_policy p);
 int pf_policy_parse(const char *s, enum pf_policy *p);
 const char *pf_role_name(enum pf_boot_role r);
 
-/* This boot's role under policy (interval 0: never a control or probe boot).  noreplay: the kernel command line
- * asked for a boot without replay. */
+/* This boot's role under policy (interval 0, or boots 0, the first boot judged: never a control or probe boot).
+ * noreplay: the kernel command line asked for a boot without replay. */
 enum pf_boot_role pf_selfcheck_role(enum pf_policy policy, int interval, const char *boot_id, unsigned long boots,
 				    int noreplay);
 

@@ -24,17 +24,20 @@ static void test_roles(void **state)
 	assert_int_equal(pf_selfcheck_role(PF_POLICY_OFF, 0, "abc", 0, 0), PF_ROLE_CONTROL);
 	assert_int_equal(pf_selfcheck_role(PF_POLICY_REPLAY, 8, "abc", 0, 1), PF_ROLE_CONTROL); /* prefetch=noreplay */
 	assert_int_equal(pf_selfcheck_role(PF_POLICY_OFF, 8, "abc", 0, 1), PF_ROLE_CONTROL);
-	assert_int_equal(pf_selfcheck_role(PF_POLICY_REPLAY, 1, "-", 0, 0), PF_ROLE_REPLAY); /* no boot id: no draw */
+	assert_int_equal(pf_selfcheck_role(PF_POLICY_REPLAY, 1, "-", 1, 0), PF_ROLE_REPLAY); /* no boot id: no draw */
 	/* one in interval on average, the same boot id always the same role */
 	int control = 0, probe = 0, narrow_control = 0;
 	char id[40];
 	for (int i = 0; i < 8000; i++) {
 		snprintf(id, sizeof(id), "%08x-1234-4abc-8def-%012x", i * 2654435761u, i);
-		enum pf_boot_role r = pf_selfcheck_role(PF_POLICY_REPLAY, 8, id, 0, 0);
-		assert_int_equal(r, pf_selfcheck_role(PF_POLICY_REPLAY, 8, id, 0, 0));
+		enum pf_boot_role r = pf_selfcheck_role(PF_POLICY_REPLAY, 8, id, 1, 0);
+		assert_int_equal(r, pf_selfcheck_role(PF_POLICY_REPLAY, 8, id, 1, 0));
 		control += r == PF_ROLE_CONTROL;
-		probe += pf_selfcheck_role(PF_POLICY_OFF, 8, id, 0, 0) == PF_ROLE_PROBE;
-		narrow_control += pf_selfcheck_role(PF_POLICY_NARROW, 8, id, 0, 0) == PF_ROLE_CONTROL;
+		probe += pf_selfcheck_role(PF_POLICY_OFF, 8, id, 1, 0) == PF_ROLE_PROBE;
+		narrow_control += pf_selfcheck_role(PF_POLICY_NARROW, 8, id, 1, 0) == PF_ROLE_CONTROL;
+		/* the first boot judged (a fresh state) is never drawn: a built image's first boot replays */
+		assert_int_equal(pf_selfcheck_role(PF_POLICY_REPLAY, 1, id, 0, 0), PF_ROLE_REPLAY);
+		assert_int_equal(pf_selfcheck_role(PF_POLICY_NARROW, 1, id, 0, 0), PF_ROLE_NARROW);
 	}
 	assert_in_range(control, 850, 1150);
 	assert_int_equal(probe, control);
@@ -45,14 +48,14 @@ static void test_roles(void **state)
 		int k = 0;
 		for (int i = 0; i < 8; i++) {
 			snprintf(id, sizeof(id), "boot-%d", w * 8 + i);
-			k += pf_selfcheck_role(PF_POLICY_REPLAY, 8, id, 0, 0) == PF_ROLE_CONTROL;
+			k += pf_selfcheck_role(PF_POLICY_REPLAY, 8, id, 1, 0) == PF_ROLE_CONTROL;
 		}
 		regular += k == 1;
 	}
 	assert_in_range(regular, 300, 500); /* binomial(8, 1/8): P(k = 1) = 0.39 */
 	/* one kernel boot, many runs (tests): the count of boots judged varies the draw */
 	int by_count = 0;
-	for (unsigned long k = 0; k < 800; k++)
+	for (unsigned long k = 1; k <= 800; k++)
 		by_count += pf_selfcheck_role(PF_POLICY_REPLAY, 8, "same-boot-id", k, 0) == PF_ROLE_CONTROL;
 	assert_in_range(by_count, 60, 140);
 }
@@ -77,7 +80,7 @@ static void test_roles_injected_ids(void **state)
 		setenv("PREFETCH_BOOT_ID", given, 1);
 		pf_boot_id(id, sizeof(id));
 		assert_string_equal(id, given);
-		control += pf_selfcheck_role(PF_POLICY_REPLAY, 2, id, 0, 0) == PF_ROLE_CONTROL;
+		control += pf_selfcheck_role(PF_POLICY_REPLAY, 2, id, 1, 0) == PF_ROLE_CONTROL;
 	}
 	unsetenv("PREFETCH_BOOT_ID");
 	assert_in_range(control, 65, 135);
