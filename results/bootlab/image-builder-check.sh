@@ -154,9 +154,8 @@ make_disk() {
 
 # ---- 3. prefetch-image build, check, build again
 pi() {
-	local b=$PROJ_SRC/build/default
-	PREFETCHD=$b/prefetchd REORDER=$b/prefetch-reorder PREFETCH_IMAGE_LIB=$PROJ_SRC/image/qemu-guest.sh \
-		"$b/gen/image/prefetch-image" "$@"
+	PREFETCHD=$W/bin/prefetchd REORDER=$W/bin/prefetch-reorder PREFETCH_IMAGE_LIB=$W/bin/qemu-guest.sh \
+		"$W/bin/prefetch-image" "$@"
 }
 image_build() {
 	local t=$SECONDS sum1 sum2
@@ -205,7 +204,7 @@ boot_copy() {
 }
 boot_check() {
 	# shellcheck source=../../image/qemu-guest.sh
-	source "$PROJ_SRC/image/qemu-guest.sh"
+	source "$W/bin/qemu-guest.sh"
 	local i rc
 	for i in 1 2 3; do
 		rc=0; boot_copy "$i" || rc=$?
@@ -238,6 +237,11 @@ IMG=$W/disk.img UUID=$(cat /proc/sys/kernel/random/uuid)
 ROOT_PART=1; [ "$LABEL" = gpt ] && ROOT_PART=2
 project_tree || die "could not build the project"
 deb_package || die "could not build the Debian package"
+# the programs and the package copied out of the lab's cache, which keeps only the newest few builds: another
+# run's build may remove this one's while it runs
+mkdir -p "$W/bin"
+cp "$PROJ_SRC"/build/default/{prefetchd,prefetch-reorder,gen/image/prefetch-image} "$PROJ_SRC/image/qemu-guest.sh" "$W/bin/"
+cp "$PROJ_DEB" "$W/"; PROJ_DEB=$W/$(basename "$PROJ_DEB")
 build_root
 make_disk
 image_build
