@@ -34,7 +34,8 @@ cleanup() {
 	declare -F pfq_kill >/dev/null && pfq_kill
 	[ -z "$LOOP" ] || losetup -d "$LOOP" 2>/dev/null || true
 	LOOP=''
-	if [ -n "$W" ] && [ -z "${KEEP:-}" ]; then rm -rf "$W"; elif [ -n "$W" ]; then log "kept $W"; fi
+	# --one-file-system: never into a mount left inside (mmdebstrap's /proc, /sys, /dev/pts in the root it makes)
+	if [ -n "$W" ] && [ -z "${KEEP:-}" ]; then rm -rf --one-file-system "$W"; elif [ -n "$W" ]; then log "kept $W"; fi
 	return $rc
 }
 trap cleanup EXIT
