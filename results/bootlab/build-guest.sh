@@ -296,6 +296,8 @@ build_imaged() {
 	log "golden image ready: $img"; sed 's/^/    /' "$img.info" >&2
 }
 
+# Sourced (image-builder-check.sh: project_tree, deb_package), it only defines its functions.
+[ "${BASH_SOURCE[0]}" = "$0" ] || return 0
 case "${1:-}" in
 base) build_base ;;
 golden) shift; for s in "$@"; do if [ "$s" = imaged ]; then build_imaged; else build_golden "$s"; fi; done ;;
