@@ -28,12 +28,21 @@ PACKAGES=systemd,systemd-sysv,udev,dbus,kmod,linux-image-amd64,cron,rsyslog,open
 # Runtime libraries of prefetchd / prefetch-reorder (host build installed into the guest: same Debian 12).
 PACKAGES+=,libext2fs2,libcom-err2,libblkid1,libsystemd0,libcap2,procps
 
+# remove_tree DIR: a debootstrap cut off leaves the host's /proc (and /sys) mounted in its target; rm -rf would
+# walk into them.  Unmount whatever lies below DIR first, and never cross into another filesystem.
+remove_tree() {
+	local m
+	[ -e "$1" ] || return 0
+	findmnt -rn -o TARGET | grep -F "$1/" | sort -r | while read -r m; do umount -l "$m"; done
+	rm -rf --one-file-system "$1"
+}
+
 build_base() {
 	local base=$CACHE/rootfs-base boot=$CACHE/rootfs.debootstrap
 	[ -e "$base/.bootlab-ok" ] && { log "base guest cached: $base"; return 0; }
 	mkdir -p "$CACHE"
 	if [ ! -e "$boot/.debootstrap-ok" ]; then
-		rm -rf "$boot"
+		remove_tree "$boot"
 		log "debootstrap --variant=minbase $SUITE from $MIRROR (a few minutes)"
 		debootstrap --variant=minbase --include="$PACKAGES" "$SUITE" "$boot" "$MIRROR" >"$CACHE/debootstrap.log" 2>&1 ||
 			die "debootstrap failed, see $CACHE/debootstrap.log"
