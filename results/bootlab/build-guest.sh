@@ -33,7 +33,7 @@ PACKAGES+=,libext2fs2,libcom-err2,libblkid1,libsystemd0,libcap2,procps
 remove_tree() {
 	local m
 	[ -e "$1" ] || return 0
-	findmnt -rn -o TARGET | grep -F "$1/" | sort -r | while read -r m; do umount -l "$m"; done
+	findmnt -rn -o TARGET | { grep -F "$1/" || true; } | sort -r | while read -r m; do umount -l "$m"; done
 	rm -rf --one-file-system "$1"
 }
 
