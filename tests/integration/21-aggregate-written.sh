@@ -5,7 +5,7 @@
 # log written (dump: w) and not the library; the layout keeps the log although its size and mtime changed
 # after every trace (a file changed between boots, not while traced, is still dropped); after one more append
 # (the next boot's log is longer again), a cold replay reads the log's recorded ranges and counts nothing as
-# changed.  Before, every layout dropped such files as changed and the boot read them itself.  (What tells a
+# changed; the reorder leaves the log where it is, with a reason of its own.  Before, every layout dropped such files as changed and the boot read them itself.  (What tells a
 # write: a modification time at the end of tracing not before its start.)
 source "${TOP:?run me through tests/run.sh (make check)}/tests/lib.sh" || exit 1
 pf_require_root
@@ -74,6 +74,9 @@ grep -q '^0 ' "$tmp/log.ranges" || pf_fail "layout: the log's header not among i
 # the next boot: the log is longer again; a cold replay reads the log's ranges and skips nothing
 head -c $((16 << 10)) /dev/urandom >>"$mnt/var/log"
 umount "$mnt" || pf_fail "umount"
+# the reorder leaves it where it is, and says why (what the next boot appends lands elsewhere anyway)
+out=$("$REORDER" --dry-run --layout "$tmp/layout" "$dev" 2>&1) || pf_fail "reorder --dry-run: $out"
+[[ $out == *"1 written by every boot (a log): left where it is"* ]] || pf_fail "reorder: the log not skipped as written: $out"
 pf_drop_caches
 pf_cache_hold
 mount -o ro "$dev" "$mnt" || pf_fail "mount"
