@@ -71,6 +71,10 @@ enum pf_medium {
 #define PF_FILE_EXEC       0x2u  /* opened for execution */
 #define PF_FILE_METADATA   0x4u  /* only its inode/metadata was needed (no data ranges) */
 #define PF_FILE_INIT       0x8u  /* mapped by init (PID 1) when tracing ended: loaded before anything else ran */
+/* Written while the boot was traced (a log the boot appends to, a state file it rewrites in place): its size and
+ * mtime change at every boot, so aggregate and replay know it by inode and generation alone, and read what of it
+ * is there (reorder leaves it where it is).  Readers that do not know it see a changed file, as before. */
+#define PF_FILE_WRITTEN    0x10u
 
 /* Extent flags. */
 #define PF_EXT_PHYS_KNOWN  0x1u  /* physical is valid */

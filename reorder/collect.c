@@ -29,6 +29,7 @@ const char *pf_skip_reason(int r)
 		[PF_SKIP_SPECIAL] = "EA inode or DAX",
 		[PF_SKIP_ERROR] = "block map unreadable",
 		[PF_SKIP_RESERVED] = "an inode the filesystem itself uses (journal, orphan file, quota...)",
+		[PF_SKIP_WRITTEN] = "written by every boot (a log): left where it is",
 	};
 	return r >= 0 && r < PF_SKIP_NR ? names[r] : "?";
 }
@@ -86,6 +87,8 @@ static int check_identity(ext2_filsys fs, struct pf_cfile *f, struct ext2_inode_
 		return PF_SKIP_REPLACED;
 	if (!LINUX_S_ISREG(in->i_mode) && !LINUX_S_ISDIR(in->i_mode))
 		return PF_SKIP_TYPE;
+	if (r->flags & PF_FILE_WRITTEN)
+		return PF_SKIP_WRITTEN;
 	if (EXT2_I_SIZE(in) != r->size)
 		return PF_SKIP_CHANGED;
 	int has_ns;

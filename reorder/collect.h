@@ -22,6 +22,7 @@ enum pf_skip {
 	PF_SKIP_SPECIAL,     /* EA inode, DAX */
 	PF_SKIP_ERROR,       /* its block map could not be read */
 	PF_SKIP_RESERVED,    /* an inode the filesystem itself uses (reserved_inode.h) */
+	PF_SKIP_WRITTEN,     /* written at every boot (PF_FILE_WRITTEN): what the next boot appends lands elsewhere */
 	PF_SKIP_NR
 };
 

@@ -20,7 +20,11 @@ static int same_file(ext2_filsys fs, const struct pf_file *f, struct ext2_inode_
 	if (ext2fs_read_inode_full(fs, (ext2_ino_t)f->ino, (struct ext2_inode *)in, sizeof(*in)) ||
 	    in->i_links_count == 0 || in->i_dtime || !LINUX_S_ISREG(in->i_mode))
 		return 0;
-	if ((f->generation && f->generation != in->i_generation) || EXT2_I_SIZE(in) != f->size)
+	if (f->generation && f->generation != in->i_generation)
+		return 0;
+	if (f->flags & PF_FILE_WRITTEN) /* written at every boot: the replay reads it whatever its size */
+		return 1;
+	if (EXT2_I_SIZE(in) != f->size)
 		return 0;
 	int has_ns;
 	int64_t m = pf_inode_mtime_ns(fs, in, &has_ns), want = f->mtime_ns;

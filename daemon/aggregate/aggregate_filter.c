@@ -15,6 +15,8 @@ enum agg_fate agg_check_file(const struct pf_file *f)
 		return AGG_CHANGED;
 	if (S_ISDIR(st.st_mode))
 		return AGG_KEPT; /* a directory's size and mtime move with every entry added: not a change of content */
+	if (f->flags & PF_FILE_WRITTEN) /* written at every boot: the same inode is the same file */
+		return S_ISREG(st.st_mode) ? AGG_KEPT : AGG_CHANGED;
 	int64_t mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	if ((uint64_t)st.st_size != f->size || mtime != f->mtime_ns)
 		return AGG_CHANGED;

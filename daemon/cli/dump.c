@@ -40,9 +40,10 @@ void pf_dump_files(FILE *out, const struct pf_image *img)
 	fprintf(out, "# order\tflags\tsize\tinode\tfirst_ms\tboots\tfs\tpath\n");
 	for (uint32_t i = 0; i < img->nfiles; i++) {
 		const struct pf_file *f = &img->files[i];
-		fprintf(out, "%" PRIu32 "\t%c%c%c%c\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%" PRIu32 "\t%" PRIu32 "\t",
+		fprintf(out, "%" PRIu32 "\t%c%c%c%c%c\t%" PRIu64 "\t%" PRIu64 "\t%.3f\t%" PRIu32 "\t%" PRIu32 "\t",
 			f->first_order, f->flags & PF_FILE_DIR ? 'd' : '-', f->flags & PF_FILE_EXEC ? 'x' : '-',
-			f->flags & PF_FILE_METADATA ? 'm' : '-', f->flags & PF_FILE_INIT ? 'i' : '-', f->size, f->ino,
+			f->flags & PF_FILE_METADATA ? 'm' : '-', f->flags & PF_FILE_INIT ? 'i' : '-',
+			f->flags & PF_FILE_WRITTEN ? 'w' : '-', f->size, f->ino,
 			(double)f->first_ns / 1e6, f->boots, f->fs);
 		put_path(out, f->path);
 		fputc('\n', out);

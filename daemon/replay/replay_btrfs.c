@@ -1,18 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The metadata pass on btrfs (rotational media).  btrfs reads its tree blocks through its own btree inode, which
  * nothing outside the filesystem can fill by readahead; what it can do is ask btrfs for the items the boot will
- * need (BTRFS_IOC_TREE_SEARCH), in key order, so that the leaves holding them are read then, in key order, which
- * on a filesystem written once is close to disk order, instead of one at a time between data reads:
- *   1. the fs-tree items of the layout's inodes (inode, references, extents), in inode-number order: what the
- *      opens and the placing (FIEMAP) look up;
- *   2. the checksum-tree leaves of the layout's data, in logical order: reading data looks its checksums up when
- *      the read is submitted, a seek to the metadata and back for each new leaf during the data sweep.
+ * need (BTRFS_IOC_TREE_SEARCH), so that the leaves holding them are read then, before the data sweep, instead of
+ * one at a time between data reads:
+ *   1. list the searches: the fs-tree items of the layout's inodes (inode, references, extents: what the opens
+ *      and the placing, FIEMAP, look up), and the checksum-tree leaves of the layout's data (reading data looks
+ *      its checksums up when the read is submitted, a seek to the metadata and back for each new leaf);
+ *   2. find the leaves they land in, and the extent-tree leaves of the data (FIEMAP asks there whether an
+ *      extent is shared), from the internal nodes read off the device (btrfs_leaves.h);
+ *   3. read those leaves in the order they lie, each by a search for its first key alone: one sweep over the
+ *      metadata.  In key order, an aged filesystem's leaves cost a seek each;
+ *   4. the searches of step 1, in key order: what they need is cached (or, where step 2 could not tell the
+ *      leaves, they read them now, in key order).
  * btrfs does not say which tree blocks a search read: the pass counts the bytes it read from the disk (the
- * thread's read_bytes), in blocks of the filesystem's block size (a 16 KiB tree block is 4); tree blocks that
- * were cached count nothing.
- * Measured on the 1 GiB boot image (results/FSTYPES-BENCH.md): 1.92 -> 1.38 s aged, 0.64 -> 0.54 s fresh. */
+ * thread's read_bytes, the internal nodes of step 2 included), in blocks of the filesystem's block size (a
+ * 16 KiB tree block is 4); tree blocks that were cached count nothing.
+ * Measured on the 1 GiB boot image: results/FSTYPES-BENCH.md. */
 #include "replay_internal.h"
 
+#include "btrfs_leaves.h"
 #include "proc_io.h"
 
 #include <errno.h>
@@ -43,7 +49,8 @@ static int cmp_span(const void *pa, const void *pb)
 	return a->at < b->at ? -1 : a->at > b->at;
 }
 
-/* --dump-plan: what a step asks for (btrfs-items: the inode number; btrfs-csums: logical address and length). */
+/* --dump-plan: what a step asks for (btrfs-leaf: the leaf's logical address; btrfs-items: the inode number;
+ * btrfs-csums: logical address and length). */
 static void dump(const struct pf_rctx *c, uint32_t fsi, const char *step, uint64_t at, uint64_t len)
 {
 	FILE *f = c->o ? c->o->plan_dump : NULL;
@@ -61,7 +68,7 @@ static void search_init(struct btrfs_ioctl_search_args *a, uint64_t tree, uint64
 	a->key.max_transid = UINT64_MAX;
 }
 
-/* Step 1, one inode: all its items in the subvolume of fd (tree 0), search after search. */
+/* One inode: all its items in the subvolume of fd (tree 0), search after search. */
 static void inode_items(int fd, uint64_t ino)
 {
 	struct btrfs_ioctl_search_args a;
@@ -89,7 +96,7 @@ static void inode_items(int fd, uint64_t ino)
 	}
 }
 
-/* Step 2, one range of data: the checksum-tree leaf the search for its first byte lands in, and those after it up
+/* One range of data: the checksum-tree leaf the search for its first byte lands in, and those after it up
  * to its end. */
 static void data_csums(int fd, uint64_t at, uint64_t len)
 {
@@ -102,54 +109,147 @@ static void data_csums(int fd, uint64_t at, uint64_t len)
 	(void)ioctl(fd, BTRFS_IOC_TREE_SEARCH, &a);
 }
 
-static int fs_tree_step(struct pf_rctx *c, uint32_t fsi, int fd)
+/* One search of the pass: the items of an inode, or the checksums of a range of data. */
+enum { ITEMS, CSUMS };
+struct search {
+	int kind;
+	uint64_t at, len; /* ITEMS: the inode number; CSUMS: the logical range */
+};
+
+/* A leaf to read first, and its tree. */
+struct leaf {
+	uint64_t tree;
+	struct pf_btrfs_leaf l;
+};
+
+static int cmp_leaf(const void *pa, const void *pb)
 {
-	const struct pf_image *l = c->l;
-	uint64_t *v = malloc((l->nfiles + 1) * sizeof(*v));
-	if (!v)
+	const struct leaf *a = pa, *b = pb;
+	return a->l.place < b->l.place ? -1 : a->l.place > b->l.place;
+}
+
+/* Step 1: the searches in key order: the layout's inodes, then its data's checksums by the logical addresses the
+ * layout recorded (FIEMAP at trace time: a hint, a moved file only costs a leaf read for nothing).  0 or
+ * -ENOMEM. */
+static int list_searches(const struct pf_image *l, uint32_t fsi, struct search **out, size_t *n)
+{
+	uint64_t *ino = malloc((l->nfiles + 1) * sizeof(*ino));
+	struct span *sp = malloc((l->nextents + 1) * sizeof(*sp));
+	struct search *s = calloc(l->nfiles + l->nextents + 1, sizeof(*s));
+	size_t ni = 0, nsp = 0, ns = 0;
+	if (!ino || !sp || !s) {
+		free(ino), free(sp), free(s);
 		return -ENOMEM;
-	size_t n = 0;
+	}
 	for (uint32_t i = 0; i < l->nfiles; i++)
 		if (l->files[i].fs == fsi)
-			v[n++] = l->files[i].ino;
-	qsort(v, n, sizeof(*v), cmp_u64);
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++)
-		if (pf_rctx_should_stop(c))
+			ino[ni++] = l->files[i].ino;
+	qsort(ino, ni, sizeof(*ino), cmp_u64);
+	for (uint32_t i = 0; i < l->nextents; i++) {
+		const struct pf_extent *e = &l->extents[i];
+		if (l->files[e->file].fs == fsi && (e->flags & PF_EXT_PHYS_KNOWN))
+			sp[nsp++] = (struct span){ e->physical * l->fs[fsi].block_size, e->length };
+	}
+	qsort(sp, nsp, sizeof(*sp), cmp_span);
+	for (size_t i = 0; i < ni; i++)
+		if (!i || ino[i] != ino[i - 1])
+			s[ns++] = (struct search){ ITEMS, ino[i], 0 };
+	for (size_t i = 0; i < nsp; i++)
+		s[ns++] = (struct search){ CSUMS, sp[i].at, sp[i].len };
+	free(ino);
+	free(sp);
+	*out = s, *n = ns;
+	return 0;
+}
+
+/* Step 2, for the searches of one kind (s[0..n), in key order) and tree `tree`: the leaves they land in, added
+ * to *v.  0 or -ENOMEM (a tree that cannot be walked adds nothing). */
+static int leaves_of(struct pf_btrfs_disk *d, uint64_t tree, const struct search *s, size_t n, struct leaf **v,
+		     size_t *nv)
+{
+	if (!n)
+		return 0;
+	struct pf_btrfs_key *k = calloc(n, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (s[i].kind == ITEMS)
+			k[i] = (struct pf_btrfs_key){ s[i].at, 0, 0 };
+		else if (tree == BTRFS_CSUM_TREE_OBJECTID)
+			k[i] = (struct pf_btrfs_key){ (uint64_t)BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, s[i].at };
+		else /* the extent tree: the data extent's item (the placing's FIEMAP asks whether it is shared) */
+			k[i] = (struct pf_btrfs_key){ s[i].at, BTRFS_EXTENT_ITEM_KEY, UINT64_MAX };
+	struct pf_btrfs_leaf *l;
+	size_t nl;
+	int rc = pf_btrfs_leaves_of(d, tree, k, n, &l, &nl);
+	free(k);
+	if (rc)
+		return rc == -ENOMEM ? rc : 0;
+	struct leaf *w = realloc(*v, (*nv + nl + 1) * sizeof(*w));
+	if (!w) {
+		free(l);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nl; i++)
+		w[(*nv)++] = (struct leaf){ tree, l[i] };
+	*v = w;
+	free(l);
+	return 0;
+}
+
+/* Steps 2 and 3: the leaves, read where they lie, in the device's order, each by a search for its first key
+ * alone.  Nothing on several devices, striped chunks or an unreadable device: step 4 then reads in key order. */
+static int read_leaves(struct pf_rctx *c, uint32_t fsi, int fd, const struct search *s, size_t n)
+{
+	struct pf_btrfs_disk *d;
+	uint64_t subvol;
+	if (!c->fs[fsi].devname[0] || pf_btrfs_subvol_id(fd, &subvol) || pf_btrfs_disk_open(fd, c->fs[fsi].devname, &d))
+		return 0;
+	size_t nitems = 0, nv = 0;
+	while (nitems < n && s[nitems].kind == ITEMS)
+		nitems++;
+	struct leaf *v = NULL;
+	int rc = leaves_of(d, subvol, s, nitems, &v, &nv);
+	if (!rc)
+		rc = leaves_of(d, BTRFS_CSUM_TREE_OBJECTID, s + nitems, n - nitems, &v, &nv);
+	if (!rc)
+		rc = leaves_of(d, BTRFS_EXTENT_TREE_OBJECTID, s + nitems, n - nitems, &v, &nv);
+	pf_btrfs_disk_close(d);
+	if (!rc && nv)
+		qsort(v, nv, sizeof(*v), cmp_leaf);
+	for (size_t i = 0; i < nv && !rc; i++) {
+		if (pf_rctx_should_stop(c)) {
 			rc = -EINTR;
-		else if (!i || v[i] != v[i - 1]) {
-			inode_items(fd, v[i]);
-			dump(c, fsi, "btrfs-items", v[i], 0);
+			break;
 		}
+		struct btrfs_ioctl_search_args a;
+		const struct pf_btrfs_key *k = &v[i].l.first;
+		search_init(&a, v[i].tree, k->objectid);
+		a.key.min_type = a.key.max_type = k->type;
+		a.key.min_offset = a.key.max_offset = k->offset;
+		a.key.nr_items = 1;
+		(void)ioctl(fd, BTRFS_IOC_TREE_SEARCH, &a);
+		dump(c, fsi, "btrfs-leaf", v[i].l.logical, 0);
+	}
 	free(v);
 	return rc;
 }
 
-/* The data's logical addresses as the layout recorded them (FIEMAP at trace time): a hint, a moved file only
- * costs a leaf read for nothing. */
-static int csum_step(struct pf_rctx *c, uint32_t fsi, int fd)
+/* Step 4: the searches, in key order. */
+static int run_searches(struct pf_rctx *c, uint32_t fsi, int fd, const struct search *s, size_t n)
 {
-	const struct pf_image *l = c->l;
-	struct span *v = malloc((l->nextents + 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	size_t n = 0;
-	for (uint32_t i = 0; i < l->nextents; i++) {
-		const struct pf_extent *e = &l->extents[i];
-		if (l->files[e->file].fs == fsi && (e->flags & PF_EXT_PHYS_KNOWN))
-			v[n++] = (struct span){ e->physical * l->fs[fsi].block_size, e->length };
-	}
-	qsort(v, n, sizeof(*v), cmp_span);
-	int rc = 0;
-	for (size_t i = 0; i < n && !rc; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (pf_rctx_should_stop(c))
-			rc = -EINTR;
-		else {
-			data_csums(fd, v[i].at, v[i].len);
-			dump(c, fsi, "btrfs-csums", v[i].at, v[i].len);
+			return -EINTR;
+		if (s[i].kind == ITEMS) {
+			inode_items(fd, s[i].at);
+			dump(c, fsi, "btrfs-items", s[i].at, 0);
+		} else {
+			data_csums(fd, s[i].at, s[i].len);
+			dump(c, fsi, "btrfs-csums", s[i].at, s[i].len);
 		}
-	free(v);
-	return rc;
+	}
+	return 0;
 }
 
 int pf_replay_btrfs_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
@@ -161,9 +261,15 @@ int pf_replay_btrfs_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 	 * they read from the disk and by nothing else (the data sweep has not begun; others' reads are theirs). */
 	int64_t before, after;
 	int counted = pf_thread_read_bytes(&before) == 0;
-	int rc = fs_tree_step(c, fsi, fd);
-	if (!rc)
-		rc = csum_step(c, fsi, fd);
+	struct search *s = NULL;
+	size_t n = 0;
+	int rc = list_searches(c->l, fsi, &s, &n);
+	if (!rc) {
+		rc = read_leaves(c, fsi, fd, s, n);
+		if (!rc)
+			rc = run_searches(c, fsi, fd, s, n);
+		free(s);
+	}
 	close(fd);
 	if (counted && pf_thread_read_bytes(&after) == 0 && after > before)
 		*blocks += (unsigned)((uint64_t)(after - before) / c->fs[fsi].block_size);

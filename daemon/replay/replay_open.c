@@ -171,7 +171,11 @@ int pf_replay_verify(const struct pf_file *f, const struct stat *st, dev_t dev)
 	if (f->flags & PF_FILE_DIR)
 		/* A directory's size and mtime move whenever an entry comes or goes; reading it is still right. */
 		return S_ISDIR(st->st_mode) ? 0 : -ESTALE;
-	if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size != f->size)
+	if (!S_ISREG(st->st_mode))
+		return -ESTALE;
+	if (f->flags & PF_FILE_WRITTEN) /* written at every boot: read what of its ranges is there now */
+		return 0;
+	if ((uint64_t)st->st_size != f->size)
 		return -ESTALE;
 	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	return mtime == f->mtime_ns ? 0 : -ESTALE;

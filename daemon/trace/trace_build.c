@@ -194,7 +194,8 @@ static int add_entry(struct pf_image *img, struct pf_tracer *t, const struct pf_
 	}
 	struct pf_file f = {
 		.fs = e->fs,
-		.flags = e->flags | (nr == 0 ? PF_FILE_METADATA : 0),
+		.flags = e->flags | (nr == 0 ? PF_FILE_METADATA : 0) |
+			 (S_ISREG(st.st_mode) && ts_ns(st.st_mtim) >= t->start_real_ns ? PF_FILE_WRITTEN : 0),
 		.ino = (uint64_t)st.st_ino,
 		.generation = generation,
 		.mode = st.st_mode,

@@ -350,6 +350,10 @@ int pf_tracer_open(const struct pf_trace_opts *o, struct pf_tracer **out)
 			     : fd_len;
 	t->ignore_mode = FAN_MARK_IGNORE | FAN_MARK_IGNORED_SURV_MODIFY;
 	t->start_ns = pf_monotonic_ns();
+	struct timespec now;
+	t->start_real_ns = clock_gettime(CLOCK_REALTIME_COARSE, &now) == 0
+				   ? (int64_t)now.tv_sec * 1000000000ll + now.tv_nsec
+				   : INT64_MAX; /* no clock: nothing counts as written */
 	*out = t;
 	return 0;
 fail:

@@ -198,6 +198,8 @@ struct pf_tracer {
 	struct pf_file_extent *xmap; /* the entries' snapshot extents */
 	size_t nxmap, cap_xmap;
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when the marks were in place */
+	int64_t start_real_ns;     /* CLOCK_REALTIME_COARSE then, the clock of file times: a file modified since
+				    * was written while traced (PF_FILE_WRITTEN) */
 	int timeout_s;
 	int timeout_planned;       /* reaching timeout_s is the intended end, not a cut */
 	int timed_out;             /* pf_tracer_run ended at the time-out */

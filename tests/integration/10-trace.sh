@@ -114,8 +114,8 @@ check_order_and_flags() {
 	local order
 	order=$(awk -F'\t' '!/^#/ { print $8 }' "$tmp/files" | tr '\n' ' ')
 	[ "$order" = "$mnt $mnt/a $mnt/b $mnt/d $mnt/d/c $mnt/p $mnt/p/q $mnt/p/q/r " ] || pf_fail "files/order: got '$order'"
-	[ "$(awk -F'\t' -v p="$mnt/d" '$8 == p { print $2 }' "$tmp/files")" = "d---" ] || pf_fail "d is not a directory entry"
-	[ "$(awk -F'\t' -v p="$mnt" '$8 == p { print $2 }' "$tmp/files")" = "d---" ] || pf_fail "mount root not recorded as dir"
+	[ "$(awk -F'\t' -v p="$mnt/d" '$8 == p { print $2 }' "$tmp/files")" = "d----" ] || pf_fail "d is not a directory entry"
+	[ "$(awk -F'\t' -v p="$mnt" '$8 == p { print $2 }' "$tmp/files")" = "d----" ] || pf_fail "mount root not recorded as dir"
 	grep -q "untouched" "$tmp/dump" && pf_fail "an untouched file or directory is in the trace"
 	grep -q "$mnt/own" "$tmp/dump" && pf_fail "a file nobody read is in the trace"
 	awk -F'\t' '!/^#/ && $5 == "-" { bad = 1 } END { exit bad }' "$tmp/dump" || pf_fail "physical block unknown somewhere"
@@ -202,7 +202,7 @@ out=$("$PREFETCHD" stop --pid-file "$tmp/pid4" --timeout 1 2>&1) && pf_fail "sto
 kill -CONT "$t4"  # the SIGTERM is pending: it finishes now
 wait "$t4" || pf_fail "tracer t4 exited with $?"
 [ -s "$tmp/t4" ] || pf_fail "stopped tracer wrote no trace"
-"$PREFETCHD" dump --files "$tmp/t4" | grep -q "^[0-9]*	-x..	.*	$mnt/true$" || pf_fail "executed file not flagged x"
+"$PREFETCHD" dump --files "$tmp/t4" | grep -q "^[0-9]*	-x...	.*	$mnt/true$" || pf_fail "executed file not flagged x"
 out=$("$PREFETCHD" stop --pid-file "$tmp/pid4") || pf_fail "stop with none running should exit 0"
 [[ $out == *"no tracer running"* ]] || pf_fail "stop message: $out"
 

@@ -49,7 +49,7 @@ init_first() {
 	"$PREFETCHD" dump --files "$w/t" >"$w/files" || pf_fail "$fs: dump"
 	pf_note "$fs: $(grep -v '^#' "$w/files")"
 	first=$(awk -F'\t' '!/^#/ && $2 !~ /^d/ { print $2, $8; exit }' "$w/files")
-	[ "$first" = "---i $mnt/sbin/init" ] || pf_fail "$fs: first file of the trace: '$first', want init flagged ---i"
+	[ "$first" = "---i- $mnt/sbin/init" ] || pf_fail "$fs: first file of the trace: '$first', want init flagged ---i-"
 	grep -q "	$mnt/data/read-by-boot$" "$w/files" || pf_fail "$fs: the file read while tracing is missing"
 	[ "$(grep -c '^[0-9]*	...i' "$w/files")" = 1 ] || pf_fail "$fs: other files flagged i"
 

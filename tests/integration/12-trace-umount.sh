@@ -55,7 +55,7 @@ grep "^# filesystem" "$tmp/dump" | grep "mountpoint $tmp/a," | grep -q gone && p
 grep -q "is incomplete (filesystem $tmp/b gone)" "$tmp/trace.err" || pf_fail "no warning: $(cat "$tmp/trace.err")"
 # a's files, with their data; none of b's (it cannot be opened again)
 for f in d/f1 d/f2 d/f3 late; do
-	grep -q "^[0-9]*	-[-x]--	[0-9]*	[0-9]*	.*	$tmp/a/$f$" "$tmp/files" ||
+	grep -q "^[0-9]*	-[-x]---	[0-9]*	[0-9]*	.*	$tmp/a/$f$" "$tmp/files" ||
 		pf_fail "a/$f missing or metadata only: $(grep "$tmp/a/" "$tmp/files" | tr '\n' ';'); tracer: $(cat "$tmp/trace.out" "$tmp/trace.err")"
 done
 grep -q "	$tmp/b/" "$tmp/files" && pf_fail "a file of the unmounted filesystem is in the trace"

@@ -41,7 +41,7 @@ for p in "${paths[@]}"; do
 	echo "$w/fs/$p"
 done | awk '!seen[$0]++' | "$TOOLS/pf_mklayout" --init --dir-blocks "$w/layout" || pf_fail "pf_mklayout"
 "$PREFETCHD" dump "$w/layout" --files >"$w/dump" || pf_fail "dump"
-[ "$(grep -cP "\t---i\t" "$w/dump")" -eq ${#paths[@]} ] || pf_fail "layout: not all files flagged init: $(cat "$w/dump")"
+[ "$(grep -cP "\t---i-\t" "$w/dump")" -eq ${#paths[@]} ] || pf_fail "layout: not all files flagged init: $(cat "$w/dump")"
 
 pf_drop_caches
 sim_reset

@@ -197,6 +197,24 @@ else
 		[ "$(grep -c "^m $fsi meta btrfs-items " "$tmp/btrfs/plan")" -ge 20 ] && grep -q "^m $fsi meta btrfs-csums " "$tmp/btrfs/plan" ||
 			pf_fail "btrfs: no metadata pass on filesystem $fsi: $(grep -c '^m' "$tmp/btrfs/plan") lines"
 	done
+	# the pass first reads the leaves those searches land in, each where it lies, in the device's order (an aged
+	# filesystem's leaves in key order cost a seek each): every btrfs-leaf step names a leaf of the filesystem as
+	# btrfs's own dump of its trees has it, and with one metadata chunk the logical order is the device's
+	leaves=$(btrfs inspect-internal dump-tree "$bdev" 2>/dev/null | awk '$1 == "leaf" && $3 == "items" { print $2 }' | sort -u)
+	[ -n "$leaves" ] || pf_fail "btrfs: inspect-internal dump-tree listed no leaf"
+	for fsi in 0 1; do
+		got=$(awk -v f="$fsi" '$1 == "m" && $2 == f && $4 == "btrfs-leaf" { print $5 }' "$tmp/btrfs/plan")
+		[ "$(wc -l <<<"$got")" -ge 3 ] || pf_fail "btrfs: filesystem $fsi: no leaves read first: $(grep -c '^m' "$tmp/btrfs/plan") lines"
+		bad=$(comm -23 <(sort -u <<<"$got") <(echo "$leaves"))
+		[ -z "$bad" ] || pf_fail "btrfs: filesystem $fsi: read as leaves but no leaf of the filesystem: $bad"
+		[ "$(awk -v f="$fsi" '$1 == "m" && $2 == f { print $4 }' "$tmp/btrfs/plan" | uniq | head -1)" = btrfs-leaf ] ||
+			pf_fail "btrfs: filesystem $fsi: the leaves are not read before the searches"
+		if [ "$(btrfs inspect-internal dump-tree -t chunk "$bdev" 2>/dev/null | grep -c 'type METADATA')" = 1 ]; then
+			[ "$got" = "$(sort -n <<<"$got")" ] || pf_fail "btrfs: filesystem $fsi: leaves not in the device's order: $(tr '\n' ' ' <<<"$got")"
+		else
+			pf_note "btrfs: more than one metadata chunk, the leaves' order not checked"
+		fi
+	done
 	grep -q "^  $tmp/b/root: btrfs subvolume, traced, replayed, metadata pass (tree items of its files, checksums of their data), no reorder (ext2/3/4 only); data in btrfs logical order" "$tmp/btrfs/status" ||
 		pf_fail "btrfs: status: $(cat "$tmp/btrfs/status")"
 	# the summary counts what the pass read: cold, the leaves of the files' items (the replay above came after
