@@ -179,6 +179,17 @@ pf_bg() {
 	pf_cleanup_add "pf_kill_if_same $PF_BG_PID '$(pf_starttime $PF_BG_PID)' TERM; wait $PF_BG_PID"
 }
 
+# pf_wait_pidfile FILE: a tracer started with --pid-file FILE writes its pid there once its marks are in place;
+# wait up to 5 s for it, else fail.
+pf_wait_pidfile() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$1" ] && return 0
+		sleep 0.05
+	done
+	pf_fail "tracer did not start (no pid in $1)"
+}
+
 # pf_fanotify_fdinfo PID: the fdinfo of PID's fanotify group (one line per mark: "fanotify ino:... ignored_mask:..."
 # for an inode mark); fails when PID holds no fanotify group (gone, or closed at its file cap).
 pf_fanotify_fdinfo() {

@@ -27,14 +27,6 @@ echo 4096 >"$ra"
 # a reader that is not the boot: its task name is the tracer's own
 cp "$(command -v dd)" "$tmp/prefetchd"
 
-wait_pidfile() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	pf_fail "tracer did not start (no pid in $1)"
-}
 ranges() { # DUMP PATH: merged "offset+length ..."
 	awk -F'\t' -v p="$2" '!/^#/ && $1 == p {
 		if (n && $2 == end) { end = $2 + $3; len[n] += $3; next }
@@ -55,7 +47,7 @@ trace_reads() {
 	PREFETCH_TRACE_PAGES=$mode pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t.$mode" \
 		--pid-file "$tmp/pid" >"$tmp/trace.$mode"
 	local tracer=$PF_BG_PID
-	wait_pidfile "$tmp/pid"
+	pf_wait_pidfile "$tmp/pid"
 	# page 0 (a read at 0 starts a readahead window), pages 2000-2001 (the second read is sequential:
 	# readahead again), one page of big2 in the middle (random: no readahead)
 	dd if="$mnt/big1" of=/dev/null bs=4096 count=1 status=none
@@ -114,7 +106,7 @@ done
 rm -f "$tmp/pid"
 pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t.killed" --pid-file "$tmp/pid" >/dev/null
 killed=$PF_BG_PID
-wait_pidfile "$tmp/pid"
+pf_wait_pidfile "$tmp/pid"
 kill -9 "$killed"
 wait "$killed" 2>/dev/null
 [ -d "$instances/prefetch-$killed" ] || pf_fail "no instance of the killed tracer (nothing to check)"

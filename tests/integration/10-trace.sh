@@ -42,15 +42,6 @@ uncache() { # unmounting drops this filesystem's page cache (and only it)
 	mount "$dev" "$mnt" || pf_fail "remount $mnt"
 }
 
-wait_pidfile() { # FILE: the tracer writes its pid once its marks are in place
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	pf_fail "tracer did not start (no pid in $1)"
-}
-
 wait_marks() { # PID N: until the tracer's fanotify group holds N inode ignore marks (its /proc fdinfo lists them)
 	local n=0 try
 	for ((try = 0; try < 200; try++)); do
@@ -82,7 +73,7 @@ attempt() {
 	rm -f "$tmp/t" "$tmp/pid"
 	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t" --pid-file "$tmp/pid" >"$tmp/trace.out"
 	local tracer=$PF_BG_PID
-	wait_pidfile "$tmp/pid"
+	pf_wait_pidfile "$tmp/pid"
 	# the same reads REPEAT times: the trace must not change, and (ignore marks on recorded inodes) the
 	# re-opens must not reach the tracer as events
 	local i
@@ -189,7 +180,7 @@ grep -q "^trace: 0 files, 0 dirs, 0 bytes" "$tmp/t3.out" || pf_fail "summary: $(
 
 # ---- one tracer per pid file; stop with none running ----
 pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t4" --pid-file "$tmp/pid4"
-wait_pidfile "$tmp/pid4"
+pf_wait_pidfile "$tmp/pid4"
 cp /bin/true "$mnt/true" && "$mnt/true" || pf_fail "running a program from the test filesystem"
 out=$("$PREFETCHD" trace --mount "$mnt" --output "$tmp/t5" --pid-file "$tmp/pid4" 2>&1) && pf_fail "second tracer accepted"
 [[ $out == *"another tracer is running (pid $PF_BG_PID"* ]] || pf_fail "second tracer message: $out"
@@ -209,7 +200,7 @@ out=$("$PREFETCHD" stop --pid-file "$tmp/pid4") || pf_fail "stop with none runni
 # ---- a tracer that cannot store its trace: 'stop' says so and fails (the stop unit shows it) ----
 mkdir "$tmp/gone"
 pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/gone/t6" --pid-file "$tmp/pid6"
-wait_pidfile "$tmp/pid6"
+pf_wait_pidfile "$tmp/pid6"
 t6=$PF_BG_PID
 rmdir "$tmp/gone" # its output directory goes away while it traces
 out=$("$PREFETCHD" stop --pid-file "$tmp/pid6" 2>&1); rc=$?

@@ -25,15 +25,6 @@ for f in common1 common2 only1 late gone modified upgraded d/f; do head -c 20000
 sync
 printf 'MAX_PREFETCH_MB=256\nMAX_PREFETCH_FILES=20000\n' >"$tmp/config"
 
-wait_pidfile() { # FILE: the tracer writes its pid once its marks are in place
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	pf_fail "tracer did not start (no pid in $1)"
-}
-
 boot() { # N DEV FILE...: trace one "boot" on DEV that reads FILEs (relative to the mount) in this order
 	local n=$1 bdev=$2; shift 2
 	umount "$mnt" || pf_fail "umount $mnt"   # a cold cache, as at boot
@@ -41,7 +32,7 @@ boot() { # N DEV FILE...: trace one "boot" on DEV that reads FILEs (relative to 
 	rm -f "$tmp/pid"
 	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t$n" --pid-file "$tmp/pid"
 	local tracer=$PF_BG_PID
-	wait_pidfile "$tmp/pid"
+	pf_wait_pidfile "$tmp/pid"
 	local f
 	for f in "$@"; do cat "$mnt/$f" >/dev/null || pf_fail "boot $n: cannot read $f"; done
 	"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"

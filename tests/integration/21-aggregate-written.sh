@@ -21,15 +21,6 @@ head -c $((128 << 10)) /dev/urandom >"$mnt/var/log"
 head -c $((64 << 10)) /dev/urandom >"$mnt/between" # changed between boots only: dropped as before
 sync
 
-wait_pidfile() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	pf_fail "tracer did not start (no pid in $1)"
-}
-
 boot() { # N: a cold mount, the tracer, the boot's reads and its appends to the log
 	local n=$1
 	umount "$mnt" || pf_fail "umount $mnt"
@@ -37,7 +28,7 @@ boot() { # N: a cold mount, the tracer, the boot's reads and its appends to the 
 	rm -f "$tmp/pid"
 	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t$n" --pid-file "$tmp/pid"
 	local tracer=$PF_BG_PID
-	wait_pidfile "$tmp/pid"
+	pf_wait_pidfile "$tmp/pid"
 	cat "$mnt/lib" "$mnt/between" >/dev/null || pf_fail "boot $n: reads"
 	# as a journal daemon does: the header, the tail, then appends
 	head -c 8192 "$mnt/var/log" >/dev/null && tail -c 8192 "$mnt/var/log" >/dev/null || pf_fail "boot $n: log reads"

@@ -22,15 +22,6 @@ grep -qw xfs /proc/filesystems || modprobe xfs 2>/dev/null
 
 tmp=$(pf_tmpdir)
 
-wait_pidfile() { # FILE: the tracer writes its pid once its marks are in place
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$1" ] && return 0
-		sleep 0.05
-	done
-	pf_fail "tracer did not start (no pid in $1)"
-}
-
 
 # populate DIR TAG: a few directories of files of 8-200 KiB, written in an order unlike the reading order
 populate() {
@@ -66,7 +57,7 @@ run_pipeline() {
 		pf_cache_hold # our drops wait until the trace has taken its ranges (others' may not)
 		d0=$(pf_cache_drops)
 		pf_bg "$PREFETCHD" trace "${marks[@]}" --output "$w/trace" --pid-file "$w/pid" >"$w/trace.out" 2>&1
-		wait_pidfile "$w/pid"
+		pf_wait_pidfile "$w/pid"
 		while read -r f; do cat "$f" >/dev/null; done <"$w/reads"
 		# and a few pages in the middle of a file, where $tmp/NAME.partial lists one ("PATH SKIP COUNT", pages)
 		[ ! -f "$tmp/$name.partial" ] || while read -r f o l; do
