@@ -221,15 +221,19 @@ int pf_btrfs_node_children(const unsigned char *node, size_t nodesize, uint64_t 
 	return 0;
 }
 
-/* A node still to read: its logical address, the keys [a, b) that land below it. */
+/* A node still to read: its logical address, its level, the keys [a, b) of set `set` that land below it. */
 struct todo {
 	uint64_t bytenr, place;
-	size_t a, b;
+	unsigned level;
+	size_t set, a, b;
 };
 
 struct level_walk {
 	const struct pf_btrfs_disk *d;
-	const struct pf_btrfs_key *keys;
+	const struct pf_btrfs_keyset *sets;
+	const struct pf_btrfs_key *keys; /* the node's set's keys */
+	size_t set;
+	unsigned level;
 	struct todo *next; /* internal nodes of the next level */
 	size_t nnext, cap;
 	struct pf_btrfs_leaf *leaf; /* leaves found (level 1) */
@@ -262,7 +266,7 @@ static void add_leaf(struct level_walk *w, const struct pf_btrfs_key *first, uin
 		w->err = -ENOMEM;
 		return;
 	}
-	w->leaf[w->nleaf++] = (struct pf_btrfs_leaf){ bytenr, place, *first };
+	w->leaf[w->nleaf++] = (struct pf_btrfs_leaf){ w->sets[w->set].tree, bytenr, place, *first };
 }
 
 /* Hands the keys below `upto` (NULL: all that are left) to the previous child. */
@@ -285,7 +289,7 @@ static void give_previous(struct level_walk *w, const struct pf_btrfs_key *upto)
 		w->err = -ENOMEM;
 		return;
 	}
-	w->next[w->nnext++] = (struct todo){ w->prev_ptr, place, a, w->a };
+	w->next[w->nnext++] = (struct todo){ w->prev_ptr, place, w->level - 1, w->set, a, w->a };
 }
 
 static void child_ptr(void *arg, const struct pf_btrfs_key *k, uint64_t blockptr)
@@ -314,16 +318,18 @@ static int cmp_leaf(const void *pa, const void *pb)
 	return a->place < b->place ? -1 : a->place > b->place;
 }
 
-/* One level: each node read where it lies, in device order; its children for the next level. */
+/* One level, every tree's nodes of it: each read where it lies, in device order; its children for the next. */
 static int walk_level(struct level_walk *w, struct todo *nodes, size_t n, unsigned level, unsigned char *buf)
 {
 	qsort(nodes, n, sizeof(*nodes), cmp_todo);
 	w->leaves = level == 1;
+	w->level = level;
 	for (size_t i = 0; i < n && !w->err; i++) {
 		unsigned got;
 		if (pread(w->d->bdev, buf, w->d->nodesize, (off_t)nodes[i].place) != (ssize_t)w->d->nodesize ||
 		    buf[HDR_LEVEL] != level)
 			continue;
+		w->set = nodes[i].set, w->keys = w->sets[nodes[i].set].keys;
 		w->a = nodes[i].a, w->b = nodes[i].b, w->have_prev = 0;
 		if (pf_btrfs_node_children(buf, w->d->nodesize, nodes[i].bytenr, &got, child_ptr, w))
 			continue;
@@ -345,36 +351,60 @@ static size_t sort_leaves(struct pf_btrfs_leaf *v, size_t n)
 	return m;
 }
 
-int pf_btrfs_leaves_of(struct pf_btrfs_disk *d, uint64_t tree_id, const struct pf_btrfs_key *keys, size_t n,
+/* The roots of the sets' trees that have keys to place and more than a leaf: *roots (one per such tree), *n, the
+ * highest level among them.  0 or -errno (a tree without a root item). */
+static int find_roots(struct pf_btrfs_disk *d, const struct pf_btrfs_keyset *sets, size_t nsets, struct todo *roots,
+		      size_t *n, unsigned *top)
+{
+	*n = 0, *top = 0;
+	for (size_t i = 0; i < nsets; i++) {
+		struct root_found r = { 0 };
+		int rc = search_all(d->fsfd, BTRFS_ROOT_TREE_OBJECTID, sets[i].tree, BTRFS_ROOT_ITEM_KEY, root_item, &r);
+		if (rc)
+			return rc;
+		if (!r.found)
+			return -ENOENT;
+		uint64_t place = device_of(d, r.bytenr);
+		/* a root that is a leaf is in memory (btrfs keeps its roots): nothing to read */
+		if (r.level == 0 || sets[i].n == 0 || place == PF_BTRFS_PLACE_UNKNOWN)
+			continue;
+		roots[(*n)++] = (struct todo){ r.bytenr, place, r.level, i, 0, sets[i].n };
+		if (r.level > *top)
+			*top = r.level;
+	}
+	return 0;
+}
+
+int pf_btrfs_leaves_of(struct pf_btrfs_disk *d, const struct pf_btrfs_keyset *sets, size_t nsets,
 		       struct pf_btrfs_leaf **leaves, size_t *nleaves)
 {
 	*leaves = NULL, *nleaves = 0;
-	struct root_found r = { 0 };
-	int rc = search_all(d->fsfd, BTRFS_ROOT_TREE_OBJECTID, tree_id, BTRFS_ROOT_ITEM_KEY, root_item, &r);
-	if (rc)
-		return rc;
-	if (!r.found)
-		return -ENOENT;
-	if (r.level == 0 || n == 0) /* a root that is a leaf is in memory: nothing to read */
-		return 0;
+	struct todo *roots = calloc(nsets + 1, sizeof(*roots)), *cur = NULL;
 	unsigned char *buf = malloc(d->nodesize);
-	struct todo *cur = malloc(sizeof(*cur));
-	if (!buf || !cur) {
-		free(buf);
-		free(cur);
-		return -ENOMEM;
-	}
-	cur[0] = (struct todo){ r.bytenr, device_of(d, r.bytenr), 0, n };
-	size_t ncur = cur[0].place == PF_BTRFS_PLACE_UNKNOWN ? 0 : 1;
-	struct level_walk w = { .d = d, .keys = keys };
-	for (unsigned level = r.level; level > 0 && ncur && !rc; level--) {
+	size_t nroots, ncur = 0;
+	unsigned top;
+	int rc = !roots || !buf ? -ENOMEM : find_roots(d, sets, nsets, roots, &nroots, &top);
+	struct level_walk w = { .d = d, .sets = sets };
+	size_t curcap = 0;
+	/* level by level from the highest root down, the trees of lower roots joining at their level */
+	for (unsigned level = top; level > 0 && !rc; level--) {
+		for (size_t i = 0; i < nroots && !rc; i++)
+			if (roots[i].level == level) {
+				if (grow((void **)&cur, &curcap, ncur, sizeof(*cur)))
+					rc = -ENOMEM;
+				else
+					cur[ncur++] = roots[i];
+			}
+		if (rc || !ncur)
+			continue;
 		w.next = NULL, w.nnext = w.cap = 0;
 		rc = walk_level(&w, cur, ncur, level, buf);
 		free(cur);
-		cur = w.next, ncur = w.nnext;
+		cur = w.next, ncur = w.nnext, curcap = w.cap;
 	}
 	free(cur);
 	free(buf);
+	free(roots);
 	if (rc) {
 		free(w.leaf);
 		return rc;

@@ -31,19 +31,28 @@ void pf_btrfs_disk_close(struct pf_btrfs_disk *d);
 /* The tree id of the subvolume fsfd lies in (BTRFS_FS_TREE_OBJECTID for the top level).  0 or -errno. */
 int pf_btrfs_subvol_id(int fsfd, uint64_t *id);
 
-/* A leaf: its logical address (what btrfs tools print), where it lies on the device, its first key (a search for
- * exactly that key, one item, reads that leaf and no other). */
+/* A leaf of tree `tree`: its logical address (what btrfs tools print), where it lies on the device, its first key
+ * (a search for exactly that key, one item, reads that leaf and no other). */
 struct pf_btrfs_leaf {
+	uint64_t tree;
 	uint64_t logical, place;
 	struct pf_btrfs_key first;
 };
 
-/* The leaves of tree tree_id that searches for keys[0..n) (sorted ascending) land in, each once, in the order they
- * lie on the device; with each its successor in key order where a search may go on into it (a search reads the
- * next leaf when its key range goes on past a leaf's end).  Keys whose leaves cannot be told are left out.
- * *leaves (free() it) and *nleaves; 0, or -errno when not one could be told (no root item, unreadable device,
- * -ENOMEM).  A tree whose root is a leaf gives none: btrfs holds its roots in memory. */
-int pf_btrfs_leaves_of(struct pf_btrfs_disk *d, uint64_t tree_id, const struct pf_btrfs_key *keys, size_t n,
+/* Keys to place in one tree: keys[0..n), sorted ascending. */
+struct pf_btrfs_keyset {
+	uint64_t tree;
+	const struct pf_btrfs_key *keys;
+	size_t n;
+};
+
+/* The leaves that searches for the keys of sets[0..nsets) land in, each once, in the order they lie on the
+ * device; with each its successor in key order where a search may go on into it (a search reads the next leaf
+ * when its key range goes on past a leaf's end).  The trees' internal nodes are read level by level, each
+ * level's nodes of every tree in device order.  Keys whose leaves cannot be told are left out.  *leaves (free()
+ * it) and *nleaves; 0, or -errno (a tree without a root item, -ENOMEM).  A tree whose root is a leaf gives none:
+ * btrfs holds its roots in memory. */
+int pf_btrfs_leaves_of(struct pf_btrfs_disk *d, const struct pf_btrfs_keyset *sets, size_t nsets,
 		       struct pf_btrfs_leaf **leaves, size_t *nleaves);
 
 /* Key order, as btrfs sorts: objectid, type, offset. */

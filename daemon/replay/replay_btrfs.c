@@ -116,18 +116,6 @@ struct search {
 	uint64_t at, len; /* ITEMS: the inode number; CSUMS: the logical range */
 };
 
-/* A leaf to read first, and its tree. */
-struct leaf {
-	uint64_t tree;
-	struct pf_btrfs_leaf l;
-};
-
-static int cmp_leaf(const void *pa, const void *pb)
-{
-	const struct leaf *a = pa, *b = pb;
-	return a->l.place < b->l.place ? -1 : a->l.place > b->l.place;
-}
-
 /* Step 1: the searches in key order: the layout's inodes, then its data's checksums by the logical addresses the
  * layout recorded (FIEMAP at trace time: a hint, a moved file only costs a leaf read for nothing).  0 or
  * -ENOMEM. */
@@ -162,74 +150,58 @@ static int list_searches(const struct pf_image *l, uint32_t fsi, struct search *
 	return 0;
 }
 
-/* Step 2, for the searches of one kind (s[0..n), in key order) and tree `tree`: the leaves they land in, added
- * to *v.  0 or -ENOMEM (a tree that cannot be walked adds nothing). */
-static int leaves_of(struct pf_btrfs_disk *d, uint64_t tree, const struct search *s, size_t n, struct leaf **v,
-		     size_t *nv)
+/* Step 2, for the searches of one kind (s[0..n), in key order), the keys that tree `tree` holds for them.  NULL
+ * only without memory (n > 0). */
+static struct pf_btrfs_key *keys_of(uint64_t tree, const struct search *s, size_t n)
 {
-	if (!n)
-		return 0;
-	struct pf_btrfs_key *k = calloc(n, sizeof(*k));
-	if (!k)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
+	struct pf_btrfs_key *k = calloc(n + 1, sizeof(*k));
+	for (size_t i = 0; k && i < n; i++)
 		if (s[i].kind == ITEMS)
 			k[i] = (struct pf_btrfs_key){ s[i].at, 0, 0 };
 		else if (tree == BTRFS_CSUM_TREE_OBJECTID)
 			k[i] = (struct pf_btrfs_key){ (uint64_t)BTRFS_EXTENT_CSUM_OBJECTID, BTRFS_EXTENT_CSUM_KEY, s[i].at };
 		else /* the extent tree: the data extent's item (the placing's FIEMAP asks whether it is shared) */
 			k[i] = (struct pf_btrfs_key){ s[i].at, BTRFS_EXTENT_ITEM_KEY, UINT64_MAX };
-	struct pf_btrfs_leaf *l;
-	size_t nl;
-	int rc = pf_btrfs_leaves_of(d, tree, k, n, &l, &nl);
-	free(k);
-	if (rc)
-		return rc == -ENOMEM ? rc : 0;
-	struct leaf *w = realloc(*v, (*nv + nl + 1) * sizeof(*w));
-	if (!w) {
-		free(l);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < nl; i++)
-		w[(*nv)++] = (struct leaf){ tree, l[i] };
-	*v = w;
-	free(l);
-	return 0;
+	return k;
 }
 
-/* Steps 2 and 3: the leaves, read where they lie, in the device's order, each by a search for its first key
- * alone.  Nothing on several devices, striped chunks or an unreadable device: step 4 then reads in key order. */
+/* Steps 2 and 3: the leaves of the subvolume's tree, the checksum tree and the extent tree, read where they lie,
+ * in the device's order, each by a search for its first key alone.  Nothing on several devices, striped chunks
+ * or an unreadable device: step 4 then reads in key order. */
 static int read_leaves(struct pf_rctx *c, uint32_t fsi, int fd, const struct search *s, size_t n)
 {
 	struct pf_btrfs_disk *d;
 	uint64_t subvol;
 	if (!c->fs[fsi].devname[0] || pf_btrfs_subvol_id(fd, &subvol) || pf_btrfs_disk_open(fd, c->fs[fsi].devname, &d))
 		return 0;
-	size_t nitems = 0, nv = 0;
+	size_t nitems = 0;
 	while (nitems < n && s[nitems].kind == ITEMS)
 		nitems++;
-	struct leaf *v = NULL;
-	int rc = leaves_of(d, subvol, s, nitems, &v, &nv);
-	if (!rc)
-		rc = leaves_of(d, BTRFS_CSUM_TREE_OBJECTID, s + nitems, n - nitems, &v, &nv);
-	if (!rc)
-		rc = leaves_of(d, BTRFS_EXTENT_TREE_OBJECTID, s + nitems, n - nitems, &v, &nv);
+	struct pf_btrfs_keyset sets[3] = {
+		{ subvol, keys_of(subvol, s, nitems), nitems },
+		{ BTRFS_CSUM_TREE_OBJECTID, keys_of(BTRFS_CSUM_TREE_OBJECTID, s + nitems, n - nitems), n - nitems },
+		{ BTRFS_EXTENT_TREE_OBJECTID, keys_of(BTRFS_EXTENT_TREE_OBJECTID, s + nitems, n - nitems), n - nitems },
+	};
+	struct pf_btrfs_leaf *v = NULL;
+	size_t nv = 0;
+	int rc = sets[0].keys && sets[1].keys && sets[2].keys ? 0 : -ENOMEM;
+	if (!rc && pf_btrfs_leaves_of(d, sets, 3, &v, &nv) == -ENOMEM)
+		rc = -ENOMEM;
 	pf_btrfs_disk_close(d);
-	if (!rc && nv)
-		qsort(v, nv, sizeof(*v), cmp_leaf);
+	for (size_t i = 0; i < 3; i++)
+		free((void *)sets[i].keys);
 	for (size_t i = 0; i < nv && !rc; i++) {
 		if (pf_rctx_should_stop(c)) {
 			rc = -EINTR;
 			break;
 		}
 		struct btrfs_ioctl_search_args a;
-		const struct pf_btrfs_key *k = &v[i].l.first;
-		search_init(&a, v[i].tree, k->objectid);
-		a.key.min_type = a.key.max_type = k->type;
-		a.key.min_offset = a.key.max_offset = k->offset;
+		search_init(&a, v[i].tree, v[i].first.objectid);
+		a.key.min_type = a.key.max_type = v[i].first.type;
+		a.key.min_offset = a.key.max_offset = v[i].first.offset;
 		a.key.nr_items = 1;
 		(void)ioctl(fd, BTRFS_IOC_TREE_SEARCH, &a);
-		dump(c, fsi, "btrfs-leaf", v[i].l.logical, 0);
+		dump(c, fsi, "btrfs-leaf", v[i].logical, 0);
 	}
 	free(v);
 	return rc;
