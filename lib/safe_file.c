@@ -83,6 +83,11 @@ static int create_temp(int dfd, const char *name, unsigned mode, char *tmp, size
 
 int pf_write_atomic_at(int dfd, const char *name, const void *buf, size_t len, unsigned mode)
 {
+	/* A device node, FIFO, socket or directory there is never replaced: renaming over /dev/null (an output
+	 * asked for as "--svg /dev/null") would leave the machine a regular file in its place. */
+	struct stat st;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return PF_ENOTREG;
 	char tmp[NAME_MAX + 1];
 	int fd = create_temp(dfd, name, mode, tmp, sizeof(tmp));
 	if (fd < 0)

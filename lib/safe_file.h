@@ -8,7 +8,8 @@
 /* Replace path with buf: write a new temp file beside it (a random name made with O_EXCL: never a file someone
  * else created or linked there), fsync, rename over path (a symbolic link at path is replaced, not followed),
  * fsync the directory.  Either the old or the new content is there after a crash, never a mix.  No directory is
- * created.  Returns 0 or -errno. */
+ * created.  Returns 0 or -errno; PF_ENOTREG, nothing written, where path is a device node, FIFO, socket or
+ * directory (never replaced). */
 int pf_write_atomic(const char *path, const void *buf, size_t len, unsigned mode);
 
 /* pf_write_atomic of the entry name in the directory open as dfd. */

@@ -149,11 +149,33 @@ static void test_input_not_regular(void **state)
 	unlink(fifo);
 }
 
+/* An output path that is a FIFO or a directory (as /dev/null is a device): refused, left as it was, no
+ * temporary left beside it. */
+static void test_output_not_regular(void **state)
+{
+	(void)state;
+	char fifo[512];
+	snprintf(fifo, sizeof(fifo), "%s/out", pf_test_dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(pf_write_atomic(fifo, "x", 1, 0644), PF_ENOTREG);
+	struct stat st;
+	assert_int_equal(lstat(fifo, &st), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	assert_int_equal(pf_write_atomic(pf_test_dir, "x", 1, 0644), PF_ENOTREG);
+	DIR *d = opendir(pf_test_dir);
+	assert_non_null(d);
+	for (struct dirent *e; (e = readdir(d));)
+		assert_true(strncmp(e->d_name, ".out", 4) != 0);
+	closedir(d);
+	unlink(fifo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_precreated_temp),
 		cmocka_unit_test(test_input_not_regular),
+		cmocka_unit_test(test_output_not_regular),
 		cmocka_unit_test(test_text_round_trip),
 		cmocka_unit_test(test_file_holds),
 		cmocka_unit_test(test_empty_text),
