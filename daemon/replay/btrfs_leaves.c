@@ -4,6 +4,8 @@
  * internal nodes read from the device level by level, each level's nodes in the order they lie. */
 #include "btrfs_leaves.h"
 
+#include "array.h"
+
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +33,7 @@ struct pf_btrfs_disk {
 	int fsfd, bdev;
 	uint32_t nodesize;
 	struct chunk *chunks;
-	size_t nchunks;
+	size_t nchunks, capchunks;
 };
 
 static uint64_t le64_at(const unsigned char *p)
@@ -59,20 +61,19 @@ int pf_btrfs_key_cmp(const struct pf_btrfs_key *a, const struct pf_btrfs_key *b)
 	return 0;
 }
 
-/* Every item of tree `tree` from (objectid, type) lo to hi, in key order: item() gets its header and data. */
-static int search_all(int fd, uint64_t tree, uint64_t objectid, uint8_t type,
-		      void (*item)(void *arg, const struct btrfs_ioctl_search_header *h, const unsigned char *data),
-		      void *arg)
+int pf_btrfs_search(int fd, uint64_t tree, uint64_t objectid, uint8_t min_type, uint8_t max_type, unsigned max_calls,
+		    pf_btrfs_item_fn item, void *arg)
 {
 	struct btrfs_ioctl_search_args a;
 	memset(&a, 0, sizeof(a));
 	struct btrfs_ioctl_search_key *k = &a.key;
 	k->tree_id = tree;
 	k->min_objectid = k->max_objectid = objectid;
-	k->min_type = k->max_type = type;
+	k->min_type = min_type;
+	k->max_type = max_type;
 	k->max_offset = UINT64_MAX;
 	k->max_transid = UINT64_MAX;
-	for (;;) {
+	for (unsigned calls = 0; !max_calls || calls < max_calls; calls++) {
 		k->nr_items = 4096;
 		if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &a) < 0)
 			return -errno;
@@ -85,13 +86,21 @@ static int search_all(int fd, uint64_t tree, uint64_t objectid, uint8_t type,
 			off += sizeof(h);
 			if (off + h.len > sizeof(a.buf))
 				return -EOVERFLOW;
-			item(arg, &h, (const unsigned char *)a.buf + off);
+			if (item)
+				item(arg, &h, (const unsigned char *)a.buf + off);
 			off += h.len;
 		}
-		if (h.offset == UINT64_MAX)
+		if (h.offset < UINT64_MAX) { /* on after the last item returned */
+			k->min_type = h.type;
+			k->min_offset = h.offset + 1;
+		} else if (h.type < max_type) {
+			k->min_type = h.type + 1;
+			k->min_offset = 0;
+		} else {
 			return 0;
-		k->min_offset = h.offset + 1;
+		}
 	}
+	return 0;
 }
 
 struct chunk_list {
@@ -112,13 +121,11 @@ static void chunk_item(void *arg, const struct btrfs_ioctl_search_header *h, con
 		    BTRFS_BLOCK_GROUP_RAID6))
 		return; /* striped: no one device offset */
 	struct pf_btrfs_disk *d = cl->d;
-	struct chunk *v = realloc(d->chunks, (d->nchunks + 1) * sizeof(*v));
-	if (!v) {
+	if (PF_ARRAY_RESERVE(d->chunks, d->capchunks, d->nchunks + 1, 16)) {
 		cl->err = -ENOMEM;
 		return;
 	}
-	d->chunks = v;
-	v[d->nchunks++] = (struct chunk){ h->offset, le64toh(c.length), le64toh(c.stripe.offset) };
+	d->chunks[d->nchunks++] = (struct chunk){ h->offset, le64toh(c.length), le64toh(c.stripe.offset) };
 }
 
 /* The device offset of logical address a, or PF_BTRFS_PLACE_UNKNOWN. */
@@ -153,8 +160,8 @@ int pf_btrfs_disk_open(int fsfd, const char *devname, struct pf_btrfs_disk **out
 	*d = (struct pf_btrfs_disk){ .fsfd = fsfd, .bdev = bdev, .nodesize = fi.nodesize };
 	(void)posix_fadvise(bdev, 0, 0, POSIX_FADV_RANDOM); /* a node each read, no readahead around it */
 	struct chunk_list cl = { d, 0 };
-	int rc = search_all(fsfd, BTRFS_CHUNK_TREE_OBJECTID, BTRFS_FIRST_CHUNK_TREE_OBJECTID, BTRFS_CHUNK_ITEM_KEY,
-			    chunk_item, &cl);
+	int rc = pf_btrfs_search(fsfd, BTRFS_CHUNK_TREE_OBJECTID, BTRFS_FIRST_CHUNK_TREE_OBJECTID, BTRFS_CHUNK_ITEM_KEY,
+				 BTRFS_CHUNK_ITEM_KEY, 0, chunk_item, &cl);
 	if (!rc)
 		rc = cl.err;
 	if (!rc && !d->nchunks)
@@ -204,15 +211,14 @@ static void root_item(void *arg, const struct btrfs_ioctl_search_header *h, cons
 	*r = (struct root_found){ le64toh(ri.bytenr), ri.level, 1 };
 }
 
-int pf_btrfs_node_children(const unsigned char *node, size_t nodesize, uint64_t bytenr, unsigned *level,
+int pf_btrfs_node_children(const unsigned char *node, size_t nodesize, uint64_t bytenr, unsigned level,
 			   void (*child)(void *arg, const struct pf_btrfs_key *k, uint64_t blockptr), void *arg)
 {
-	if (nodesize < HDR_SIZE || le64_at(node + HDR_BYTENR) != bytenr || node[HDR_LEVEL] == 0)
+	if (nodesize < HDR_SIZE || le64_at(node + HDR_BYTENR) != bytenr || level == 0 || node[HDR_LEVEL] != level)
 		return -EBADMSG;
 	uint32_t n = le32_at(node + HDR_NRITEMS);
 	if (n == 0 || n > (nodesize - HDR_SIZE) / PTR_SIZE)
 		return -EBADMSG;
-	*level = node[HDR_LEVEL];
 	for (uint32_t i = 0; i < n; i++) {
 		const unsigned char *p = node + HDR_SIZE + (size_t)i * PTR_SIZE;
 		struct pf_btrfs_key k = { le64_at(p), p[8], le64_at(p + 9) };
@@ -245,24 +251,12 @@ struct level_walk {
 	int have_prev, successor; /* the previous child was a leaf with keys: this one is read after it */
 };
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return 0;
-	size_t c = *cap ? 2 * *cap : 16;
-	void *p = realloc(*v, c * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p, *cap = c;
-	return 0;
-}
-
 static void add_leaf(struct level_walk *w, const struct pf_btrfs_key *first, uint64_t bytenr)
 {
 	uint64_t place = device_of(w->d, bytenr);
 	if (place == PF_BTRFS_PLACE_UNKNOWN)
 		return;
-	if (grow((void **)&w->leaf, &w->leafcap, w->nleaf, sizeof(*w->leaf))) {
+	if (PF_ARRAY_RESERVE(w->leaf, w->leafcap, w->nleaf + 1, 64)) {
 		w->err = -ENOMEM;
 		return;
 	}
@@ -285,7 +279,7 @@ static void give_previous(struct level_walk *w, const struct pf_btrfs_key *upto)
 	uint64_t place = device_of(w->d, w->prev_ptr);
 	if (place == PF_BTRFS_PLACE_UNKNOWN)
 		return;
-	if (grow((void **)&w->next, &w->cap, w->nnext, sizeof(*w->next))) {
+	if (PF_ARRAY_RESERVE(w->next, w->cap, w->nnext + 1, 16)) {
 		w->err = -ENOMEM;
 		return;
 	}
@@ -325,13 +319,11 @@ static int walk_level(struct level_walk *w, struct todo *nodes, size_t n, unsign
 	w->leaves = level == 1;
 	w->level = level;
 	for (size_t i = 0; i < n && !w->err; i++) {
-		unsigned got;
-		if (pread(w->d->bdev, buf, w->d->nodesize, (off_t)nodes[i].place) != (ssize_t)w->d->nodesize ||
-		    buf[HDR_LEVEL] != level)
+		if (pread(w->d->bdev, buf, w->d->nodesize, (off_t)nodes[i].place) != (ssize_t)w->d->nodesize)
 			continue;
 		w->set = nodes[i].set, w->keys = w->sets[nodes[i].set].keys;
 		w->a = nodes[i].a, w->b = nodes[i].b, w->have_prev = 0;
-		if (pf_btrfs_node_children(buf, w->d->nodesize, nodes[i].bytenr, &got, child_ptr, w))
+		if (pf_btrfs_node_children(buf, w->d->nodesize, nodes[i].bytenr, level, child_ptr, w))
 			continue;
 		give_previous(w, NULL); /* the last child takes the rest */
 	}
@@ -356,10 +348,10 @@ static size_t sort_leaves(struct pf_btrfs_leaf *v, size_t n)
 static int find_roots(struct pf_btrfs_disk *d, const struct pf_btrfs_keyset *sets, size_t nsets, struct todo *roots,
 		      size_t *n, unsigned *top)
 {
-	*n = 0, *top = 0;
 	for (size_t i = 0; i < nsets; i++) {
 		struct root_found r = { 0 };
-		int rc = search_all(d->fsfd, BTRFS_ROOT_TREE_OBJECTID, sets[i].tree, BTRFS_ROOT_ITEM_KEY, root_item, &r);
+		int rc = pf_btrfs_search(d->fsfd, BTRFS_ROOT_TREE_OBJECTID, sets[i].tree, BTRFS_ROOT_ITEM_KEY,
+					 BTRFS_ROOT_ITEM_KEY, 0, root_item, &r);
 		if (rc)
 			return rc;
 		if (!r.found)
@@ -381,8 +373,8 @@ int pf_btrfs_leaves_of(struct pf_btrfs_disk *d, const struct pf_btrfs_keyset *se
 	*leaves = NULL, *nleaves = 0;
 	struct todo *roots = calloc(nsets + 1, sizeof(*roots)), *cur = NULL;
 	unsigned char *buf = malloc(d->nodesize);
-	size_t nroots, ncur = 0;
-	unsigned top;
+	size_t nroots = 0, ncur = 0;
+	unsigned top = 0;
 	int rc = !roots || !buf ? -ENOMEM : find_roots(d, sets, nsets, roots, &nroots, &top);
 	struct level_walk w = { .d = d, .sets = sets };
 	size_t curcap = 0;
@@ -390,7 +382,7 @@ int pf_btrfs_leaves_of(struct pf_btrfs_disk *d, const struct pf_btrfs_keyset *se
 	for (unsigned level = top; level > 0 && !rc; level--) {
 		for (size_t i = 0; i < nroots && !rc; i++)
 			if (roots[i].level == level) {
-				if (grow((void **)&cur, &curcap, ncur, sizeof(*cur)))
+				if (PF_ARRAY_RESERVE(cur, curcap, ncur + 1, 16))
 					rc = -ENOMEM;
 				else
 					cur[ncur++] = roots[i];

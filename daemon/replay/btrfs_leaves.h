@@ -59,9 +59,18 @@ int pf_btrfs_leaves_of(struct pf_btrfs_disk *d, const struct pf_btrfs_keyset *se
 int pf_btrfs_key_cmp(const struct pf_btrfs_key *a, const struct pf_btrfs_key *b);
 
 /* An internal node's children (a node of the on-disk format, nodesize bytes, already read): checks its header
- * (bytenr as asked, level > 0, item count within the node) and calls child() for each key pointer in order.
- * 0, or -EBADMSG when the node is not the one asked for. */
-int pf_btrfs_node_children(const unsigned char *node, size_t nodesize, uint64_t bytenr, unsigned *level,
+ * (bytenr and level as asked, level > 0, item count within the node) and calls child() for each key pointer in
+ * order.  0, or -EBADMSG when the node is not the one asked for (before any child() call). */
+int pf_btrfs_node_children(const unsigned char *node, size_t nodesize, uint64_t bytenr, unsigned level,
 			   void (*child)(void *arg, const struct pf_btrfs_key *k, uint64_t blockptr), void *arg);
+
+struct btrfs_ioctl_search_header;
+typedef void (*pf_btrfs_item_fn)(void *arg, const struct btrfs_ioctl_search_header *h, const unsigned char *data);
+
+/* Every item of objectid in tree `tree` (0: the subvolume of fd) with a type from min_type to max_type, in key
+ * order, BTRFS_IOC_TREE_SEARCH after search: item() (may be NULL: the leaves are read, nothing more) gets each
+ * item's header and data.  At most max_calls searches (0: no bound).  0 or -errno. */
+int pf_btrfs_search(int fd, uint64_t tree, uint64_t objectid, uint8_t min_type, uint8_t max_type, unsigned max_calls,
+		    pf_btrfs_item_fn item, void *arg);
 
 #endif

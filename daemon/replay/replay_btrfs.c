@@ -71,29 +71,7 @@ static void search_init(struct btrfs_ioctl_search_args *a, uint64_t tree, uint64
 /* One inode: all its items in the subvolume of fd (tree 0), search after search. */
 static void inode_items(int fd, uint64_t ino)
 {
-	struct btrfs_ioctl_search_args a;
-	search_init(&a, 0, ino);
-	struct btrfs_ioctl_search_key *k = &a.key;
-	for (int calls = 0; calls < SEARCH_CALLS_MAX; calls++) {
-		k->nr_items = 4096;
-		if (ioctl(fd, BTRFS_IOC_TREE_SEARCH, &a) < 0 || k->nr_items == 0)
-			return;
-		struct btrfs_ioctl_search_header h = { 0 };
-		size_t off = 0;
-		for (uint32_t i = 0; i < k->nr_items && off + sizeof(h) <= sizeof(a.buf); i++) {
-			memcpy(&h, a.buf + off, sizeof(h));
-			off += sizeof(h) + h.len;
-		}
-		if (h.offset < UINT64_MAX) { /* on after the last item returned */
-			k->min_type = h.type;
-			k->min_offset = h.offset + 1;
-		} else if (h.type < 255) {
-			k->min_type = h.type + 1;
-			k->min_offset = 0;
-		} else {
-			return;
-		}
-	}
+	(void)pf_btrfs_search(fd, 0, ino, 0, 255, SEARCH_CALLS_MAX, NULL, NULL);
 }
 
 /* One range of data: the checksum-tree leaf the search for its first byte lands in, and those after it up

@@ -59,9 +59,7 @@ static void test_children_in_order(void **state)
 	static unsigned char n[NODESIZE];
 	make_node(n, 31260672, 3, 1);
 	struct seen s = { 0 };
-	unsigned level = 0;
-	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, &level, child, &s), 0);
-	assert_int_equal(level, 1);
+	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, 1, child, &s), 0);
 	assert_int_equal(s.n, 3);
 	for (int i = 0; i < 3; i++) {
 		assert_int_equal(s.k[i].objectid, 256 + 10 * i);
@@ -76,22 +74,23 @@ static void test_refused(void **state)
 	(void)state;
 	static unsigned char n[NODESIZE];
 	struct seen s = { 0 };
-	unsigned level;
 	make_node(n, 31260672, 3, 1);
 	/* another block than the one asked for: the pointer that led here is stale */
-	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31277056, &level, child, &s), -EBADMSG);
+	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31277056, 1, child, &s), -EBADMSG);
+	/* another level than the one asked for: a node rewritten since its parent pointed to it */
+	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, 2, child, &s), -EBADMSG);
 	make_node(n, 31260672, 3, 0); /* a leaf has items, not key pointers */
-	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, &level, child, &s), -EBADMSG);
+	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, 1, child, &s), -EBADMSG);
+	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, 0, child, &s), -EBADMSG);
 	make_node(n, 31260672, 0, 1);
-	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, &level, child, &s), -EBADMSG);
+	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, 1, child, &s), -EBADMSG);
 	make_node(n, 31260672, (NODESIZE - 101) / 33 + 1, 1); /* more pointers than the node holds */
-	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, &level, child, &s), -EBADMSG);
-	assert_int_equal(pf_btrfs_node_children(n, 64, 31260672, &level, child, &s), -EBADMSG);
+	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, 1, child, &s), -EBADMSG);
+	assert_int_equal(pf_btrfs_node_children(n, 64, 31260672, 1, child, &s), -EBADMSG);
 	assert_int_equal(s.n, 0);
 	make_node(n, 31260672, (NODESIZE - 101) / 33, 2); /* full: the last pointer ends within the node */
-	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, &level, child, &s), 0);
+	assert_int_equal(pf_btrfs_node_children(n, NODESIZE, 31260672, 2, child, &s), 0);
 	assert_int_equal(s.n, (NODESIZE - 101) / 33);
-	assert_int_equal(level, 2);
 }
 
 static void test_key_order(void **state)
