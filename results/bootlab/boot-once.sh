@@ -9,6 +9,9 @@
 # console-times.tsv (both serial files' lines stamped with the host's CLOCK_MONOTONIC at arrival, console-stamp.py:
 # with the disk log's log_t0_ns in host.env, timeline.py puts guest events on the disk log's clock).
 # A guest still running after BOOTLAB_TIMEOUT seconds is killed and recorded as failed.
+# BOOTLAB_STOP_AT_END=1: the guest is killed once its report is complete (BOOTLAB-END) instead of waiting for its
+# power-off: for a copy of an image that is thrown away after one boot (run-series.sh first, imaged), whose
+# shutdown measures nothing (on the SD-card model it wrote for 2 of a boot's 5.5 min). stopped_at_end=1 in host.env.
 # BOOTLAB_INITRD: the initramfs to boot (run-series.sh passes the golden image's own; default the base guest's).
 # BOOTLAB_ICOUNT: qemu's instruction counting (image/qemu-guest.sh PFQ_ICOUNT: N for shift=N,sleep=on): the guest's
 # clock then counts its instructions, not the host's wall time, so the time its vCPU waits for a host CPU on a
@@ -170,6 +173,9 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 			echo "vcpu_run_ns=$run"; echo "vcpu_wait_ns=$wait"
 		} >"$bootend_env"
 	fi
+	if [ -n "${BOOTLAB_STOP_AT_END:-}" ] && grep -q BOOTLAB-END "$out/report.log" 2>/dev/null; then
+		status=stopped-at-end; kill_qemu; break
+	fi
 	if awk -v a="$t0" -v b="$(date +%s.%N)" -v t="$BOOT_TIMEOUT" 'BEGIN { exit !(b - a > t) }'; then
 		status=timeout; kill_qemu; break
 	fi
@@ -179,7 +185,12 @@ while kill -0 "$QEMU_PID" 2>/dev/null; do
 		"$SIM_CTL" >>"$out/sim-timeline.tsv" 2>/dev/null
 	sleep 0.2
 done
-if [ "$status" = ok ]; then wait "$QEMU_PID"; qrc=$?; QEMU_PID=''; else qrc=137; fi
+stopped_at_end=
+case $status in
+ok) wait "$QEMU_PID"; qrc=$?; QEMU_PID='' ;;
+stopped-at-end) status=ok qrc=0 stopped_at_end=1 ;;
+*) qrc=137 ;;
+esac
 t1=$(date +%s.%N)
 stop_stamp
 [ "$status" = ok ] && [ "$qrc" -ne 0 ] && status=qemu-rc-$qrc
@@ -198,6 +209,7 @@ stop_stamp
 	echo "icount=$ICOUNT"
 	echo "root_fs=$root_fs"
 	echo "bench_lock=$lock_note"
+	[ -n "$stopped_at_end" ] && echo "stopped_at_end=1"
 	[ -f "$bootend_env" ] && cat "$bootend_env"
 	if [ "$disk_kind" = sim ]; then
 		for k in requests reads writes read_bytes write_bytes seeks model_ns wall_ns log_t0_ns; do

@@ -4,7 +4,8 @@
 #   run-series.sh SETUPS [N]
 # SETUPS: space- or comma-separated list of none | prefetch | reorder | selfcheck (on the simulated disk) | warm (golden-none
 # on tmpfs, no simulated disk) | first (the reorder image as shipped) | imaged (it after prefetch-image build): these
-# two boot a fresh copy of their image every time, no learning boots: each boot is a deployed machine's first.
+# two boot a fresh copy of their image every time, no learning boots: each boot is a deployed machine's first,
+# stopped once its report is complete (boot-once.sh BOOTLAB_STOP_AT_END: the copy is thrown away).
 # Several setups are interleaved, one boot at a time (round r boots every setup
 # once), so that the load of this shared host falls on all of them alike and a cut-short run stays balanced.
 # Learning boots come first, recorded as phase "learn": TRACE_AGGREGATION_COUNT (LEARN, 3) for the prefetch
@@ -48,7 +49,8 @@ declare -A fails
 boot() { # SETUP PHASE INDEX
 	local s=$1 phase=$2 i=$3 out rc=0
 	out=$CACHE/runs/$RUN_ID/$s-$phase$i
-	BOOTLAB_INITRD=${initrd[$s]} "$LAB_DIR/boot-once.sh" "${disk[$s]}" "${img[$s]}" "$out" || rc=$?
+	BOOTLAB_INITRD=${initrd[$s]} BOOTLAB_STOP_AT_END=${fresh[$s]:-} \
+		"$LAB_DIR/boot-once.sh" "${disk[$s]}" "${img[$s]}" "$out" || rc=$?
 	python3 "$LAB_DIR/report.py" record "$out" --run "$RUN_ID" --setup "$s" --phase "$phase" --boot "$i" \
 		--golden-info "${info[$s]}" || log "could not record $out"
 	if [ $rc -ne 0 ]; then fails[$s]=$((${fails[$s]:-0} + 1)); else fails[$s]=0; fi
