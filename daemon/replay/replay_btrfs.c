@@ -9,11 +9,13 @@
  *   2. find the leaves they land in, and the extent-tree leaves of the data (FIEMAP asks there whether an
  *      extent is shared), from the internal nodes read off the device (btrfs_leaves.h);
  *   3. read those leaves in the order they lie, each by a search for its first key alone: one sweep over the
- *      metadata.  In key order, an aged filesystem's leaves cost a seek each;
+ *      metadata.  In key order, an aged filesystem's leaves cost a seek each.  A search waits for its leaf, so
+ *      several threads keep LEAF_READS_IN_FLIGHT of them queued: one at a time, the boot's own reads came
+ *      between them in the boot lab and made each a seek again (results/bootlab/FSTYPES-RUN.md);
  *   4. the searches of step 1, in key order: what they need is cached (or, where step 2 could not tell the
  *      leaves, they read them now, in key order).
- * btrfs does not say which tree blocks a search read: the pass counts the bytes it read from the disk (the
- * thread's read_bytes, the internal nodes of step 2 included), in blocks of the filesystem's block size (a
+ * btrfs does not say which tree blocks a search read: the pass counts the bytes it read from the disk (its
+ * threads' read_bytes, the internal nodes of step 2 included), in blocks of the filesystem's block size (a
  * 16 KiB tree block is 4); tree blocks that were cached count nothing.
  * Measured on the 1 GiB boot image: results/FSTYPES-BENCH.md. */
 #include "replay_internal.h"
@@ -23,6 +25,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <linux/btrfs.h>
 #include <linux/btrfs_tree.h>
@@ -32,6 +36,8 @@
 #include <unistd.h>
 
 #define SEARCH_CALLS_MAX 64 /* per inode: a file of many extents costs at most this many searches */
+#define LEAF_READS_IN_FLIGHT 8 /* enough for the disk's scheduler to take them in order, few enough to leave the
+				* boot's own reads a place in the queue */
 
 static int cmp_u64(const void *pa, const void *pb)
 {
@@ -143,10 +149,62 @@ static struct pf_btrfs_key *keys_of(uint64_t tree, const struct search *s, size_
 	return k;
 }
 
+/* Step 3: the leaves v[0..n) in device order, each read by a one-item search for its first key; threads take
+ * them in that order, so that the ones queued at any time lie side by side. */
+struct touch {
+	struct pf_rctx *c;
+	int fd;
+	const struct pf_btrfs_leaf *v;
+	size_t n;
+	atomic_size_t next;
+	atomic_uint_fast64_t read_bytes; /* what the threads' searches read from the disk */
+};
+
+static void *touch_leaves(void *arg)
+{
+	struct touch *t = arg;
+	int64_t before, after;
+	int counted = pf_thread_read_bytes(&before) == 0;
+	while (!pf_rctx_should_stop(t->c)) {
+		size_t i = atomic_fetch_add(&t->next, 1);
+		if (i >= t->n)
+			break;
+		const struct pf_btrfs_leaf *l = &t->v[i];
+		struct btrfs_ioctl_search_args a;
+		search_init(&a, l->tree, l->first.objectid);
+		a.key.min_type = a.key.max_type = l->first.type;
+		a.key.min_offset = a.key.max_offset = l->first.offset;
+		a.key.nr_items = 1;
+		(void)ioctl(t->fd, BTRFS_IOC_TREE_SEARCH, &a);
+	}
+	if (counted && pf_thread_read_bytes(&after) == 0 && after > before)
+		atomic_fetch_add(&t->read_bytes, (uint64_t)(after - before));
+	return NULL;
+}
+
+/* Reads v[0..n) with up to LEAF_READS_IN_FLIGHT threads (in this one if none can start); *read_bytes gets what
+ * they read from the disk. */
+static void touch_in_flight(struct pf_rctx *c, int fd, const struct pf_btrfs_leaf *v, size_t n, uint64_t *read_bytes)
+{
+	struct touch t = { .c = c, .fd = fd, .v = v, .n = n };
+	pthread_t tid[LEAF_READS_IN_FLIGHT];
+	int started = 0;
+	atomic_init(&t.next, 0);
+	atomic_init(&t.read_bytes, 0);
+	while (started < LEAF_READS_IN_FLIGHT && (size_t)started < n &&
+	       pthread_create(&tid[started], NULL, touch_leaves, &t) == 0)
+		started++;
+	if (!started)
+		touch_leaves(&t);
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	*read_bytes = atomic_load(&t.read_bytes);
+}
+
 /* Steps 2 and 3: the leaves of the subvolume's tree, the checksum tree and the extent tree, read where they lie,
- * in the device's order, each by a search for its first key alone.  Nothing on several devices, striped chunks
- * or an unreadable device: step 4 then reads in key order. */
-static int read_leaves(struct pf_rctx *c, uint32_t fsi, int fd, const struct search *s, size_t n)
+ * in the device's order.  Nothing on several devices, striped chunks or an unreadable device: step 4 then reads
+ * in key order.  *leaf_bytes: what step 3's threads read from the disk. */
+static int read_leaves(struct pf_rctx *c, uint32_t fsi, int fd, const struct search *s, size_t n, uint64_t *leaf_bytes)
 {
 	struct pf_btrfs_disk *d;
 	uint64_t subvol;
@@ -168,18 +226,12 @@ static int read_leaves(struct pf_rctx *c, uint32_t fsi, int fd, const struct sea
 	pf_btrfs_disk_close(d);
 	for (size_t i = 0; i < 3; i++)
 		free((void *)sets[i].keys);
-	for (size_t i = 0; i < nv && !rc; i++) {
-		if (pf_rctx_should_stop(c)) {
+	if (!rc) {
+		touch_in_flight(c, fd, v, nv, leaf_bytes);
+		for (size_t i = 0; i < nv; i++)
+			dump(c, fsi, "btrfs-leaf", v[i].logical, 0);
+		if (pf_rctx_should_stop(c))
 			rc = -EINTR;
-			break;
-		}
-		struct btrfs_ioctl_search_args a;
-		search_init(&a, v[i].tree, v[i].first.objectid);
-		a.key.min_type = a.key.max_type = v[i].first.type;
-		a.key.min_offset = a.key.max_offset = v[i].first.offset;
-		a.key.nr_items = 1;
-		(void)ioctl(fd, BTRFS_IOC_TREE_SEARCH, &a);
-		dump(c, fsi, "btrfs-leaf", v[i].logical, 0);
 	}
 	free(v);
 	return rc;
@@ -207,21 +259,23 @@ int pf_replay_btrfs_metadata(struct pf_rctx *c, uint32_t fsi, unsigned *blocks)
 	int fd = open(pf_rpath(c, c->l->fs[fsi].mountpoint), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* The searches read the tree blocks they need in this thread, synchronously: its read_bytes grows by what
-	 * they read from the disk and by nothing else (the data sweep has not begun; others' reads are theirs). */
+	/* The searches read the tree blocks they need in the thread that asks, synchronously: its read_bytes grows
+	 * by what they read from the disk and by nothing else (the data sweep has not begun; others' reads are
+	 * theirs).  Step 3's threads count theirs themselves. */
 	int64_t before, after;
+	uint64_t leaf_bytes = 0;
 	int counted = pf_thread_read_bytes(&before) == 0;
 	struct search *s = NULL;
 	size_t n = 0;
 	int rc = list_searches(c->l, fsi, &s, &n);
 	if (!rc) {
-		rc = read_leaves(c, fsi, fd, s, n);
+		rc = read_leaves(c, fsi, fd, s, n, &leaf_bytes);
 		if (!rc)
 			rc = run_searches(c, fsi, fd, s, n);
 		free(s);
 	}
 	close(fd);
-	if (counted && pf_thread_read_bytes(&after) == 0 && after > before)
-		*blocks += (unsigned)((uint64_t)(after - before) / c->fs[fsi].block_size);
+	if (counted && pf_thread_read_bytes(&after) == 0 && after >= before)
+		*blocks += (unsigned)(((uint64_t)(after - before) + leaf_bytes) / c->fs[fsi].block_size);
 	return rc == -EINTR ? 0 : rc;
 }
