@@ -68,7 +68,8 @@ void pf_boot_record_init(struct pf_boot_record *r)
 	strcpy(r->policy, "-");
 	strcpy(r->medium, "-");
 	strcpy(r->kernel, "-");
-	r->generation = r->chunk = r->layout_age = -1;
+	r->generation = r->chunk = r->layout_age = r->late_files = -1;
+	r->late_mib = -1.0;
 	r->io_ms = r->reads = r->sectors = r->psi_io_ms = r->replay_files = r->used_files = -1;
 	r->replay_mib = r->used_mib = r->uncovered_mib = r->replay_s = r->replay_cpu_s = -1.0;
 }
@@ -97,9 +98,11 @@ int pf_boot_record_format(const struct pf_boot_record *r, char *buf, size_t len)
 			 r->used_files < -1 ? -1 : r->used_files);
 	if (n < 0 || (size_t)n >= len)
 		return -ENOSPC;
-	int k = snprintf(buf + n, len - (size_t)n, " %s %" PRId64 " %" PRId64 " %s %s %" PRId64, r->off ? "off" : "on",
-			 r->generation < -1 ? -1 : r->generation, r->chunk < -1 ? -1 : r->chunk, word(r->medium),
-			 word(r->kernel), r->layout_age < -1 ? -1 : r->layout_age);
+	char late[32];
+	int k = snprintf(buf + n, len - (size_t)n, " %s %" PRId64 " %" PRId64 " %s %s %" PRId64 " %" PRId64 " %s",
+			 r->off ? "off" : "on", r->generation < -1 ? -1 : r->generation, r->chunk < -1 ? -1 : r->chunk,
+			 word(r->medium), word(r->kernel), r->layout_age < -1 ? -1 : r->layout_age,
+			 r->late_files < -1 ? -1 : r->late_files, measured(r->late_mib, late, sizeof(late)));
 	if (k < 0 || (size_t)k >= len - (size_t)n)
 		return -ENOSPC;
 	return n + k;
@@ -145,6 +148,16 @@ static int parse_settings(const char *rest, struct pf_boot_record *t)
 	return 0;
 }
 
+/* The columns of where the boot still waits, after the settings': each one present must be valid. */
+static int parse_late(const char *rest, struct pf_boot_record *t)
+{
+	char end;
+	int got = sscanf(rest, "%" SCNd64 " %lf %c", &t->late_files, &t->late_mib, &end);
+	if (got <= 0)
+		return 0;
+	return t->late_files < -1 || !(t->late_mib >= -1.0 && t->late_mib <= 1e9) ? -EINVAL : 0;
+}
+
 /* The start of the n-th space-separated field of line ("" past the last). */
 static const char *field(const char *line, int n)
 {
@@ -176,6 +189,8 @@ int pf_boot_record_parse(const char *line, struct pf_boot_record *r)
 	if (got == 11 && parse_selfcheck(field(line, 10), &t))
 		return -EINVAL;
 	if (got == 11 && parse_settings(field(line, 20), &t))
+		return -EINVAL;
+	if (got == 11 && parse_late(field(line, 26), &t))
 		return -EINVAL;
 	*r = t;
 	return 0;

@@ -40,6 +40,10 @@
  *   medium      the traced disk's class: rotational, slow-flash, fast-flash, unknown ("-")
  *   kernel      the kernel release (uname -r; "-" unknown)
  *   layout_age  boots recorded since the layout replayed (or on the disk) was last written (-1 unknown)
+ * Appended after those, for where the boot still waits on the disk:
+ *   late_files  of the layout's files the boot opened, those it opened before the replay had read them (or
+ *               that the replay never read): the boot read them itself (-1 unknown, or nothing replayed)
+ *   late_mib    their bytes in the layout, MiB (-1 unknown)
  * Unknown trailing fields are ignored, so later versions may append columns. */
 #ifndef PREFETCH_BOOT_LOG_H
 #define PREFETCH_BOOT_LOG_H
@@ -75,6 +79,8 @@ struct pf_boot_record {
 	int64_t replay_files, used_files;
 	int off;              /* run "off" */
 	int64_t generation, chunk, layout_age;
+	int64_t late_files;
+	double late_mib;
 	char medium[16];
 	char kernel[72];
 };

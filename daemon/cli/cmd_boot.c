@@ -76,6 +76,7 @@ struct replay_job {
 	int load_rc;
 	struct pf_replay_opts opts;
 	struct pf_replay_stats st;
+	_Atomic uint64_t *read_at_ns; /* [layout's nfiles]: when the replay first read each file (opts.read_at_ns) */
 	int narrow; /* the self-check's narrow replay: the layout's head only */
 	int rc;
 	double cpu; /* the replay thread's CPU time */
@@ -91,8 +92,12 @@ static void *replay_main(void *arg)
 		if (head < j->opts.max_bytes)
 			j->opts.max_bytes = head;
 	}
-	if (j->load_rc == 0)
+	if (j->load_rc == 0) {
+		/* without memory for it, the record says the boot's lead over the replay is unknown */
+		j->read_at_ns = calloc(j->layout->nfiles ? j->layout->nfiles : 1, sizeof(*j->read_at_ns));
+		j->opts.read_at_ns = j->read_at_ns;
 		j->rc = pf_replay(j->layout, &j->opts, &j->st);
+	}
 	j->cpu = cpu_seconds(RUSAGE_THREAD);
 	return NULL;
 }
@@ -526,6 +531,14 @@ static void record_boot(struct boot *b)
 		b->rec.used_mib = (double)(used < j->st.bytes ? used : j->st.bytes) / 1048576.0;
 		b->rec.replay_files = j->st.files;
 		b->rec.used_files = (int64_t)(files < j->st.files ? files : j->st.files);
+		if (j->read_at_ns && trace) {
+			uint64_t late = pf_layout_bytes_late(j->layout, trace, st.start_ns, (const uint64_t *)j->read_at_ns,
+							     &files);
+			b->rec.late_files = (int64_t)files;
+			b->rec.late_mib = (double)late / 1048576.0;
+			pf_notice("of the layout's files the boot opened, %llu (%.1f MiB) before the replay had read them",
+				  (unsigned long long)files, b->rec.late_mib);
+		}
 	} else {
 		b->rec.replay_mib = 0;
 		b->rec.replay_files = 0;
@@ -644,6 +657,7 @@ out:
 	if (b.tracer)
 		record_boot(&b);
 	pf_image_free(b.replay.layout);
+	free((void *)b.replay.read_at_ns);
 	if (b.recorded && (rc = pf_pidfile_outcome(&b.pid, b.lost[0] ? b.lost : NULL)))
 		pf_warn("cannot record the outcome in %s: %s", b.p.pidfile, pf_strerror(rc));
 	pf_pidfile_release(&b.pid); /* 'prefetchd stop' returns now: the trace is written (or buffered) */

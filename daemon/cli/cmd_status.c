@@ -91,6 +91,9 @@ static void last_boot(const struct pf_boot_paths *p)
 		if (r->replay_mib >= 0 && r->used_mib >= 0)
 			printf(", %.1f MiB not used", r->replay_mib > r->used_mib ? r->replay_mib - r->used_mib : 0.0);
 		putchar('\n');
+		if (r->late_files >= 0)
+			printf("  late:         the boot opened %lld of the layout's files (%s) before the replay had read "
+			       "them\n", (long long)r->late_files, fig(r->late_mib, "MiB", a, sizeof(a)));
 	}
 	printf("  the boot:     read %s from the disk itself; disk busy %s; I/O stall (PSI some) %s\n",
 	       fig(r->uncovered_mib, "MiB", a, sizeof(a)), fig(r->io_ms >= 0 ? r->io_ms / 1000.0 : -1, "s", b, sizeof(b)),

@@ -3,6 +3,7 @@
  * must never pull in data that is not what the boot will read. */
 #include "replay_internal.h"
 
+#include "clock.h"
 #include "config.h"
 #include "fsid.h"
 #include "medium.h"
@@ -279,6 +280,10 @@ int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it)
 				return -err;
 		}
 		atomic_fetch_add(&c->bytes, n);
+		if (c->o->read_at_ns && off == it->offset) {
+			uint64_t none = 0; /* the file's first read: later ones and other threads' leave it */
+			atomic_compare_exchange_strong(&c->o->read_at_ns[it->file], &none, pf_monotonic_ns());
+		}
 		off += n;
 	}
 	return 0;

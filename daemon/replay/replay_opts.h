@@ -5,6 +5,7 @@
 #define PREFETCH_REPLAY_OPTS_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -18,6 +19,9 @@ struct pf_replay_opts {
 	volatile sig_atomic_t *stop; /* optional: stop early when set */
 	int relative_paths;        /* the layout's paths are under the working directory: a root not changed into
 				    * yet (started from the initramfs); block devices are opened at the start */
+	_Atomic uint64_t *read_at_ns; /* optional: [layout's nfiles], zeroed by the caller; gets the CLOCK_MONOTONIC
+				    * ns at which the replay's first read of each file's data was submitted (0: none), for
+				    * the boot record to compare with the boot's first touch (boot_measure.h) */
 	FILE *plan_dump;           /* optional (debugging, tests): the rotational sweep's plan, one line per item in
 				    * sweep order: "BIN FS KIND SRC PHYSICAL OFFSET LENGTH PATH" (KIND data|dir|meta;
 				    * SRC of PHYSICAL, in bytes: now = FIEMAP, layout = the layout's record, none) */

@@ -52,17 +52,17 @@ void pf_report_boots_csv(FILE *out, const struct pf_boot_record *recs, size_t n)
 {
 	fputs("boot,boot_id,unix_time,setup,control,policy,boot_s,end_source,disk,io_ms,reads,sectors,replay_mib,"
 	      "used_mib,uncovered_mib,psi_io_ms,replay_s,replay_cpu_s,replay_files,used_files,run,generation,"
-	      "chunk_size_blocks,medium,kernel,layout_age\n",
+	      "chunk_size_blocks,medium,kernel,layout_age,late_files,late_mib\n",
 	      out);
 	for (size_t i = 0; i < n; i++) {
 		const struct pf_boot_record *r = &recs[i];
 		/* every text field is one word without commas or quotes (boot_log.c writes "-" otherwise) */
 		fprintf(out, "%zu,%s,%" PRId64 ",%s,%d,%s,%.2f,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.2f,%.2f,%.2f,%" PRId64
-			     ",%.2f,%.2f,%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%s,%s,%" PRId64 "\n",
+			     ",%.2f,%.2f,%" PRId64 ",%" PRId64 ",%s,%" PRId64 ",%" PRId64 ",%s,%s,%" PRId64 ",%" PRId64 ",%.2f\n",
 			i + 1, r->boot_id, r->when, pf_setup_name(pf_boot_record_setup(r)), r->control, r->policy, r->boot_s,
 			r->end_source, r->disk, r->io_ms, r->reads, r->sectors, r->replay_mib, r->used_mib, r->uncovered_mib,
 			r->psi_io_ms, r->replay_s, r->replay_cpu_s, r->replay_files, r->used_files, r->off ? "off" : "on",
-			r->generation, r->chunk, r->medium, r->kernel, r->layout_age);
+			r->generation, r->chunk, r->medium, r->kernel, r->layout_age, r->late_files, r->late_mib);
 	}
 }
 
@@ -133,6 +133,10 @@ void pf_report_json(FILE *out, const char *log, const struct pf_boot_record *rec
 		pf_report_json_string(out, r->kernel);
 		fputs(", \"layout_age\": ", out);
 		json_int(out, r->layout_age);
+		fputs(", \"late_files\": ", out);
+		json_int(out, r->late_files);
+		fputs(", \"late_mib\": ", out);
+		json_num(out, r->late_mib);
 		fputc('}', out);
 	}
 	fputs("\n  ],\n  \"setups\": {", out);

@@ -57,6 +57,7 @@ struct pf_trace_stats {
 					       * trace_page_holes.c) */
 	int fid;                   /* 1: fanotify named the files by handle (FID mode); 0: it opened each for us */
 	char fid_why[64];          /* then: why, one line */
+	uint64_t start_ns;         /* CLOCK_MONOTONIC when tracing began: the files' first_ns count from it */
 	int pages_traced;          /* 1: the ranges of the files of at least one filesystem come from the events */
 	char pages_why[128];       /* else: why mincore, one line */
 };

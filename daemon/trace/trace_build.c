@@ -315,6 +315,7 @@ int pf_tracer_finish(struct pf_tracer *t, struct pf_image **trace, struct pf_tra
 	else if (!t->st.pages_traced)
 		pf_note(&pages_why, "no page event on the traced filesystems");
 	t->st.fid = t->fid;
+	t->st.start_ns = t->start_ns;
 	snprintf(t->st.fid_why, sizeof(t->st.fid_why), "%s", t->fid_why);
 	if (st)
 		*st = t->st;

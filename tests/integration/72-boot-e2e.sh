@@ -128,6 +128,12 @@ recs=$(grep -v '^#' "$tmp/state/boottime.log")
 [ "$(echo "$recs" | awk '{ printf "%s%s", $5, $4 == "file" ? "" : "?" }')" = "011" ] ||
 	pf_fail "records: want prefetch 0 1 1, boot end from the file: $recs"
 head -1 "$tmp/state/boottime.log" | grep -qx "# prefetch boottime log, format 1" || pf_fail "boottime.log header"
+# where the boot still waits: unknown without a replay; with one, how many of the files it used (field 20) the
+# boot opened before the replay had read them, and their MiB
+[ "$(echo "$recs" | awk '{ ok = $5 ? ($27 >= 0 && $27 <= $20 && $28 >= 0 && ($27 > 0 || $28 == 0)) : ($27 == -1 && $28 == -1)
+	printf "%d", ok }')" = 111 ] || pf_fail "late_files/late_mib columns: $recs"
+grep -q "of the layout's files the boot opened, [0-9]* (.* MiB) before the replay had read them" "$tmp/boot2.log" ||
+	pf_fail "boot 2's log does not say how many files it opened before the replay read them"
 
 "$PREFETCHD" report --config "$conf" --svg "$tmp/report.svg" >"$tmp/report.txt" || pf_fail "prefetchd report"
 grep -q "^trace  *1 " "$tmp/report.txt" && grep -q "^replay  *2 " "$tmp/report.txt" || { cat "$tmp/report.txt"; pf_fail "report table"; }

@@ -59,11 +59,59 @@ static void test_bytes_used(void **state)
 	pf_image_free(trace);
 }
 
+/* Late: the boot opened the file (trace start + first_ns) before the replay read it, or the replay never did. */
+static void test_bytes_late(void **state)
+{
+	(void)state;
+	struct pf_image *layout = pf_image_new(PF_KIND_LAYOUT), *trace = pf_image_new(PF_KIND_TRACE);
+	assert_non_null(layout);
+	assert_non_null(trace);
+	struct pf_fs fs = { .block_size = 4096, .mountpoint = "/" };
+	assert_int_equal(pf_image_add_fs(layout, &fs), 0);
+	assert_int_equal(pf_image_add_fs(trace, &fs), 0);
+	const char *paths[] = { "/a", "/b", "/c", "/d" };
+	for (uint32_t i = 0; i < 4; i++) {
+		struct pf_file f = { .ino = 10 + i, .mode = 0100644, .path = (char *)paths[i] };
+		assert_true(pf_image_add_file(layout, &f) >= 0);
+		struct pf_extent e = { .file = i, .offset = 0, .length = 4096u << i };
+		assert_true(pf_image_add_extent(layout, &e) >= 0);
+	}
+	/* the trace in another order than the layout: /d, /c, /a opened at 5, 20, 30 ms of tracing; /b never */
+	const uint64_t ms = 1000000, start = 1000 * ms;
+	struct pf_file d = { .ino = 13, .mode = 0100644, .path = "/d", .first_ns = 5 * ms };
+	struct pf_file c = { .ino = 12, .mode = 0100644, .path = "/c", .first_ns = 20 * ms };
+	struct pf_file a = { .ino = 10, .mode = 0100644, .path = "/a", .first_ns = 30 * ms };
+	assert_true(pf_image_add_file(trace, &d) >= 0);
+	assert_true(pf_image_add_file(trace, &c) >= 0);
+	assert_true(pf_image_add_file(trace, &a) >= 0);
+	/* read: /a at 10 ms (ahead), /b at 1 ms (not opened), /c at 25 ms (behind the boot), /d never */
+	const uint64_t read_at[] = { start + 10 * ms, start + 1 * ms, start + 25 * ms, 0 };
+	uint64_t files = 99;
+	assert_int_equal(pf_layout_bytes_late(layout, trace, start, read_at, &files), (4096u << 2) + (4096u << 3));
+	assert_int_equal(files, 2);
+	/* at the same nanosecond the replay was there first */
+	struct pf_image *t2 = pf_image_new(PF_KIND_TRACE);
+	assert_non_null(t2);
+	assert_int_equal(pf_image_add_fs(t2, &fs), 0);
+	struct pf_file c2 = { .ino = 12, .mode = 0100644, .path = "/c", .first_ns = 25 * ms };
+	assert_true(pf_image_add_file(t2, &c2) >= 0);
+	assert_int_equal(pf_layout_bytes_late(layout, t2, start, read_at, &files), 0);
+	assert_int_equal(files, 0);
+	/* unknown without the replay's times */
+	files = 99;
+	assert_int_equal(pf_layout_bytes_late(layout, trace, start, NULL, &files), 0);
+	assert_int_equal(files, 0);
+	pf_image_free(t2);
+	pf_image_free(layout);
+	pf_image_free(trace);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_psi),
 		cmocka_unit_test(test_bytes_used),
+		cmocka_unit_test(test_bytes_late),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

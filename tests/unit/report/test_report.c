@@ -48,7 +48,7 @@ static void test_record_round_trip(void **state)
 	int n = pf_boot_record_format(&a, line, sizeof(line));
 	assert_true(n > 0);
 	assert_string_equal(line, "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0 1795288058 53.40 systemd 1 0 sda 12345 1000 20480 "
-				 "0 - -1 -1 -1 -1 -1 -1 -1 -1 on -1 -1 - - -1");
+				 "0 - -1 -1 -1 -1 -1 -1 -1 -1 on -1 -1 - - -1 -1 -1");
 	assert_int_equal(pf_boot_record_parse(line, &b), 0);
 	assert_string_equal(b.boot_id, a.boot_id);
 	assert_true(fabs(b.boot_s - 53.4) < 1e-9);
@@ -120,6 +120,23 @@ static void test_record_round_trip(void **state)
 	assert_int_equal(pf_boot_record_setup(&b), PF_SETUP_OFF);
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 1 1 1 1 1 1 1 1 maybe", &b), -EINVAL);
 	assert_int_equal(pf_boot_record_parse("x 1 2.5 file 0 0 - -1 -1 -1 0 off 1 1 1 1 1 1 1 1 on -3", &b), -EINVAL);
+
+	/* where the boot still waits, after the settings: round-trip, unknown by default, and refused when bad */
+	assert_true(b.late_files == -1 && b.late_mib == -1.0);
+	a.late_files = 12;
+	a.late_mib = 3.25;
+	assert_true(pf_boot_record_format(&a, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, " 4 12 3.25"));
+	assert_int_equal(pf_boot_record_parse(line, &b), 0);
+	assert_true(b.late_files == 12 && b.late_mib == 3.25 && b.layout_age == 4);
+	const char *settings = "x 1 2.5 file 0 0 - -1 -1 -1 0 off 1 1 1 1 1 1 1 1 on 1 1 - - 1";
+	snprintf(line, sizeof(line), "%s -2 1.00", settings);
+	assert_int_equal(pf_boot_record_parse(line, &b), -EINVAL);
+	snprintf(line, sizeof(line), "%s 3 -4.00", settings);
+	assert_int_equal(pf_boot_record_parse(line, &b), -EINVAL);
+	snprintf(line, sizeof(line), "%s 3", settings); /* a line cut after late_files: the MiB unknown */
+	assert_int_equal(pf_boot_record_parse(line, &b), 0);
+	assert_true(b.late_files == 3 && b.late_mib == -1.0);
 }
 
 /* A log as 0.1.0 wrote it (the self-check's columns, none of the settings'), and one from before the self-check:
@@ -145,6 +162,7 @@ static void test_old_logs(void **state)
 	for (size_t i = 0; i < n; i++) {
 		assert_int_equal(pf_boot_record_setup(&recs[i]), want[i]);
 		assert_true(recs[i].generation == -1 && recs[i].chunk == -1 && recs[i].layout_age == -1 && !recs[i].off);
+		assert_true(recs[i].late_files == -1 && recs[i].late_mib == -1.0);
 		assert_string_equal(recs[i].kernel, "-");
 	}
 	assert_int_equal(recs[0].psi_io_ms, 6200);
@@ -526,7 +544,7 @@ static void test_boots_outputs(void **state)
 	assert_int_equal(count(buf, "\n"), 3);
 	assert_non_null(strstr(buf, "boot,boot_id,unix_time,setup,control,policy,boot_s,"));
 	assert_non_null(strstr(buf, ",replay,0,-,40.50,"));
-	assert_non_null(strstr(buf, ",on,-1,-1,-,-,-1\n"));
+	assert_non_null(strstr(buf, ",on,-1,-1,-,-,-1,-1,-1.00\n"));
 	free(buf);
 	struct pf_control_change cc = { 1, 1, 50, 40.5, -0.19, 0, { 0 } };
 	cc.cmp.verdict = PF_VERDICT_TOO_FEW;
