@@ -51,7 +51,7 @@ FIELDS = [
     "disk_s_replay", "disk_s_after_replay", "req_before_pf", "pf_cpu_s", "vcpus", "boot_id", "golden",
     "io_some_s", "io_full_s", "disk_s_preroot", "disk_s_to_systemd", "root_mounted_s", "disk_model",
     "pf_written_bytes", "sim_writes", "sim_total_writes", "sim_total_write_mb", "sim_write_model_s",
-    "sim_read_model_s", "icount", "disk_stretch", "root_fs",
+    "sim_read_model_s", "icount", "disk_stretch", "root_fs", "pf_used_files", "pf_late_files", "pf_late_mib",
 ]
 
 
@@ -154,6 +154,10 @@ def record(args):
     for f in rep["boottime"]:
         if len(f) >= 10 and f[0] == row["boot_id"]:
             row["pf_boot_s"], row["pf_prefetch"], row["pf_reorder"], row["pf_io_ms"] = f[2], f[4], f[5], f[7]
+            # of the layout's files the boot opened, those it opened before the replay had read them (prefetchd(8),
+            # BOOT TIME; -1: unknown, or nothing replayed)
+            if len(f) >= 28:
+                row["pf_used_files"], row["pf_late_files"], row["pf_late_mib"] = f[19], f[26], f[27]
     if row["pf_boot_s"]:
         row["boot_end_s"], row["boot_end_source"] = row["pf_boot_s"], "prefetch boottime.log"
     elif row["systemd_finish_s"]:

@@ -7,7 +7,8 @@
 # two boot a fresh copy of their image every time, no learning boots: each boot is a deployed machine's first,
 # stopped once its report is complete (boot-once.sh BOOTLAB_STOP_AT_END: the copy is thrown away).
 # Several setups are interleaved, one boot at a time (round r boots every setup
-# once), so that the load of this shared host falls on all of them alike and a cut-short run stays balanced.
+# once, beginning with the r-th, in turn), so that the load of this shared host falls on all of them alike, no
+# setup always follows the same other one, and a cut-short run stays balanced.
 # Learning boots come first, recorded as phase "learn": TRACE_AGGREGATION_COUNT (LEARN, 3) for the prefetch
 # setups, LEARN_BASE (1: the fresh image's first boot) otherwise. Then N measured boots each (default 10).
 # Each boot appends a row to boots.csv and keeps its guest report under raw/RUN_ID/.
@@ -144,7 +145,10 @@ for ((r = 1; r <= maxlearn; r++)); do
 	for s in "${setups[@]}"; do [ "$r" -le "${learn[$s]}" ] && boot "$s" learn "$r"; done
 done
 for ((r = 1; r <= n; r++)); do
-	for s in "${setups[@]}"; do
+	# each round starts with another setup (rotated by one a round): no setup is always the one after another
+	ns=${#setups[@]}
+	for ((k = 0; k < ns; k++)); do
+		s=${setups[$(((r - 1 + k) % ns))]}
 		# a deployed machine's first boot: every measured boot on a fresh copy of the image
 		[ -n "${fresh[$s]:-}" ] && [ "$r" -gt 1 ] && cp --sparse=always "${golden_img[$s]}" "${img[$s]}"
 		boot "$s" measure "$r"
