@@ -179,15 +179,55 @@ pf_bg() {
 	pf_cleanup_add "pf_kill_if_same $PF_BG_PID '$(pf_starttime $PF_BG_PID)' TERM; wait $PF_BG_PID"
 }
 
-# pf_wait_pidfile FILE: a tracer started with --pid-file FILE writes its pid there once its marks are in place;
-# wait up to 5 s for it, else fail.
+# pf_wait_pidfile FILE [PID]: a tracer started with --pid-file FILE writes its pid there once its marks are in place;
+# wait up to 10 s for it, else fail (at once if the process PID is gone meanwhile).
 pf_wait_pidfile() {
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 200; i++)); do
 		[ -s "$1" ] && return 0
+		[ -z "${2:-}" ] || kill -0 "$2" 2>/dev/null || return 1
 		sleep 0.05
 	done
-	pf_fail "tracer did not start (no pid in $1)"
+	pf_fail "tracer did not start (no pid in $1 after 10 s)"
+}
+
+# A traced stretch.  pf_trace_start TRACE [ARGS...]: `prefetchd trace ARGS... --output TRACE --pid-file TRACE.pid`
+# in the background (under the command in PF_TRACE_WRAP if set, which must exec it), its output in TRACE.out and
+# TRACE.err; a TRACE or TRACE.pid left from before is removed first.  Returns once the pid file says its marks are
+# in place: whatever is read after that is traced.  Fails the test in one line if it exits first or takes over
+# 10 s.  Its pid in PF_TRACE_PID.  Whatever way the test ends, the tracer does not outlive it: at exit one still
+# running gets SIGTERM, and SIGKILL 10 s later (stopped with SIGSTOP, it would never end).
+# pf_trace_stop: the last tracer started ends as `prefetchd stop --timeout 60` ends it (its output in TRACE.stop);
+# fails the test in one line unless stop and the tracer exit 0 and the trace is stored in TRACE.
+pf_trace_start() {
+	PF_TRACE=$1; shift
+	rm -f "$PF_TRACE" "$PF_TRACE.pid"
+	${PF_TRACE_WRAP:-} "$PREFETCHD" trace "$@" --output "$PF_TRACE" --pid-file "$PF_TRACE.pid" \
+		>"$PF_TRACE.out" 2>"$PF_TRACE.err" &
+	PF_TRACE_PID=$!
+	pf_cleanup_add "pf_trace_end $PF_TRACE_PID '$(pf_starttime $PF_TRACE_PID)'"
+	pf_wait_pidfile "$PF_TRACE.pid" $PF_TRACE_PID ||
+		pf_fail "$PF_TRACE: the tracer exited before tracing: $(tail -n 1 "$PF_TRACE.err" 2>/dev/null)"
+}
+pf_trace_end() { # PID STARTTIME: at exit
+	local i
+	pf_kill_if_same "$1" "$2" TERM || return 0
+	for ((i = 0; i < 200; i++)); do [ "$(pf_starttime "$1")" = "$2" ] || break; sleep 0.05; done
+	pf_kill_if_same "$1" "$2" KILL
+	wait "$1"
+}
+pf_trace_stop() {
+	local out rc i
+	out=$("$PREFETCHD" stop --pid-file "$PF_TRACE.pid" --timeout 60 2>&1)
+	rc=$?
+	printf '%s\n' "$out" 2>/dev/null >"$PF_TRACE.stop"
+	[ $rc -eq 0 ] || pf_fail "$PF_TRACE: ${out##*$'\n'}"
+	for ((i = 0; i < 200; i++)); do kill -0 "$PF_TRACE_PID" 2>/dev/null || break; sleep 0.05; done
+	[ $i -lt 200 ] || pf_fail "$PF_TRACE: the tracer still runs 10 s after prefetchd stop said: ${out##*$'\n'}"
+	wait "$PF_TRACE_PID"
+	rc=$?
+	[ $rc -eq 0 ] || pf_fail "$PF_TRACE: the tracer exited with $rc: $(tail -n 1 "$PF_TRACE.err" 2>/dev/null)"
+	[ -s "$PF_TRACE" ] || pf_fail "$PF_TRACE: no trace stored"
 }
 
 # pf_fanotify_fdinfo PID: the fdinfo of PID's fanotify group (one line per mark: "fanotify ino:... ignored_mask:..."

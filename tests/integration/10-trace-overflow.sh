@@ -18,16 +18,13 @@ pf_mount "$dev" "$mnt"
 mkdir "$mnt/many"
 (cd "$mnt/many" && seq -f 'f%.0f' 1 "$nfiles" | xargs touch) || pf_fail "creating $nfiles files"
 
-pf_bg "$PREFETCHD" trace --bounded-queue --mount "$mnt" --output "$tmp/t" --pid-file "$tmp/pid"
-tracer=$PF_BG_PID
-for ((i = 0; i < 100; i++)); do [ -s "$tmp/pid" ] && break; sleep 0.05; done
-[ -s "$tmp/pid" ] || pf_fail "tracer did not start"
+pf_trace_start "$tmp/t" --bounded-queue --mount "$mnt"
+tracer=$PF_TRACE_PID
 kill -STOP "$tracer"
 pf_kill_later $tracer CONT
 for f in "$mnt"/many/*; do : <"$f"; done
 kill -CONT "$tracer"
-"$PREFETCHD" stop --pid-file "$tmp/pid" --timeout 60 >/dev/null || pf_fail "stop failed"
-wait "$tracer" || pf_fail "tracer exited with $?"
+pf_trace_stop
 
 "$PREFETCHD" dump --files "$tmp/t" >"$tmp/files" || pf_fail "dump failed"
 grep -q '^# flags: incomplete ([1-9][0-9]* events lost)$' "$tmp/files" || pf_fail "not flagged: $(grep '^# flags' "$tmp/files")"

@@ -21,19 +21,14 @@ sync
 # one traced read of big: "summary-line<TAB>bytes recorded for big", the dump in $tmp/dump
 trace_once() {
 	umount "$mnt" && mount "$dev" "$mnt" || pf_fail "remount (cold cache)"
-	rm -f "$tmp/pid"
-	PREFETCH_TRACE_BUFFER_KB=4 pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t" --pid-file "$tmp/pid" \
-		>"$tmp/trace.out"
-	local tracer=$PF_BG_PID i
-	for ((i = 0; i < 100; i++)); do [ -s "$tmp/pid" ] && break; sleep 0.05; done
-	[ -s "$tmp/pid" ] || pf_fail "tracer did not start"
+	PREFETCH_TRACE_BUFFER_KB=4 pf_trace_start "$tmp/t" --mount "$mnt"
+	local tracer=$PF_TRACE_PID
 	kill -STOP "$tracer"
 	pf_kill_later $tracer CONT
 	# 2048 read() calls of one page each: one event each, ~100 KiB of events for a 4 KiB buffer per CPU
 	dd if="$mnt/big" of=/dev/null bs=4096 status=none || pf_fail "reading big"
 	kill -CONT "$tracer"
-	"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"
-	wait "$tracer" || pf_fail "tracer exited with $?"
+	pf_trace_stop
 	"$PREFETCHD" dump "$tmp/t" >"$tmp/dump" || pf_fail "dump"
 }
 
@@ -47,9 +42,9 @@ for ((try = 1; try <= 3; try++)); do
 	[ "$resident" = "$total" ] && break
 	pf_note "big evicted meanwhile ($resident of $total pages resident): again"
 done
-cat "$tmp/trace.out"
-grep -Eq "ranges: resident pages \(mincore: [1-9][0-9]* page events lost\)" "$tmp/trace.out" ||
-	pf_fail "no loss reported: $(cat "$tmp/trace.out")"
+cat "$tmp/t.out"
+grep -Eq "ranges: resident pages \(mincore: [1-9][0-9]* page events lost\)" "$tmp/t.out" ||
+	pf_fail "no loss reported: $(cat "$tmp/t.out")"
 grep -q "^# filesystem 0: .*, ranges: resident pages (mincore; page events lost)$" "$tmp/dump" ||
 	pf_fail "filesystem line: $(grep '^# filesystem' "$tmp/dump")"
 got=$(awk -F'\t' -v p="$mnt/big" '!/^#/ && $1 == p { s += $3 } END { print s + 0 }' "$tmp/dump")

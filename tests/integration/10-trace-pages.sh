@@ -43,11 +43,8 @@ trace_reads() {
 	pf_cache_hold
 	d0=$(pf_cache_drops)
 	umount "$mnt" && mount "$dev" "$mnt" || pf_fail "remount (cold cache)"
-	rm -f "$tmp/pid"
-	PREFETCH_TRACE_PAGES=$mode pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t.$mode" \
-		--pid-file "$tmp/pid" >"$tmp/trace.$mode"
-	local tracer=$PF_BG_PID
-	pf_wait_pidfile "$tmp/pid"
+	PREFETCH_TRACE_PAGES=$mode pf_trace_start "$tmp/t.$mode" --mount "$mnt"
+	local tracer=$PF_TRACE_PID
 	# page 0 (a read at 0 starts a readahead window), pages 2000-2001 (the second read is sequential:
 	# readahead again), one page of big2 in the middle (random: no readahead)
 	dd if="$mnt/big1" of=/dev/null bs=4096 count=1 status=none
@@ -60,8 +57,7 @@ trace_reads() {
 		[ "${PREFETCH_TRACE_RAW:-}" = 0 ] && pipe=trace_pipe
 		ls -l "/proc/$tracer/fd" | grep -q "/$pipe\$" || pf_fail "the tracer does not read $pipe"
 	fi
-	"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"
-	wait "$tracer" || pf_fail "tracer exited with $?"
+	pf_trace_stop
 	DROPPED=0
 	[ "$(pf_cache_drops)" = "$d0" ] || DROPPED=1
 	pf_cache_release
@@ -74,7 +70,7 @@ for how in raw text; do
 	[ $how = text ] && export PREFETCH_TRACE_RAW=0
 	trace_reads auto
 	unset PREFETCH_TRACE_RAW
-	grep -q "ranges: pages read (" "$tmp/trace.auto" || pf_fail "summary ($how): $(cat "$tmp/trace.auto")"
+	grep -q "ranges: pages read (" "$tmp/t.auto.out" || pf_fail "summary ($how): $(cat "$tmp/t.auto.out")"
 	grep -q "^# filesystem 0: .*, ranges: pages read (tracepoints)$" "$tmp/dump.auto" ||
 		pf_fail "filesystem line ($how): $(grep '^# filesystem' "$tmp/dump.auto")"
 	got=$(ranges "$tmp/dump.auto" "$mnt/big1")
@@ -89,8 +85,8 @@ for try in 1 2 3 4 5; do
 	[ "$DROPPED" = 0 ] && break
 	pf_note "caches dropped by someone else while tracing: again"
 done
-grep -q "ranges: resident pages (mincore: mincore asked for)" "$tmp/trace.mincore" ||
-	pf_fail "summary: $(cat "$tmp/trace.mincore")"
+grep -q "ranges: resident pages (mincore: mincore asked for)" "$tmp/t.mincore.out" ||
+	pf_fail "summary: $(cat "$tmp/t.mincore.out")"
 grep -q "^# filesystem 0: .*, ranges: resident pages (mincore)$" "$tmp/dump.mincore" ||
 	pf_fail "filesystem line: $(grep '^# filesystem' "$tmp/dump.mincore")"
 b_auto=$(bytes_of "$tmp/dump.auto" "$mnt/big1")
@@ -103,10 +99,8 @@ for r in 0+4096 8192000+8192; do # and still the pages read
 done
 
 # ---- an instance left by a killed tracer goes with the next tracer ----
-rm -f "$tmp/pid"
-pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t.killed" --pid-file "$tmp/pid" >/dev/null
-killed=$PF_BG_PID
-pf_wait_pidfile "$tmp/pid"
+pf_trace_start "$tmp/t.killed" --mount "$mnt"
+killed=$PF_TRACE_PID
 kill -9 "$killed"
 wait "$killed" 2>/dev/null
 [ -d "$instances/prefetch-$killed" ] || pf_fail "no instance of the killed tracer (nothing to check)"

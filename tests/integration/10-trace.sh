@@ -70,10 +70,7 @@ fid_mode() {
 # ---- the main trace: workload, stop, check ----
 attempt() {
 	uncache
-	rm -f "$tmp/t" "$tmp/pid"
-	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t" --pid-file "$tmp/pid" >"$tmp/trace.out"
-	local tracer=$PF_BG_PID
-	pf_wait_pidfile "$tmp/pid"
+	pf_trace_start "$tmp/t" --mount "$mnt"
 	# the same reads REPEAT times: the trace must not change, and (ignore marks on recorded inodes) the
 	# re-opens must not reach the tracer as events
 	local i
@@ -85,18 +82,17 @@ attempt() {
 		dd if="$mnt/p/q/r" of=/dev/null bs=4096 skip=2 count=2 2>/dev/null
 		# FID mode marks a file at its second event, when the tracer gets to it: until its marks are in
 		# place, a busy machine's later rounds would still be events (the count would measure scheduling)
-		[ "$i" = 1 ] && wait_marks "$(cat "$tmp/pid")" 5
+		[ "$i" = 1 ] && wait_marks "$PF_TRACE_PID" 5
 	done
-	"$PREFETCHD" stop --pid-file "$tmp/pid" >"$tmp/stop.out" || pf_fail "prefetchd stop failed"
-	grep -q "finished" "$tmp/stop.out" || pf_fail "stop: $(cat "$tmp/stop.out")"
-	wait "$tracer" || pf_fail "tracer exited with $?"
-	[ ! -e "$tmp/pid" ] || pf_fail "pid file left behind"
+	pf_trace_stop
+	grep -q "finished" "$tmp/t.stop" || pf_fail "stop: $(cat "$tmp/t.stop")"
+	[ ! -e "$tmp/t.pid" ] || pf_fail "pid file left behind"
 	"$PREFETCHD" dump "$tmp/t" >"$tmp/dump" || pf_fail "dump of the trace failed"
 	"$PREFETCHD" dump --files "$tmp/t" >"$tmp/files" || pf_fail "dump --files failed"
 	# 5 opens per round; only the first round's (plus prefetchd's own directory opens) may be events
 	local events
-	events=$(sed -n 's/^trace: .* \([0-9]*\) events (.*/\1/p' "$tmp/trace.out")
-	[ -n "$events" ] || pf_fail "no event count in the summary: $(cat "$tmp/trace.out")"
+	events=$(sed -n 's/^trace: .* \([0-9]*\) events (.*/\1/p' "$tmp/t.out")
+	[ -n "$events" ] || pf_fail "no event count in the summary: $(cat "$tmp/t.out")"
 	[ "$events" -le 20 ] || pf_fail "$events events for $((5 * REPEAT)) opens of 5 files: re-opens not ignored"
 	pf_note "$events events for $((5 * REPEAT)) opens"
 }
@@ -142,7 +138,7 @@ main_trace() { # MODE: what the summary says of how fanotify named the files
 		cat "$tmp/dump" >&2
 	done
 	[ -n "$ok" ] || pf_fail "page ranges differ from what was read"
-	grep -q "fanotify: $1" "$tmp/trace.out" || pf_fail "not '$1': $(cat "$tmp/trace.out")"
+	grep -q "fanotify: $1" "$tmp/t.out" || pf_fail "not '$1': $(cat "$tmp/t.out")"
 	pf_note "main trace ok ($1): $(grep -v '^#' "$tmp/dump" | wc -l) extents"
 }
 REPEAT=20

@@ -25,11 +25,8 @@ done
 head -c 8192 /dev/urandom >"$tmp/a/late"
 sync
 
-pf_bg "$PREFETCHD" trace --mount "$tmp/a" --mount "$tmp/b" --output "$tmp/t" --pid-file "$tmp/pid" \
-	>"$tmp/trace.out" 2>"$tmp/trace.err"
-tracer=$PF_BG_PID
-for ((i = 0; i < 100; i++)); do [ -s "$tmp/pid" ] && break; sleep 0.05; done
-[ -s "$tmp/pid" ] || pf_fail "tracer did not start"
+pf_trace_start "$tmp/t" --mount "$tmp/a" --mount "$tmp/b"
+tracer=$PF_TRACE_PID
 
 cat "$tmp"/a/d/f* "$tmp"/b/d/f* >/dev/null
 # a plain umount (not lazy), tried for up to 10 s: events still queued hold the mount until the tracer reads them
@@ -42,8 +39,7 @@ done
 grep -q " $tmp/b " /proc/self/mountinfo && pf_fail "$tmp/b still mounted"
 cat "$tmp/a/late" >/dev/null # tracing goes on for the other filesystem
 
-"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"
-wait "$tracer" || pf_fail "tracer exited with $?"
+pf_trace_stop
 "$PREFETCHD" dump "$tmp/t" >"$tmp/dump" || pf_fail "dump failed"
 "$PREFETCHD" dump --files "$tmp/t" >"$tmp/files" || pf_fail "dump --files failed"
 
@@ -52,11 +48,11 @@ grep -q "^# flags: incomplete (filesystem $tmp/b gone)$" "$tmp/dump" ||
 grep -q "^# filesystem [01]: uuid $uuidb, mountpoint $tmp/b, .*, gone (unmounted during tracing), ranges: .*$" \
 	"$tmp/dump" || pf_fail "filesystem line of b: $(grep '^# filesystem' "$tmp/dump")"
 grep "^# filesystem" "$tmp/dump" | grep "mountpoint $tmp/a," | grep -q gone && pf_fail "a marked gone"
-grep -q "is incomplete (filesystem $tmp/b gone)" "$tmp/trace.err" || pf_fail "no warning: $(cat "$tmp/trace.err")"
+grep -q "is incomplete (filesystem $tmp/b gone)" "$tmp/t.err" || pf_fail "no warning: $(cat "$tmp/t.err")"
 # a's files, with their data; none of b's (it cannot be opened again)
 for f in d/f1 d/f2 d/f3 late; do
 	grep -q "^[0-9]*	-[-x]---	[0-9]*	[0-9]*	.*	$tmp/a/$f$" "$tmp/files" ||
-		pf_fail "a/$f missing or metadata only: $(grep "$tmp/a/" "$tmp/files" | tr '\n' ';'); tracer: $(cat "$tmp/trace.out" "$tmp/trace.err")"
+		pf_fail "a/$f missing or metadata only: $(grep "$tmp/a/" "$tmp/files" | tr '\n' ';'); tracer: $(cat "$tmp/t.out" "$tmp/t.err")"
 done
 grep -q "	$tmp/b/" "$tmp/files" && pf_fail "a file of the unmounted filesystem is in the trace"
 pf_note "umount during tracing ok: $(grep -c "	$tmp/a/" "$tmp/files") entries of a"

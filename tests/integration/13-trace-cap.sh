@@ -18,31 +18,22 @@ mkdir "$mnt/many"
 (cd "$mnt/many" && seq -f 'f%.0f' 1 $nfiles | xargs touch) || pf_fail "creating $nfiles files"
 sync
 
-start_tracer() { # OUT PIDFILE ARGS...: a tracer in the background, once its marks are in place
-	local out=$1 pid=$2; shift 2
-	rm -f "$pid"
-	pf_bg "$@" --mount "$mnt" --output "$out" --pid-file "$pid" >"$out.out" 2>"$out.err"
-	local i
-	for ((i = 0; i < 100; i++)); do [ -s "$pid" ] && return 0; sleep 0.05; done
-	pf_fail "tracer did not start: $(cat "$out.err")"
-}
 events_of() { sed -n 's/^trace: .* \([0-9]*\) events (.*/\1/p' "$1"; }
 
 # ---- the cap: 50 entries, 600 files each opened 10 times ----
-start_tracer "$tmp/t" "$tmp/pid" "$PREFETCHD" trace --max-files 50
-tracer=$PF_BG_PID
+pf_trace_start "$tmp/t" --max-files 50 --mount "$mnt"
+tracer=$PF_TRACE_PID
 for f in "$mnt"/many/*; do : <"$f"; done
 # the tracer has caught up with the first round: at the cap it closes its fanotify group (all marks go with it)
 for ((i = 0; i < 200; i++)); do
-	pf_fanotify_fdinfo "$(cat "$tmp/pid")" >/dev/null || break
+	pf_fanotify_fdinfo "$tracer" >/dev/null || break
 	sleep 0.05
 done
 [ "$i" -lt 200 ] || pf_fail "the tracer still holds its fanotify group 10 s after the cap"
 for ((r = 1; r < 10; r++)); do
 	for f in "$mnt"/many/*; do : <"$f"; done
 done
-"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "stop failed"
-wait "$tracer" || pf_fail "tracer exited with $?"
+pf_trace_stop
 "$PREFETCHD" dump "$tmp/t" >"$tmp/dump" || pf_fail "dump failed"
 grep -q '^# flags: incomplete (file cap reached)$' "$tmp/dump" || pf_fail "flags: $(grep '^# flags' "$tmp/dump")"
 grep -q "is incomplete (file cap reached)" "$tmp/t.err" || pf_fail "no warning: $(cat "$tmp/t.err")"
@@ -55,12 +46,10 @@ pf_note "cap 50: $events events for $((10 * nfiles)) opens; $(cat "$tmp/t.out")"
 
 # ---- a low fd limit it cannot raise: every file recorded, trace complete ----
 # (fd mode: there each event read comes with an fd; FID mode opens none)
-start_tracer "$tmp/t2" "$tmp/pid2" env PREFETCH_TRACE_FID=0 setpriv --bounding-set=-sys_resource \
-	--inh-caps=-sys_resource prlimit --nofile=256:256 "$PREFETCHD" trace
-tracer=$PF_BG_PID
+PF_TRACE_WRAP="setpriv --bounding-set=-sys_resource --inh-caps=-sys_resource prlimit --nofile=256:256" \
+	PREFETCH_TRACE_FID=0 pf_trace_start "$tmp/t2" --mount "$mnt"
 for f in "$mnt"/many/*; do : <"$f"; done
-"$PREFETCHD" stop --pid-file "$tmp/pid2" >/dev/null || pf_fail "stop failed (low fd limit)"
-wait "$tracer" || pf_fail "tracer exited with $? (low fd limit): $(cat "$tmp/t2.err")"
+pf_trace_stop
 "$PREFETCHD" dump --files "$tmp/t2" >"$tmp/files2" || pf_fail "dump failed (low fd limit)"
 got=$(grep -c "	$mnt/many/f" "$tmp/files2")
 pf_note "fd limit 256: recorded $got of $nfiles files; $(cat "$tmp/t2.out")"

@@ -29,15 +29,10 @@ boot() { # N DEV FILE...: trace one "boot" on DEV that reads FILEs (relative to 
 	local n=$1 bdev=$2; shift 2
 	umount "$mnt" || pf_fail "umount $mnt"   # a cold cache, as at boot
 	mount "$bdev" "$mnt" || pf_fail "mount $bdev $mnt"
-	rm -f "$tmp/pid"
-	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t$n" --pid-file "$tmp/pid"
-	local tracer=$PF_BG_PID
-	pf_wait_pidfile "$tmp/pid"
+	pf_trace_start "$tmp/t$n" --mount "$mnt"
 	local f
 	for f in "$@"; do cat "$mnt/$f" >/dev/null || pf_fail "boot $n: cannot read $f"; done
-	"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"
-	wait "$tracer" || pf_fail "tracer of boot $n exited with $?"
-	[ -s "$tmp/t$n" ] || pf_fail "boot $n: no trace written"
+	pf_trace_stop
 }
 
 files_of() { # DUMP_FILES: the paths in layout order, space separated, relative to the mount ('.' = the root)

@@ -25,18 +25,13 @@ boot() { # N: a cold mount, the tracer, the boot's reads and its appends to the 
 	local n=$1
 	umount "$mnt" || pf_fail "umount $mnt"
 	mount "$dev" "$mnt" || pf_fail "mount $dev $mnt"
-	rm -f "$tmp/pid"
-	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$tmp/t$n" --pid-file "$tmp/pid"
-	local tracer=$PF_BG_PID
-	pf_wait_pidfile "$tmp/pid"
+	pf_trace_start "$tmp/t$n" --mount "$mnt"
 	cat "$mnt/lib" "$mnt/between" >/dev/null || pf_fail "boot $n: reads"
 	# as a journal daemon does: the header, the tail, then appends
 	head -c 8192 "$mnt/var/log" >/dev/null && tail -c 8192 "$mnt/var/log" >/dev/null || pf_fail "boot $n: log reads"
 	head -c $((16 << 10)) /dev/urandom >>"$mnt/var/log" || pf_fail "boot $n: append"
 	sync
-	"$PREFETCHD" stop --pid-file "$tmp/pid" >/dev/null || pf_fail "prefetchd stop failed"
-	wait "$tracer" || pf_fail "tracer of boot $n exited with $?"
-	[ -s "$tmp/t$n" ] || pf_fail "boot $n: no trace written"
+	pf_trace_stop
 	echo "changed between boots" >>"$mnt/between"
 }
 

@@ -164,14 +164,10 @@ run_phase() {
 pipeline=0
 if "$PREFETCHD" trace --help >/dev/null 2>&1 && "$PREFETCHD" aggregate --help >/dev/null 2>&1; then
 	pf_drop_caches
-	pf_bg "$PREFETCHD" trace --mount "$mnt" --output "$d/trace" --pid-file "$d/pid" >/dev/null
-	tracer=$PF_BG_PID
-	for i in $(seq 100); do [ -s "$d/pid" ] && break; sleep 0.05; done
-	[ -s "$d/pid" ] || pf_fail "pipeline: the tracer did not start"
+	pf_trace_start "$d/trace" --mount "$mnt"
 	for i in 3 9 27 5; do cat "$mnt/a/b/c/f$i" >/dev/null; done
 	dd if="$mnt/d/e/big" of=/dev/null bs=4096 count=16 skip=256 status=none
-	"$PREFETCHD" stop --pid-file "$d/pid" >/dev/null || pf_fail "pipeline: prefetchd stop"
-	wait "$tracer" || pf_fail "pipeline: the tracer exited with $?"
+	pf_trace_stop
 	"$PREFETCHD" aggregate --output "$d/layout-traced" "$d/trace" >/dev/null 2>&1 ||
 		pf_fail "pipeline: aggregate"
 	pipeline=1

@@ -52,19 +52,16 @@ run_pipeline() {
 	# process meanwhile (every test drops caches) would empty them.  Traced again then, up to 5 times.
 	local try d0
 	for try in 1 2 3 4 5; do
-		rm -f "$w/pid"
 		pf_drop_caches
 		pf_cache_hold # our drops wait until the trace has taken its ranges (others' may not)
 		d0=$(pf_cache_drops)
-		pf_bg "$PREFETCHD" trace "${marks[@]}" --output "$w/trace" --pid-file "$w/pid" >"$w/trace.out" 2>&1
-		pf_wait_pidfile "$w/pid"
+		pf_trace_start "$w/trace" "${marks[@]}"
 		while read -r f; do cat "$f" >/dev/null; done <"$w/reads"
 		# and a few pages in the middle of a file, where $tmp/NAME.partial lists one ("PATH SKIP COUNT", pages)
 		[ ! -f "$tmp/$name.partial" ] || while read -r f o l; do
 			dd if="$f" of=/dev/null bs=4096 skip="$o" count="$l" status=none
 		done <"$tmp/$name.partial"
-		"$PREFETCHD" stop --pid-file "$w/pid" >"$w/stop.out" 2>&1 || pf_fail "$name: stop: $(cat "$w/stop.out" "$w/trace.out")"
-		wait "$PF_BG_PID"
+		pf_trace_stop
 		pf_cache_release
 		[ "$(pf_cache_drops)" = "$d0" ] && break
 		pf_note "$name: caches dropped by someone else while tracing: again"
@@ -72,7 +69,7 @@ run_pipeline() {
 	"$PREFETCHD" dump "$w/trace" >"$w/dump" || pf_fail "$name: dump of the trace"
 	"$PREFETCHD" dump --files "$w/trace" >"$w/files" || pf_fail "$name: dump --files of the trace"
 	while read -r f; do
-		grep -q "	$f$" "$w/files" || pf_fail "$name: $f not traced ($(cat "$w/trace.out"))"
+		grep -q "	$f$" "$w/files" || pf_fail "$name: $f not traced ($(cat "$w/trace.out" "$w/trace.err"))"
 	done <"$w/reads"
 	"$PREFETCHD" aggregate --output "$w/layout" "$w/trace" >"$w/agg.out" 2>&1 || pf_fail "$name: aggregate: $(cat "$w/agg.out")"
 	# the layout's ranges of the read files (the trace took them from mincore where no page events cover the

@@ -22,15 +22,10 @@ pf_prefetch_image "$IMG" "$M"
 # one traced "boot" of the image's root: its files read in the fixture's boot order, cold
 umount "$M" && mount "$PF_IMAGE_DEV" "$M" || pf_fail "remount"
 pf_drop_caches
-pf_bg "$PREFETCHD" trace --mount "$M" --output "$T/trace.pf" --pid-file "$T/pid"
-tracer=$PF_BG_PID
-for ((i = 0; i < 100; i++)); do [ -s "$T/pid" ] && break; sleep 0.05; done
-[ -s "$T/pid" ] || pf_fail "the tracer did not start"
+pf_trace_start "$T/trace.pf" --mount "$M"
 tail -n +2 "$PF_IMAGE_LIST" | while IFS= read -r f; do cat "$f" >/dev/null; done
-"$PREFETCHD" stop --pid-file "$T/pid" >/dev/null || pf_fail "prefetchd stop"
-wait "$tracer" || pf_fail "the tracer exited with $?"
+pf_trace_stop
 pf_image_unmount
-[ -s "$T/trace.pf" ] || pf_fail "no trace"
 
 # The stand-in guest: the overlay as raw, the trace written into it with debugfs, back into the overlay (qemu-img
 # convert -B: only what differs from the image), the console lines, then off at system_powerdown.

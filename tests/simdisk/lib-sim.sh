@@ -216,14 +216,12 @@ sim_workload_layout() {
 }
 
 sim_trace_workload() {
-	local fs=$1 wl=$2 trace=$3 work=$4 i
+	local fs=$1 wl=$2 trace=$3 work=$4
 	pf_drop_caches
-	pf_bg "$PREFETCHD" trace --mount "$fs" --output "$trace" --pid-file "$work/pid" >"$work/trace.out"
-	for ((i = 0; i < 100; i++)); do [ -s "$work/pid" ] && break; sleep 0.05; done
-	[ -s "$work/pid" ] || pf_fail "the tracer did not start"
+	pf_trace_start "$trace" --mount "$fs"
 	"$WLRUN" -q ${SIM_WL_OPT:+"$SIM_WL_OPT"} -C "$fs" "$wl" >/dev/null || pf_fail "the scripted boot failed"
-	"$PREFETCHD" stop --pid-file "$work/pid" >/dev/null || pf_fail "prefetchd stop"
-	wait "$PF_BG_PID" || pf_fail "the tracer failed"
+	pf_trace_stop
+	[ "$trace.out" -ef "$work/trace.out" ] || cp "$trace.out" "$work/trace.out"
 }
 
 sim_cold_boot() {
