@@ -29,22 +29,27 @@ static void test_psi(void **state)
 	assert_true(rc == 0 ? ms >= 0 : rc < 0);
 }
 
+/* An image of one filesystem; a layout also gets paths[i] as file i (inode 10 + i) with one extent of 4 KiB << i. */
+static struct pf_image *image_of(int kind, const char *const *paths, uint32_t n)
+{
+	struct pf_image *img = pf_image_new(kind);
+	assert_non_null(img);
+	struct pf_fs fs = { .block_size = 4096, .mountpoint = "/" };
+	assert_int_equal(pf_image_add_fs(img, &fs), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct pf_file f = { .ino = 10 + i, .mode = 0100644, .path = (char *)paths[i] };
+		assert_true(pf_image_add_file(img, &f) >= 0);
+		struct pf_extent e = { .file = i, .offset = 0, .length = 4096u << i };
+		assert_true(pf_image_add_extent(img, &e) >= 0);
+	}
+	return img;
+}
+
 static void test_bytes_used(void **state)
 {
 	(void)state;
-	struct pf_image *layout = pf_image_new(PF_KIND_LAYOUT), *trace = pf_image_new(PF_KIND_TRACE);
-	assert_non_null(layout);
-	assert_non_null(trace);
-	struct pf_fs fs = { .block_size = 4096, .mountpoint = "/" };
-	assert_int_equal(pf_image_add_fs(layout, &fs), 0);
-	assert_int_equal(pf_image_add_fs(trace, &fs), 0);
 	const char *paths[] = { "/usr/lib/a.so", "/usr/bin/b", "/etc/c" };
-	for (uint32_t i = 0; i < 3; i++) {
-		struct pf_file f = { .ino = 10 + i, .mode = 0100644, .path = (char *)paths[i] };
-		assert_true(pf_image_add_file(layout, &f) >= 0);
-		struct pf_extent e = { .file = i, .offset = 0, .length = 4096u << i };
-		assert_true(pf_image_add_extent(layout, &e) >= 0);
-	}
+	struct pf_image *layout = image_of(PF_KIND_LAYOUT, paths, 3), *trace = image_of(PF_KIND_TRACE, NULL, 0);
 	struct pf_file opened = { .ino = 11, .mode = 0100755, .path = "/usr/bin/b" };
 	assert_true(pf_image_add_file(trace, &opened) >= 0);
 	uint64_t files;
@@ -63,19 +68,8 @@ static void test_bytes_used(void **state)
 static void test_bytes_late(void **state)
 {
 	(void)state;
-	struct pf_image *layout = pf_image_new(PF_KIND_LAYOUT), *trace = pf_image_new(PF_KIND_TRACE);
-	assert_non_null(layout);
-	assert_non_null(trace);
-	struct pf_fs fs = { .block_size = 4096, .mountpoint = "/" };
-	assert_int_equal(pf_image_add_fs(layout, &fs), 0);
-	assert_int_equal(pf_image_add_fs(trace, &fs), 0);
 	const char *paths[] = { "/a", "/b", "/c", "/d" };
-	for (uint32_t i = 0; i < 4; i++) {
-		struct pf_file f = { .ino = 10 + i, .mode = 0100644, .path = (char *)paths[i] };
-		assert_true(pf_image_add_file(layout, &f) >= 0);
-		struct pf_extent e = { .file = i, .offset = 0, .length = 4096u << i };
-		assert_true(pf_image_add_extent(layout, &e) >= 0);
-	}
+	struct pf_image *layout = image_of(PF_KIND_LAYOUT, paths, 4), *trace = image_of(PF_KIND_TRACE, NULL, 0);
 	/* the trace in another order than the layout: /d, /c, /a opened at 5, 20, 30 ms of tracing; /b never */
 	const uint64_t ms = 1000000, start = 1000 * ms;
 	struct pf_file d = { .ino = 13, .mode = 0100644, .path = "/d", .first_ns = 5 * ms };
@@ -90,9 +84,7 @@ static void test_bytes_late(void **state)
 	assert_int_equal(pf_layout_bytes_late(layout, trace, start, read_at, &files), (4096u << 2) + (4096u << 3));
 	assert_int_equal(files, 2);
 	/* at the same nanosecond the replay was there first */
-	struct pf_image *t2 = pf_image_new(PF_KIND_TRACE);
-	assert_non_null(t2);
-	assert_int_equal(pf_image_add_fs(t2, &fs), 0);
+	struct pf_image *t2 = image_of(PF_KIND_TRACE, NULL, 0);
 	struct pf_file c2 = { .ino = 12, .mode = 0100644, .path = "/c", .first_ns = 25 * ms };
 	assert_true(pf_image_add_file(t2, &c2) >= 0);
 	assert_int_equal(pf_layout_bytes_late(layout, t2, start, read_at, &files), 0);
