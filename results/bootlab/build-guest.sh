@@ -18,6 +18,7 @@
 # model, so prefetch's own detection would take it for a rotational disk).
 # BOOTLAB_REORDER_TIME_BUDGET=S: REORDER_TIME_BUDGET in the prefetch setups' images (default: the package's).
 # BOOTLAB_LOGS=ram: /var/log on a tmpfs in the guest (lab.sh says why), images golden-SETUP[-MODEL]-ramlog.img.
+# BOOTLAB_ATIME=noatime: the root mounted noatime (lab.sh says why), images golden-...-noatime.img.
 # BOOTLAB_ROOT_FS=xfs|btrfs: the guest's root on XFS, or on btrfs in Fedora's layout (the root in subvolume @,
 # /home in @home, the kernel's rootflags=subvol=@), images golden-SETUP[-MODEL][-ramlog]-FS.img; ext4 (default)
 # is the lab's image as before.  The guest's /etc/fstab names the type and options, and the image's initramfs
@@ -130,6 +131,13 @@ root_fstab() {
 	grep -q "^/dev/vda / $ROOT_FS " "$f" || die "no $ROOT_FS root line in $f"
 }
 
+# The root's line in the fstab FILE mounted noatime too (BOOTLAB_ATIME=noatime).
+root_noatime() {
+	awk '$1 == "/dev/vda" && $2 == "/" { $4 = $4 == "defaults" ? "noatime" : "noatime," $4 } { print }' "$1" >"$1.new" &&
+		mv "$1.new" "$1"
+	grep -q '^/dev/vda / [a-z0-9]* noatime' "$1" || die "no noatime root line in $1"
+}
+
 # The kernel modules the initramfs needs to mount a root of type $1.
 fs_modules_of() { case "$1" in ext4) echo ext4 ;; xfs) echo xfs ;; btrfs) echo btrfs ;; esac; }
 
@@ -205,6 +213,7 @@ build_golden() {
 	fi
 	root_fstab "$dir/etc/fstab"
 	[ "$LOGS" = ram ] && echo 'tmpfs /var/log tmpfs mode=0755,size=64m 0 0' >>"$dir/etc/fstab"
+	[ "$ATIME" = noatime ] && root_noatime "$dir/etc/fstab"
 	local cfg=$dir/etc/default/prefetch medium
 	medium=$(medium_of_model "$DISK_MODEL")
 	# In every setup of a flash model, none included: the same file as the prefetch setups' but for the units.
@@ -263,6 +272,7 @@ build_golden() {
 		echo "install=$how"
 		echo "disk_model=$DISK_MODEL"
 		echo "logs=$LOGS"
+		echo "atime=$ATIME"
 		echo "root_fs=$ROOT_FS"
 		echo "root_args=$(root_args_of "$ROOT_FS")"
 		echo "fstab: $(grep -v '^#' "$dir/etc/fstab" | tr '\n' ';')"

@@ -45,6 +45,12 @@ DISK_STRETCH=${BOOTLAB_DISK_STRETCH:-1}
 # write-bound.  The images get names of their own (golden-SETUP[-MODEL]-ramlog.img).
 LOGS=${BOOTLAB_LOGS:-disk}
 case "$LOGS" in disk) ;; ram) MODEL_SUFFIX+=-ramlog ;; *) echo "bootlab: BOOTLAB_LOGS must be disk or ram" >&2; exit 2 ;; esac
+# BOOTLAB_ATIME=noatime: the root mounted noatime, as SD-card images mount theirs (Raspberry Pi OS, Armbian).  Under
+# the default relatime a fresh copy's first boot writes back the inode of every file it reads (an image's files
+# were read before they were copied in: atime older than ctime), one erase-block read-modify-write each on the SD
+# model (image-sd-20261128T0650, IMAGE-RUN.md).  Images golden-SETUP[-MODEL]...-noatime.img.
+ATIME=${BOOTLAB_ATIME:-relatime}
+case "$ATIME" in relatime) ;; noatime) MODEL_SUFFIX+=-noatime ;; *) echo "bootlab: BOOTLAB_ATIME must be relatime or noatime" >&2; exit 2 ;; esac
 # BOOTLAB_ROOT_FS: the guest's root filesystem.  ext4 (the default: the lab's images as they always were), xfs (as
 # RHEL, CentOS Stream, Rocky and Alma install it) or btrfs (as Fedora: the root in subvolume @, /home in @home,
 # the kernel's rootflags=subvol=@).  Images of xfs and btrfs get names of their own (golden-SETUP[-MODEL]-FS.img).

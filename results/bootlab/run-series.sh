@@ -133,7 +133,7 @@ for s in "${setups[@]}"; do
 	cp --sparse=always "$golden" "$work/$s.img"
 	img[$s]=$work/$s.img golden_img[$s]=$golden
 	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
-	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs|root_fs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=|^image_build origin' \
+	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs|atime|root_fs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=|^image_build origin' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
 	medium=$(grep -E '^config: PREFETCH_MEDIUM=' "$golden.info" 2>/dev/null | sed 's/^config: //' || true)
 	[ "$s" = warm ] || info[$s]+="disk_model=$DISK_MODEL ${medium:+$medium }"
