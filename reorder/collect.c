@@ -5,6 +5,7 @@
 #include "array.h"
 #include "blockmap.h"
 #include "extent_remap.h"
+#include "inode_identity.h"
 #include "reserved_inode.h"
 #include "warm.h"
 
@@ -54,19 +55,9 @@ int pf_collect_find(const struct pf_collect *c, ext2_ino_t ino, size_t *i)
 	return lo < c->nfiles && c->files[lo].ino == ino;
 }
 
-int64_t pf_inode_mtime_ns(ext2_filsys fs, const struct ext2_inode_large *in, int *has_ns)
-{
-	int64_t sec = (int32_t)in->i_mtime;
-	*has_ns = 0;
-	if (EXT2_INODE_SIZE(fs->super) > EXT2_GOOD_OLD_INODE_SIZE &&
-	    in->i_extra_isize >= offsetof(struct ext2_inode_large, i_mtime_extra) + 4 - EXT2_GOOD_OLD_INODE_SIZE) {
-		sec += (int64_t)(in->i_mtime_extra & 3) << 32;
-		*has_ns = 1;
-		return sec * 1000000000LL + (in->i_mtime_extra >> 2);
-	}
-	return sec * 1000000000LL;
-}
-
+/* May the reorder move file f?  Its record against the inode now (lib/file_identity.h): a directory by its size
+ * and mtime too (PF_ID_DIR_CONTENT), since its recorded blocks are what is moved; then what the reorder cannot or
+ * must not move. */
 static int check_identity(ext2_filsys fs, struct pf_cfile *f, struct ext2_inode_large *in)
 {
 	const struct pf_file *r = f->rec;
@@ -74,29 +65,18 @@ static int check_identity(ext2_filsys fs, struct pf_cfile *f, struct ext2_inode_
 		return PF_SKIP_GONE;
 	if (pf_inode_reserved(fs, f->ino))
 		return PF_SKIP_RESERVED;
-	if (!ext2fs_test_inode_bitmap2(fs->inode_map, f->ino))
-		return PF_SKIP_GONE;
-	memset(in, 0, sizeof(*in));
-	if (ext2fs_read_inode_full(fs, f->ino, (struct ext2_inode *)in, sizeof(*in)))
-		return PF_SKIP_ERROR;
-	if (in->i_links_count == 0 || in->i_dtime)
-		return PF_SKIP_GONE;
-	if (r->mode && (r->mode & S_IFMT) != (in->i_mode & S_IFMT))
-		return PF_SKIP_REPLACED;
-	if (r->generation && r->generation != in->i_generation)
+	struct pf_file_now now;
+	int rc = pf_inode_now(fs, f->ino, in, &now);
+	if (rc <= 0)
+		return rc ? PF_SKIP_ERROR : PF_SKIP_GONE;
+	enum pf_identity v = pf_file_identity(r, &now, PF_ID_DIR_CONTENT);
+	if (pf_identity_replaced(v))
 		return PF_SKIP_REPLACED;
 	if (!LINUX_S_ISREG(in->i_mode) && !LINUX_S_ISDIR(in->i_mode))
 		return PF_SKIP_TYPE;
-	if (r->flags & PF_FILE_WRITTEN)
+	if (r->flags & PF_FILE_WRITTEN) /* the same file, but what the next boot writes lands elsewhere anyway */
 		return PF_SKIP_WRITTEN;
-	if (EXT2_I_SIZE(in) != r->size)
-		return PF_SKIP_CHANGED;
-	int has_ns;
-	int64_t m = pf_inode_mtime_ns(fs, in, &has_ns);
-	int64_t want = r->mtime_ns;
-	if (!has_ns)
-		want = (want >= 0 ? want : want - 999999999) / 1000000000 * 1000000000;
-	if (m != want)
+	if (v != PF_ID_SAME)
 		return PF_SKIP_CHANGED;
 	if (in->i_flags & EXT4_INLINE_DATA_FL)
 		return PF_SKIP_INLINE;

@@ -54,9 +54,6 @@ struct pf_collect {
 int pf_collect(ext2_filsys fs, const struct pf_layouts *l, struct pf_collect *out);
 void pf_collect_free(struct pf_collect *c);
 
-/* mtime of the inode in ns as a layout records it, and whether the nanoseconds are known. */
-int64_t pf_inode_mtime_ns(ext2_filsys fs, const struct ext2_inode_large *in, int *has_ns);
-
 /* Inode ino among c->files (sorted by inode): 1 with its index in *i, or 0. */
 int pf_collect_find(const struct pf_collect *c, ext2_ino_t ino, size_t *i);
 

@@ -5,6 +5,7 @@
 #include "array.h"
 #include "blockmap.h"
 #include "error.h"
+#include "inode_identity.h"
 #include "replay_cost.h"
 #include "replay_predict.h"
 #include "reserved_inode.h"

@@ -5,32 +5,17 @@
 #include "array.h"
 #include "blockmap.h"
 #include "collect.h"
+#include "inode_identity.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Is layout file f the inode ino holds now, as the replay's identity check would find it? */
+/* Is layout file f the inode it names now, as the replay's identity check would find it (PF_ID_AS_READ)? */
 static int same_file(ext2_filsys fs, const struct pf_file *f, struct ext2_inode_large *in)
 {
-	if (f->ino < 1 || f->ino > fs->super->s_inodes_count ||
-	    (fs->inode_map && !ext2fs_test_inode_bitmap2(fs->inode_map, f->ino)))
-		return 0;
-	memset(in, 0, sizeof(*in));
-	if (ext2fs_read_inode_full(fs, (ext2_ino_t)f->ino, (struct ext2_inode *)in, sizeof(*in)) ||
-	    in->i_links_count == 0 || in->i_dtime || !LINUX_S_ISREG(in->i_mode))
-		return 0;
-	if (f->generation && f->generation != in->i_generation)
-		return 0;
-	if (f->flags & PF_FILE_WRITTEN) /* written at every boot: the replay reads it whatever its size */
-		return 1;
-	if (EXT2_I_SIZE(in) != f->size)
-		return 0;
-	int has_ns;
-	int64_t m = pf_inode_mtime_ns(fs, in, &has_ns), want = f->mtime_ns;
-	if (!has_ns)
-		want = (want >= 0 ? want : want - 999999999) / 1000000000 * 1000000000;
-	return m == want;
+	struct pf_file_now now;
+	return pf_inode_now(fs, f->ino, in, &now) == 1 && pf_file_identity(f, &now, PF_ID_AS_READ) == PF_ID_SAME;
 }
 
 /* Run r's blocks as extents in bytes, piece by piece where the moves leave them; an unwritten run (it reads

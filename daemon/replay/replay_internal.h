@@ -14,8 +14,10 @@
 
 /* replay_open.c: find the layout's filesystems now (mount point, UUID, device, medium). */
 void pf_replay_resolve_fs(struct pf_rctx *c);
-/* Does a file found now match its layout record?  0, or -ESTALE (changed) / -EXDEV (other filesystem). */
-int pf_replay_verify(const struct pf_file *f, const struct stat *st, dev_t dev);
+/* Is the file found now (st; fd: it open, or -1) the one its layout record names, as the replay reads it
+ * (lib/file_identity.h, PF_ID_AS_READ)?  With fd, its generation too (FS_IOC_GETVERSION) where the record has
+ * one and the filesystem answers.  0, or -ESTALE (changed) / -EXDEV (other filesystem). */
+int pf_replay_verify(const struct pf_file *f, const struct stat *st, int fd, dev_t dev);
 /* Open a layout file after checking its identity; records the outcome.  META items need no fd: returns 0
  * without opening when want_fd is 0.  Returns an fd (>= 0 when want_fd), 0, or a negative errno. */
 int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd);

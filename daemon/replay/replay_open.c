@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "file_identity.h"
 #include "fsid.h"
 #include "medium.h"
 
@@ -163,23 +164,22 @@ void pf_replay_resolve_fs(struct pf_rctx *c)
 	drop_unmounted_subvolumes(c);
 }
 
-int pf_replay_verify(const struct pf_file *f, const struct stat *st, dev_t dev)
+int pf_replay_verify(const struct pf_file *f, const struct stat *st, int fd, dev_t dev)
 {
 	if (st->st_dev != dev)
 		return -EXDEV;
-	if ((uint64_t)st->st_ino != f->ino)
-		return -ESTALE;
-	if (f->flags & PF_FILE_DIR)
-		/* A directory's size and mtime move whenever an entry comes or goes; reading it is still right. */
-		return S_ISDIR(st->st_mode) ? 0 : -ESTALE;
-	if (!S_ISREG(st->st_mode))
-		return -ESTALE;
-	if (f->flags & PF_FILE_WRITTEN) /* written at every boot: read what of its ranges is there now */
-		return 0;
-	if ((uint64_t)st->st_size != f->size)
-		return -ESTALE;
-	int64_t mtime = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-	return mtime == f->mtime_ns ? 0 : -ESTALE;
+	struct pf_file_now now;
+	pf_file_now_stat(&now, st);
+	unsigned int gen;
+	/* inode number reused by a newer file (ext*, btrfs, xfs answer; others don't) */
+	if (fd >= 0 && f->generation && ioctl(fd, FS_IOC_GETVERSION, &gen) == 0) {
+		now.generation = gen;
+		now.generation_known = 1;
+	}
+	/* What is there must be what the replay reads the record as.  A directory by inode and type: its size and
+	 * mtime move whenever an entry comes or goes, reading it is still right; a file the boot writes by inode:
+	 * what of its ranges is there now is read. */
+	return pf_file_identity(f, &now, PF_ID_AS_READ) == PF_ID_SAME ? 0 : -ESTALE;
 }
 
 void pf_replay_record(struct pf_rctx *c, uint32_t file, unsigned char state)
@@ -210,7 +210,7 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd)
 	const char *path = pf_rpath(c, f->path);
 	if (lstat(path, &st) < 0)
 		return fail(c, file, -errno);
-	int rc = pf_replay_verify(f, &st, dev);
+	int rc = pf_replay_verify(f, &st, -1, dev);
 	if (rc)
 		return fail(c, file, rc);
 	if (!want_fd) {
@@ -226,16 +226,9 @@ int pf_replay_open(struct pf_rctx *c, uint32_t file, int want_fd)
 	if (fd < 0)
 		return errno == EMFILE || errno == ENFILE ? -errno : fail(c, file, -errno);
 	/* Replaced between lstat and open? */
-	if (fstat(fd, &st) < 0 || (rc = pf_replay_verify(f, &st, dev)) != 0) {
+	if (fstat(fd, &st) < 0 || (rc = pf_replay_verify(f, &st, fd, dev)) != 0) {
 		close(fd);
 		return fail(c, file, rc ? rc : -EIO);
-	}
-	if (f->generation) { /* inode number reused by a newer file (ext*, btrfs, xfs answer; others don't) */
-		unsigned int gen;
-		if (ioctl(fd, FS_IOC_GETVERSION, &gen) == 0 && gen != f->generation) {
-			close(fd);
-			return fail(c, file, -ESTALE);
-		}
 	}
 	pf_replay_record(c, file, PF_RFILE_OK);
 	return fd;

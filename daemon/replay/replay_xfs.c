@@ -246,7 +246,7 @@ int pf_replay_xfs_open(struct pf_rctx *c, struct pf_xfs_sweep *x, uint32_t file)
 	int fd = ioctl(x->mfd, XFS_IOC_OPEN_BY_HANDLE, &req);
 	struct stat st;
 	if (fd >= 0 && (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0 || fstat(fd, &st) < 0 ||
-			pf_replay_verify(f, &st, c->fs[f->fs].dev) != 0)) {
+			pf_replay_verify(f, &st, -1, c->fs[f->fs].dev) != 0)) {
 		close(fd);
 		fd = -1;
 	}

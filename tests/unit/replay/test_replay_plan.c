@@ -13,9 +13,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -243,26 +245,54 @@ static void test_verify(void **state)
 	struct stat st = { .st_dev = 7, .st_ino = 42, .st_size = 1000, .st_mode = S_IFREG | 0644 };
 	st.st_mtim.tv_sec = 5;
 	st.st_mtim.tv_nsec = 123;
-	assert_int_equal(pf_replay_verify(&f, &st, 7), 0);
-	assert_int_equal(pf_replay_verify(&f, &st, 8), -EXDEV);
+	assert_int_equal(pf_replay_verify(&f, &st, -1, 7), 0);
+	assert_int_equal(pf_replay_verify(&f, &st, -1, 8), -EXDEV);
 	st.st_size = 1001;
-	assert_int_equal(pf_replay_verify(&f, &st, 7), -ESTALE);
+	assert_int_equal(pf_replay_verify(&f, &st, -1, 7), -ESTALE);
 	st.st_size = 1000;
 	st.st_mtim.tv_nsec = 124;
-	assert_int_equal(pf_replay_verify(&f, &st, 7), -ESTALE);
+	assert_int_equal(pf_replay_verify(&f, &st, -1, 7), -ESTALE);
 	st.st_mtim.tv_nsec = 123;
 	st.st_ino = 43;
-	assert_int_equal(pf_replay_verify(&f, &st, 7), -ESTALE);
+	assert_int_equal(pf_replay_verify(&f, &st, -1, 7), -ESTALE);
 	st.st_ino = 42;
 	st.st_mode = S_IFIFO | 0644;
-	assert_int_equal(pf_replay_verify(&f, &st, 7), -ESTALE);
+	assert_int_equal(pf_replay_verify(&f, &st, -1, 7), -ESTALE);
 	/* a directory: inode and type only (entries come and go) */
 	f.flags = PF_FILE_DIR;
 	st.st_mode = S_IFDIR | 0755;
 	st.st_size = 4096;
-	assert_int_equal(pf_replay_verify(&f, &st, 7), 0);
+	assert_int_equal(pf_replay_verify(&f, &st, -1, 7), 0);
 	st.st_mode = S_IFREG | 0644;
-	assert_int_equal(pf_replay_verify(&f, &st, 7), -ESTALE);
+	assert_int_equal(pf_replay_verify(&f, &st, -1, 7), -ESTALE);
+}
+
+/* With the file open, its generation too, where the filesystem answers (ext*, btrfs, xfs; tmpfs: skipped). */
+static void test_verify_generation(void **state)
+{
+	(void)state;
+	char dir[96], path[128];
+	assert_non_null(pf_test_mkdtemp(dir, sizeof(dir), "pf-replay-gen"));
+	snprintf(path, sizeof(path), "%s/data", dir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	struct stat st;
+	unsigned int gen;
+	int answers = ioctl(fd, FS_IOC_GETVERSION, &gen) == 0;
+	assert_int_equal(fstat(fd, &st), 0);
+	struct pf_file f = { .ino = st.st_ino, .mode = st.st_mode, .size = (uint64_t)st.st_size,
+			     .mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec };
+	f.generation = answers ? gen : 1;
+	assert_int_equal(pf_replay_verify(&f, &st, fd, st.st_dev), 0);
+	f.generation = answers ? gen + 1 : 2;
+	assert_int_equal(pf_replay_verify(&f, &st, -1, st.st_dev), 0); /* by stat alone: no generation known */
+	assert_int_equal(pf_replay_verify(&f, &st, fd, st.st_dev), answers ? -ESTALE : 0);
+	f.generation = 0; /* none recorded: none compared */
+	assert_int_equal(pf_replay_verify(&f, &st, fd, st.st_dev), 0);
+	close(fd);
+	pf_test_rmtree(dir);
+	if (!answers)
+		skip();
 }
 
 /* FIEMAP places the items of a file written in one go (skipped where the filesystem has no FIEMAP: tmpfs). */
@@ -421,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_merge_flash),
 		cmocka_unit_test(test_branges),
 		cmocka_unit_test(test_verify),
+		cmocka_unit_test(test_verify_generation),
 		cmocka_unit_test(test_fiemap),
 		cmocka_unit_test(test_replay_tmpfile),
 	};
