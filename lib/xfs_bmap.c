@@ -41,7 +41,7 @@ int pf_xfs_bmap(int fd, uint64_t from, uint64_t len, size_t max, struct pf_xfs_b
 							   .phys_known = m[i].bmv_block >= 0 };
 		/* the header moved past the last extent returned; a full batch may have more after it */
 	} while (m[0].bmv_entries == BATCH && m[0].bmv_length > 0);
-	if (rc) {
+	if (rc || !n) { /* none: *out stays NULL, as promised */
 		free(v);
 		return rc;
 	}
