@@ -25,7 +25,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <linux/btrfs.h>
@@ -182,22 +181,18 @@ static void *touch_leaves(void *arg)
 	return NULL;
 }
 
-/* Reads v[0..n) with up to LEAF_READS_IN_FLIGHT threads (in this one if none can start); *read_bytes gets what
- * they read from the disk. */
+/* Reads v[0..n) with up to LEAF_READS_IN_FLIGHT threads; *read_bytes gets what they read from the disk. */
 static void touch_in_flight(struct pf_rctx *c, int fd, const struct pf_btrfs_leaf *v, size_t n, uint64_t *read_bytes)
 {
+	*read_bytes = 0;
+	if (!n)
+		return;
 	struct touch t = { .c = c, .fd = fd, .v = v, .n = n };
-	pthread_t tid[LEAF_READS_IN_FLIGHT];
-	int started = 0;
 	atomic_init(&t.next, 0);
 	atomic_init(&t.read_bytes, 0);
-	while (started < LEAF_READS_IN_FLIGHT && (size_t)started < n &&
-	       pthread_create(&tid[started], NULL, touch_leaves, &t) == 0)
-		started++;
-	if (!started)
-		touch_leaves(&t);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
+	struct pf_rthreads th;
+	pf_rthreads_start(&th, n < LEAF_READS_IN_FLIGHT ? (int)n : LEAF_READS_IN_FLIGHT, touch_leaves, &t);
+	pf_rthreads_join(&th);
 	*read_bytes = atomic_load(&t.read_bytes);
 }
 

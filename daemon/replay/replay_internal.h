@@ -8,6 +8,7 @@
 #include "read_plan.h"
 #include "replay_ctx.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -82,6 +83,19 @@ int pf_replay_sweep(struct pf_rctx *c, struct pf_ritem *items, size_t n);
  * file's ranges adjacent on the device merged, holes up to PF_RPLAN_FLASH_HOLE read through), read them in first-touch order with
  * PF_REPLAY_FLASH_READERS readers.  Returns when done: 0 or -ENOMEM. */
 int pf_replay_flash(struct pf_rctx *c, struct pf_ritem *items, size_t n);
+
+/* replay_threads.c: up to `threads` (1 to PF_RTHREADS_MAX) threads running run(arg), each taking work from what
+ * arg shares until it runs out; join waits for them, and runs run(arg) in the calling thread when none could
+ * start, so that the work is done either way. */
+#define PF_RTHREADS_MAX 64
+struct pf_rthreads {
+	void *(*run)(void *);
+	void *arg;
+	int started;
+	pthread_t tid[PF_RTHREADS_MAX];
+};
+void pf_rthreads_start(struct pf_rthreads *t, int threads, void *(*run)(void *), void *arg);
+void pf_rthreads_join(struct pf_rthreads *t);
 
 /* replay_parallel.c: readers pulling items in access order. */
 struct pf_rpar;

@@ -273,9 +273,10 @@ int pf_replay_do_item(struct pf_rctx *c, int fd, const struct pf_ritem *it)
 				return -err;
 		}
 		atomic_fetch_add(&c->bytes, n);
-		if (c->o->read_at_ns && off == it->offset) {
-			uint64_t none = 0; /* the file's first read: later ones and other threads' leave it */
-			atomic_compare_exchange_strong(&c->o->read_at_ns[it->file], &none, pf_monotonic_ns());
+		_Atomic uint64_t *at = c->o->read_at_ns ? &c->o->read_at_ns[it->file] : NULL;
+		if (at && off == it->offset && !atomic_load_explicit(at, memory_order_relaxed)) {
+			uint64_t none = 0; /* the file's first read: a later one, or another thread's, leaves it */
+			atomic_compare_exchange_strong(at, &none, pf_monotonic_ns());
 		}
 		off += n;
 	}

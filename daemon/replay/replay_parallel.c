@@ -4,7 +4,6 @@
 #include "replay_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -13,8 +12,7 @@ struct pf_rpar {
 	const struct pf_ritem *items;
 	size_t n;
 	atomic_size_t next;
-	int nthreads;      /* started */
-	pthread_t tid[];
+	struct pf_rthreads readers;
 };
 
 static void *reader(void *arg)
@@ -51,22 +49,14 @@ static void *reader(void *arg)
 int pf_replay_parallel_start(struct pf_rctx *c, const struct pf_ritem *items, size_t n, int threads,
 			     struct pf_rpar **out)
 {
-	if (threads < 1)
-		threads = 1;
-	if (threads > 64)
-		threads = 64;
-	struct pf_rpar *p = calloc(1, sizeof(*p) + (size_t)threads * sizeof(pthread_t));
+	struct pf_rpar *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
 	p->c = c;
 	p->items = items;
 	p->n = n;
 	atomic_init(&p->next, 0);
-	for (int t = 0; t < threads; t++) {
-		if (pthread_create(&p->tid[t], NULL, reader, p) != 0)
-			break;
-		p->nthreads++;
-	}
+	pf_rthreads_start(&p->readers, threads, reader, p);
 	*out = p;
 	return 0;
 }
@@ -75,9 +65,6 @@ void pf_replay_parallel_join(struct pf_rpar *p)
 {
 	if (!p)
 		return;
-	for (int t = 0; t < p->nthreads; t++)
-		pthread_join(p->tid[t], NULL);
-	if (!p->nthreads) /* no thread could start: do the work here */
-		reader(p);
+	pf_rthreads_join(&p->readers);
 	free(p);
 }
