@@ -261,12 +261,16 @@ def record(args):
         with open(CSV_PATH, newline="") as f:
             rd = csv.DictReader(f)
             old_fields, old_rows = rd.fieldnames, list(rd)
-        if old_fields != FIELDS:  # columns added since: rewrite the file under the new header
+        same = [r for r in old_rows if (r["run"], r["setup"], r["phase"], r["boot"]) ==
+                (row["run"], row["setup"], row["phase"], row["boot"])]
+        # columns added since, or this boot recorded before (a resumed run boots it again): rewrite the file
+        if old_fields != FIELDS or same:
             with open(CSV_PATH + ".tmp", "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n")
                 w.writeheader()
                 for r in old_rows:
-                    w.writerow({k: (r.get(k) or "") for k in FIELDS})
+                    if not any(r is x for x in same):
+                        w.writerow({k: (r.get(k) or "") for k in FIELDS})
             os.replace(CSV_PATH + ".tmp", CSV_PATH)
     with open(CSV_PATH, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")

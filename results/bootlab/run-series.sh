@@ -34,6 +34,12 @@
 # disk never append a copy's keys.  A STOP file ends the series after the boot under way; the disks as they
 # ended are kept as $CACHE/runs/RUN_ID/disk.img (and disk-NAME.img for a copy).
 # BOOTLAB_ICOUNT=N: every boot with the guest's clock instruction-counted (lab.sh).
+#
+# A series of SETUPS cut off (a session's end, the host's power) resumes: RESUME=1 RUN_ID=ID run-series.sh with
+# the same arguments and environment boots only what has no record yet.  The setups' disks live in
+# /dev/shm/bootlab-RUN_ID until the run is done; the disk of a setup that learns from boot to boot is copied
+# before each boot, and a boot cut off gives way to that copy, so the resumed boot starts from the disk its cut
+# predecessor started from.  The golden images must be the ones the run began with (checked).
 source "$(dirname "$0")/lab.sh"
 read -r -a setups <<<"${1//,/ }"
 [ ${#setups[@]} -gt 0 ] || { echo "usage: run-series.sh SETUPS [N] | tuning [N]" >&2; exit 2; }
@@ -41,8 +47,17 @@ tuning=; [ "${setups[*]}" = tuning ] && tuning=1
 n=${2:-${N:-$([ -n "$tuning" ] && echo 8 || echo 10)}}
 RUN_ID=${RUN_ID:-$(date -u +%Y%m%dT%H%M)}
 
-work=$(mktemp -d /dev/shm/bootlab.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+work=/dev/shm/bootlab-$RUN_ID
+finished=
+if [ -n "${RESUME:-}" ]; then
+	[ -z "$tuning" ] || die "RESUME: a tuning series cannot resume"
+	[ -d "$work" ] || die "RESUME: run $RUN_ID has no disks in $work to resume from"
+else
+	[ ! -e "$work" ] || die "run $RUN_ID was cut off: its disks are in $work (RESUME=1 to go on, or remove them)"
+	mkdir -p "$work"
+fi
+# kept for RESUME unless the run came to its end
+trap 'if [ -n "$finished$tuning" ]; then rm -rf "$work"; else log "run $RUN_ID not finished: RESUME=1 RUN_ID=$RUN_ID to go on"; fi' EXIT
 trap 'exit 130' INT TERM
 declare -A learn info disk initrd img fresh golden_img
 declare -A fails
@@ -50,10 +65,14 @@ declare -A fails
 boot() { # SETUP PHASE INDEX
 	local s=$1 phase=$2 i=$3 out rc=0
 	out=$CACHE/runs/$RUN_ID/$s-$phase$i
+	[ -e "$out/recorded" ] && return 0 # a resumed run: booted before the cut
+	# the disk as this boot finds it, for a resumed run if this boot is cut off; a fresh copy needs none
+	[ -n "${fresh[$s]:-}" ] || [ -n "$tuning" ] || cp --sparse=always "${img[$s]}" "$work/$s.before.img"
 	BOOTLAB_INITRD=${initrd[$s]} BOOTLAB_STOP_AT_END=${fresh[$s]:-} \
 		"$LAB_DIR/boot-once.sh" "${disk[$s]}" "${img[$s]}" "$out" || rc=$?
 	python3 "$LAB_DIR/report.py" record "$out" --run "$RUN_ID" --setup "$s" --phase "$phase" --boot "$i" \
-		--golden-info "${info[$s]}" || log "could not record $out"
+		--golden-info "${info[$s]}" && : >"$out/recorded" || log "could not record $out"
+	rm -f "$work/$s.before.img"
 	if [ $rc -ne 0 ]; then fails[$s]=$((${fails[$s]:-0} + 1)); else fails[$s]=0; fi
 	[ "${fails[$s]}" -ge 3 ] && die "$s: 3 failed boots in a row, run stopped"
 	return 0
@@ -130,8 +149,16 @@ for s in "${setups[@]}"; do
 	[ "${learn[$s]}" -gt $maxlearn ] && maxlearn=${learn[$s]}
 	golden=$(golden_of "$s")
 	[ -f "$golden" ] || die "no golden image $golden: make -C $LAB_DIR guest"
-	cp --sparse=always "$golden" "$work/$s.img"
 	img[$s]=$work/$s.img golden_img[$s]=$golden
+	sig=$(stat -c '%n %s %Y' "$golden")
+	if [ -n "${RESUME:-}" ]; then
+		[ "$(cat "$work/$s.golden" 2>/dev/null)" = "$sig" ] || die "RESUME: $s's golden image is not the one run $RUN_ID began with"
+		# its last boot was cut off: back to the disk that boot started from
+		[ -f "$work/$s.before.img" ] && mv "$work/$s.before.img" "$work/$s.img"
+	else
+		echo "$sig" >"$work/$s.golden"
+		cp --sparse=always "$golden" "$work/$s.img"
+	fi
 	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
 	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs|atime|root_fs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=|^image_build origin' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
@@ -150,10 +177,12 @@ for ((r = 1; r <= n; r++)); do
 	for ((k = 0; k < ns; k++)); do
 		s=${setups[$(((r - 1 + k) % ns))]}
 		# a deployed machine's first boot: every measured boot on a fresh copy of the image
-		[ -n "${fresh[$s]:-}" ] && [ "$r" -gt 1 ] && cp --sparse=always "${golden_img[$s]}" "${img[$s]}"
+		[ -n "${fresh[$s]:-}" ] && [ ! -e "$CACHE/runs/$RUN_ID/$s-measure$r/recorded" ] &&
+			cp --sparse=always "${golden_img[$s]}" "${img[$s]}"
 		boot "$s" measure "$r"
 	done
 	log "round $r of $n done"
 	[ -e "$CACHE/runs/$RUN_ID/STOP" ] && { log "STOP file: run $RUN_ID ends after round $r of $n"; break; }
 done
+finished=1
 log "run $RUN_ID done"
