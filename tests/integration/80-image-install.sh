@@ -41,6 +41,8 @@ chmod 0600 "$T/layout"
 pf_image_unmount
 out=$("$PI" check "$IMG" 2>&1) || pf_fail "check: $out"
 [[ $out == *"layout:         none"* && $out == *"partition 2 of its gpt table"* ]] || pf_fail "check without a layout: $out"
+[[ $out == *"atime:          relatime (the kernel's default: no \"/\" in the image's /etc/fstab): the first boot writes back"* ]] ||
+	pf_fail "check without an fstab: not the kernel's relatime: $out"
 out=$("$PI" install --layout "$T/layout" "$IMG" 2>&1) || pf_fail "install: $out"
 ls=$(state_ls "$IMG")
 grep -qx "layout 100600 0" <<<"$ls" && grep -qx "layout.origin 100600 0" <<<"$ls" || pf_fail "install: layout and origin not root's 0600: $ls"
@@ -88,6 +90,20 @@ sum=$(sha256sum <"$IMG")
 out=$("$PI" build --work "$T/work" "$IMG" 2>&1) || pf_fail "second build: $out"
 [ "$(sha256sum <"$IMG")" = "$sum" ] || pf_fail "the second build changed the image: $out"
 pf_note "idempotent: a second install and a second build leave the image byte-identical; check says reordered, status reorder generation 1"
+
+# ---- check: how the image's fstab mounts the root for access times ----
+cp --sparse=always "$IMG" "$T/atime.img"
+for opts in "noatime:noatime: a boot writes no inode" "rw,lazytime,relatime:lazytime: the inodes" \
+	"defaults:relatime: the first boot writes back" "rw,strictatime:strictatime: the first boot writes back"; do
+	printf '# <fs> <mount point> <type> <options> <dump> <pass>\nLABEL=boot /boot ext2 noatime 0 2\nLABEL=root / ext4 %s 0 1\n' \
+		"${opts%%:*}" >"$T/fstab"
+	debugfs -w -R "rm /etc/fstab" "$(fs_of "$T/atime.img")" >/dev/null 2>&1
+	debugfs -w -R "write $T/fstab /etc/fstab" "$(fs_of "$T/atime.img")" >/dev/null 2>&1 || pf_fail "debugfs write /etc/fstab"
+	out=$("$PI" check "$T/atime.img" 2>&1) || pf_fail "check ($opts): $out"
+	[[ $out == *"atime:          ${opts#*:}"* ]] || pf_fail "check with the root mounted ${opts%%:*}: $out"
+done
+rm -f "$T/atime.img"
+pf_note "check: the root's atime option from the image's fstab (none, noatime, lazytime, relatime, strictatime)"
 
 # ---- without root privileges ----
 command -v setpriv >/dev/null || pf_skip "needs setpriv for the unprivileged install (the rest passed)"
