@@ -154,7 +154,10 @@ for s in "${setups[@]}"; do
 	if [ -n "${RESUME:-}" ]; then
 		[ "$(cat "$work/$s.golden" 2>/dev/null)" = "$sig" ] || die "RESUME: $s's golden image is not the one run $RUN_ID began with"
 		# its last boot was cut off: back to the disk that boot started from
-		[ -f "$work/$s.before.img" ] && mv "$work/$s.before.img" "$work/$s.img"
+		if [ -f "$work/$s.before.img" ]; then
+			mv "$work/$s.before.img" "$work/$s.img"
+			log "run $RUN_ID resumed: $s's last boot was cut off; booted again from the disk it began with"
+		fi
 	else
 		echo "$sig" >"$work/$s.golden"
 		cp --sparse=always "$golden" "$work/$s.img"
