@@ -48,7 +48,7 @@ n=${2:-${N:-$([ -n "$tuning" ] && echo 8 || echo 10)}}
 RUN_ID=${RUN_ID:-$(date -u +%Y%m%dT%H%M)}
 
 work=/dev/shm/bootlab-$RUN_ID
-finished=
+finished= booted=${RESUME:-}
 if [ -n "${RESUME:-}" ]; then
 	[ -z "$tuning" ] || die "RESUME: a tuning series cannot resume"
 	[ -d "$work" ] || die "RESUME: run $RUN_ID has no disks in $work to resume from"
@@ -56,8 +56,8 @@ else
 	[ ! -e "$work" ] || die "run $RUN_ID was cut off: its disks are in $work (RESUME=1 to go on, or remove them)"
 	mkdir -p "$work"
 fi
-# kept for RESUME unless the run came to its end
-trap 'if [ -n "$finished$tuning" ]; then rm -rf "$work"; else log "run $RUN_ID not finished: RESUME=1 RUN_ID=$RUN_ID to go on"; fi' EXIT
+# kept for RESUME once a boot ran, unless the run came to its end
+trap 'if [ -n "$finished$tuning" ] || [ -z "$booted" ]; then rm -rf "$work"; else log "run $RUN_ID not finished: RESUME=1 RUN_ID=$RUN_ID to go on"; fi' EXIT
 trap 'exit 130' INT TERM
 declare -A learn info disk initrd img fresh golden_img
 declare -A fails
@@ -68,6 +68,7 @@ boot() { # SETUP PHASE INDEX
 	[ -e "$out/recorded" ] && return 0 # a resumed run: booted before the cut
 	# the disk as this boot finds it, for a resumed run if this boot is cut off; a fresh copy needs none
 	[ -n "${fresh[$s]:-}" ] || [ -n "$tuning" ] || cp --sparse=always "${img[$s]}" "$work/$s.before.img"
+	booted=1
 	BOOTLAB_INITRD=${initrd[$s]} BOOTLAB_STOP_AT_END=${fresh[$s]:-} \
 		"$LAB_DIR/boot-once.sh" "${disk[$s]}" "${img[$s]}" "$out" || rc=$?
 	python3 "$LAB_DIR/report.py" record "$out" --run "$RUN_ID" --setup "$s" --phase "$phase" --boot "$i" \
