@@ -17,6 +17,7 @@ struct walk {
 	uint64_t blocks;       /* in v */
 	uint64_t total;        /* handed to the sink before v */
 	unsigned char **heads; /* head pass: per layout, its files the pass covers (NULL: all) */
+	unsigned char *groups; /* step inodes: the block groups its inodes lie in */
 };
 
 static int add(struct walk *w, uint64_t start, uint64_t count)
@@ -105,7 +106,28 @@ static int each_file(struct walk *w, int (*fn)(struct walk *, const struct pf_fi
 
 static int file_inode(struct walk *w, const struct pf_file *f)
 {
+	if (w->groups)
+		w->groups[(f->ino - 1) / w->fs->super->s_inodes_per_group] = 1;
 	return inode_table_block(w, f->ino);
+}
+
+/* The block and inode bitmaps of the groups the layouts' inodes lie in: where the boot creates files beside
+ * them and extends the ones it writes, ext4 reads those bitmaps one at a time, late in the boot, a seek each.
+ * They lie beside the inode tables (at a group's start, or a flex group's run of them just before its tables),
+ * so in the step's sweep they cost a little transfer.  Groups whose bitmap is not on the disk yet (uninit) are
+ * left out: the kernel does not read those either. */
+static int group_bitmaps(struct walk *w)
+{
+	int rc = 0;
+	for (dgrp_t g = 0; g < w->fs->group_desc_count && !rc; g++) {
+		if (!w->groups[g])
+			continue;
+		if (!ext2fs_bg_flags_test(w->fs, g, EXT2_BG_BLOCK_UNINIT))
+			rc = add(w, ext2fs_block_bitmap_loc(w->fs, g), 1);
+		if (!rc && !ext2fs_bg_flags_test(w->fs, g, EXT2_BG_INODE_UNINIT))
+			rc = add(w, ext2fs_inode_bitmap_loc(w->fs, g), 1);
+	}
+	return rc;
 }
 
 static int file_tree_roots(struct walk *w, const struct pf_file *f)
@@ -131,15 +153,22 @@ static int file_dir_or_tree(struct walk *w, const struct pf_file *f)
 	return w->heads ? 0 : file_tree(w, f);
 }
 
-/* Step inodes: the root's and the files' inode-table blocks (head: with the root directory's blocks). */
+/* Step inodes: the root's and the files' inode-table blocks (head: with the root directory's blocks; full pass:
+ * with their groups' bitmaps). */
 static int step_inodes(struct walk *w)
 {
 	int rc = inode_table_block(w, w->o->root);
 	size_t n0 = w->v.n;
 	if (!rc && w->heads)
 		rc = w->s->root_dir ? counted(w, n0, w->s->root_dir(w->s->arg, &w->v)) : inode_blocks(w, w->o->root, 1);
+	if (!rc && !w->heads && !(w->groups = calloc(w->fs->group_desc_count, 1)))
+		rc = -ENOMEM;
 	if (!rc)
 		rc = each_file(w, file_inode);
+	if (!rc && w->groups)
+		rc = group_bitmaps(w);
+	free(w->groups);
+	w->groups = NULL;
 	return rc ? rc : flush(w, "inodes", 0, 0);
 }
 

@@ -12,7 +12,8 @@
  *   open        the superblock and group descriptors (opening the filesystem read them: the replay finds them
  *               cached; the prediction counts them);
  *   inodes      the inode-table blocks of the mount's root and of every file of the layouts on the filesystem
- *               (places from the group descriptors: no I/O to find them);
+ *               (places from the group descriptors: no I/O to find them), and (full pass) the block and inode
+ *               bitmaps of their groups, which the boot reads where it creates and extends files;
  *   tree-roots  the first level of each file's tree, as its inode names it: walking the trees below then finds
  *               it cached instead of reading it a block at a time (full pass only);
  *   walk-trees  (ordered; only with pf_meta_opts.walk) the tree blocks libext2fs reads one at a time, file by

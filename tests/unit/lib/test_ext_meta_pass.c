@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The metadata pass's steps (lib/ext_meta_pass.h) on a real ext4 image made by mke2fs -d: their order, the
- * inode-table blocks and directory blocks each holds (checked against libext2fs's own answers), the walk down
+ * inode-table blocks, bitmaps and directory blocks each holds (checked against libext2fs's own answers), the walk down
  * the layout's paths through a directory the layout does not name, the directories it reports read, the head
  * pass's smaller set, and a sink's place moving file blocks but never inode tables. */
 #include <setjmp.h>
@@ -163,6 +163,9 @@ static void test_full_pass(void **state)
 		assert_int_equal(pf_ext_inode_table_block(fs, l->files[i].ino, &blk), 0);
 		assert_true(holds(&r, 1, blk));
 	}
+	/* with the bitmaps of the files' group, where the boot creates and extends files beside them */
+	assert_true(holds(&r, 1, ext2fs_block_bitmap_loc(fs, 0)));
+	assert_true(holds(&r, 1, ext2fs_inode_bitmap_loc(fs, 0)));
 	struct pf_bvec lib = { 0 }, sbin = { 0 }, root = { 0 };
 	dir_blocks(fs, "usr/lib", &lib);
 	dir_blocks(fs, "usr/sbin", &sbin);
@@ -183,6 +186,7 @@ static void test_full_pass(void **state)
 	assert_int_equal(pf_ext_inode_table_block(fs, l->files[INIT].ino, &blk), 0);
 	assert_true(holds(&h, 1, blk));
 	assert_true(holds(&h, 1, root.r[0].start));
+	assert_false(holds(&h, 1, ext2fs_block_bitmap_loc(fs, 0))); /* the head reads what init opens, no more */
 	assert_false(holds(&h, 2, lib.r[0].start));
 	assert_int_equal(h.dirs_read, 0);
 	free_rec(&h);
