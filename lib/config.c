@@ -44,6 +44,7 @@ static const struct key keys[] = {
 	NUM("MAX_PREFETCH_FILES", V_INT, max_prefetch_files, 1, 1 << 20, 20000),
 	NUM("REPLAY_TIMEOUT", V_INT, replay_timeout, 1, 3600, 60),
 	NUM("REPLAY_THREADS", V_INT, replay_threads, 1, 64, 4),
+	NUM("REPLAY_IDLE_IO", V_BOOL, replay_idle_io, 0, 1, 0),
 	NUM("PREFETCH_MEDIUM", V_MEDIUM, medium, 0, 0, PF_MEDIUM_AUTO),
 	STR("TRACE_MOUNTS", V_MOUNTS, nmounts, ""),
 	NUM("ENABLE_REPLAY", V_BOOL, enable_replay, 0, 1, 1),

@@ -62,6 +62,7 @@ struct pf_config {
 	int max_prefetch_files;      /* MAX_PREFETCH_FILES (20000) */
 	int replay_timeout;          /* REPLAY_TIMEOUT (60 s): replay gives up after this long */
 	int replay_threads;          /* REPLAY_THREADS (4): readers on solid-state media */
+	int replay_idle_io;          /* REPLAY_IDLE_IO (0): after init's files, the replay's reads in the idle I/O class */
 	int medium;                  /* PREFETCH_MEDIUM (auto|rotational|slow-flash|fast-flash) */
 	int nmounts;                 /* TRACE_MOUNTS ("" = every local filesystem) */
 	char mounts[PF_CONFIG_MAX_MOUNTS][256];

@@ -114,7 +114,7 @@ static void replay_start(struct replay_job *j, const struct pf_boot_paths *p, co
 	}
 	j->path = layout;
 	j->opts = (struct pf_replay_opts){ .medium_override = cfg->medium, .threads = cfg->replay_threads,
-					   .nice_after_head = BOOT_NICE,
+					   .nice_after_head = BOOT_NICE, .idle_io_after_head = cfg->replay_idle_io,
 					   .timeout_s = cfg->replay_timeout, .relative_paths = relative,
 					   .max_bytes = (uint64_t)cfg->max_prefetch_mb << 20, .stop = &replay_stop };
 	j->narrow = narrow;

@@ -178,6 +178,7 @@ int cmd_replay(int argc, char **argv)
 	struct pf_replay_opts o = {
 		.medium_override = override,
 		.threads = a.threads > 0 ? (int)a.threads : cfg.replay_threads,
+		.idle_io_after_head = cfg.replay_idle_io,
 		.timeout_s = a.timeout >= 0 ? (int)a.timeout : cfg.replay_timeout,
 		.max_bytes = (uint64_t)cfg.max_prefetch_mb << 20,
 		.stop = &stop_flag,

@@ -9,9 +9,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <linux/ioprio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 static int fd_budget(void)
 {
@@ -102,6 +105,15 @@ static void metadata_rotational(struct pf_rctx *c, int head, unsigned *blocks)
 			(void)pf_replay_btrfs_metadata(c, f, blocks);
 }
 
+/* REPLAY_IDLE_IO: the calling thread's reads, and those of the threads it starts from now on (a new thread
+ * inherits its creator's I/O priority), in the idle class.  Best effort: a kernel without I/O classes leaves
+ * the replay as it was. */
+static void idle_io(const struct pf_rctx *c)
+{
+	if (c->o && c->o->idle_io_after_head)
+		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0));
+}
+
 /* Step 4: the rotational filesystems.  init's files (their bin of their own, first: layout_order.h) before
  * the metadata pass, which takes a while: init can start nothing until they are in.  Their inodes and the
  * directories above them come first, in one sweep of their own (the head of the metadata pass).  Then the
@@ -120,6 +132,7 @@ static int rotational(struct pf_rctx *c, struct split *sp, struct pf_replay_stat
 	}
 	if (c->o && c->o->nice_after_head) /* Linux: the calling thread's own nice value */
 		(void)setpriority(PRIO_PROCESS, 0, c->o->nice_after_head);
+	idle_io(c);
 	unsigned blocks = 0;
 	metadata_rotational(c, 0, &blocks);
 	st->metadata_blocks += blocks;
@@ -136,6 +149,7 @@ static int slow_flash(struct pf_rctx *c, struct split *sp, struct pf_replay_stat
 {
 	if (!sp->nslow)
 		return 0;
+	idle_io(c);
 	unsigned blocks = 0;
 	for (uint32_t f = 0; f < c->l->nfs && !pf_rctx_should_stop(c); f++)
 		if (is_swept_ext(&c->fs[f], PF_MEDIUM_SLOW_FLASH))

@@ -14,6 +14,8 @@ struct pf_replay_opts {
 	int threads;               /* readers on solid-state media */
 	int nice_after_head;       /* rotational: once init's files are read, the replaying thread takes this nice
 				    * value (0 = unchanged), so that the rest of it uses only CPU the boot leaves */
+	int idle_io_after_head;    /* rotational and slow flash: once init's files are read, the replaying thread (and
+				    * the readers it starts then) read in the idle I/O class (REPLAY_IDLE_IO) */
 	int timeout_s;             /* give up after this long */
 	uint64_t max_bytes;        /* never read more than this (0 = no bound beyond the layout) */
 	volatile sig_atomic_t *stop; /* optional: stop early when set */

@@ -11,7 +11,7 @@ tmp=$(pf_tmpdir)
 : >"$tmp/empty"
 out=$("$PREFETCHD" config --config "$tmp/empty" 2>"$tmp/err") || pf_fail "config of an empty file: exit $?"
 [ ! -s "$tmp/err" ] || pf_fail "empty file: stderr: $(cat "$tmp/err")"
-[ "$(printf '%s\n' "$out" | wc -l)" -eq 23 ] || pf_fail "want 23 settings: $out"
+[ "$(printf '%s\n' "$out" | wc -l)" -eq 24 ] || pf_fail "want 24 settings: $out"
 grep -qx "REORDER_MAKE_ROOM=1" <<<"$out" || pf_fail "default REORDER_MAKE_ROOM: $out"
 grep -qx "LOGIN_TRACING_DELAY=60" <<<"$out" || pf_fail "default LOGIN_TRACING_DELAY: $out"
 grep -qx "TRACE_MOUNTS=''" <<<"$out" || pf_fail "default TRACE_MOUNTS: $out"

@@ -198,4 +198,20 @@ run_phase phase_fiemap
 run_phase phase_ssd
 run_phase phase_no_timeout
 if [ $pipeline = 1 ]; then run_phase phase_pipeline; else pf_note "no prefetchd trace/aggregate: pipeline phase left out"; fi
+
+# REPLAY_IDLE_IO=1: once init's files are in, the replaying thread asks for the idle I/O class (on a disk and on
+# slow flash); without the key it never changes its class.  Seen in its system calls (strace -f).
+command -v strace >/dev/null || pf_skip "needs strace for REPLAY_IDLE_IO's check (the rest passed)"
+printf 'REPLAY_IDLE_IO=1\n' >"$d/idle-config"
+for medium in rotational slow-flash; do
+	for conf in idle-config no-config; do
+		strace -f -qq -e trace=ioprio_set -o "$d/strace-$conf" \
+			"$PREFETCHD" replay "$d/layout" --medium $medium --config "$d/$conf" >/dev/null 2>"$d/err" ||
+			pf_fail "REPLAY_IDLE_IO: replay ($medium, $conf) exited $?: $(cat "$d/err")"
+	done
+	grep -q 'ioprio_set(IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0)) = 0' "$d/strace-idle-config" ||
+		pf_fail "REPLAY_IDLE_IO=1, $medium: the replay did not take the idle I/O class: $(cat "$d/strace-idle-config")"
+	! grep -q 'ioprio_set' "$d/strace-no-config" || pf_fail "no REPLAY_IDLE_IO, $medium: the replay changed its I/O class"
+done
+pf_note "REPLAY_IDLE_IO=1: the replay takes the idle I/O class (rotational, slow flash); without it, never"
 exit 0

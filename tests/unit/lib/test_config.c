@@ -220,7 +220,7 @@ static void test_get(void **state)
 	size_t n = 0;
 	for (const char *k; (k = pf_config_key_name(n)); n++)
 		assert_int_equal(pf_config_get(&c, k, v, sizeof(v)), 0);
-	assert_int_equal(n, 23);
+	assert_int_equal(n, 24);
 }
 
 /* The flash keys of a reorder (issue #17): 0 = auto / none, in range taken, out of range a warning naming it. */
