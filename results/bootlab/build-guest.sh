@@ -5,6 +5,8 @@
 #   build-guest.sh golden SETUP    base + this project installed, configured for SETUP -> $CACHE/golden-SETUP.img
 #   build-guest.sh golden imaged   golden-reorder.img (built first when missing or of another commit) after
 #                                  `prefetch-image build` of this tree -> $CACHE/golden-imaged.img (issue 30)
+#   build-guest.sh keep TAG SETUP  golden-SETUP.img (and its .info, .initrd) copied to golden-SETUP@TAG.img, so
+#                                  that run-series.sh can boot it as SETUP@TAG beside a newer build's SETUP
 #   build-guest.sh deb             only build the Debian package of the project tree -> $CACHE/deb-COMMIT/
 # SETUP: none (installed, its units disabled), prefetch (prefetch.service + stop timer), reorder (also
 # ENABLE_FILE_REORDERING=1, so the shutdown hook reorders), selfcheck (prefetch with the self-check on:
@@ -324,6 +326,8 @@ build_imaged() {
 case "${1:-}" in
 base) build_base ;;
 golden) shift; for s in "$@"; do if [ "$s" = imaged ]; then build_imaged; else build_golden "$s"; fi; done ;;
+keep) shift; tag=${1:-}; [[ $tag =~ ^[A-Za-z0-9_-]+$ ]] || die "keep: a TAG of letters, digits, _ and - first"
+	shift; for s in "$@"; do keep_golden "$s" "$tag"; done ;;
 deb) project_tree && deb_package && echo "$PROJ_DEB" ;;
-*) echo "usage: $0 base | golden SETUP... | deb" >&2; exit 2 ;;
+*) echo "usage: $0 base | golden SETUP... | keep TAG SETUP... | deb" >&2; exit 2 ;;
 esac

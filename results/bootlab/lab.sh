@@ -68,12 +68,26 @@ die() { log "error: $*"; exit 1; }
 # Golden image of a setup (warm boots the "none" image from tmpfs without the simulated disk).
 # The images of the disk model DISK_MODEL.
 # "first" boots fresh copies of the reorder image (the image as shipped, never booted): see run-series.sh.
+# SETUP@TAG: SETUP's image kept under a tag, golden-...@TAG.img (keep_golden), so that a series compares two builds
+# of prefetch side by side.
 golden_of() {
 	case "$1" in
+	*@*) local g; g=$(golden_of "${1%%@*}"); echo "${g%.img}@${1#*@}.img" ;;
 	warm) echo "$CACHE/golden-none$MODEL_SUFFIX.img" ;;
 	first) echo "$CACHE/golden-reorder$MODEL_SUFFIX.img" ;;
 	*) echo "$CACHE/golden-$1$MODEL_SUFFIX.img" ;;
 	esac
+}
+
+# keep_golden SETUP TAG: SETUP's golden image, its .info and its initramfs copied to SETUP@TAG's names, before a
+# new build replaces them.
+keep_golden() {
+	local from to
+	from=$(golden_of "$1") to=$(golden_of "$1@$2")
+	[ -f "$from" ] || die "no golden image $from to keep"
+	cp --sparse=always "$from" "$to" && cp "$from.info" "$to.info" && cp "${from%.img}.initrd" "${to%.img}.initrd" ||
+		die "could not keep $from as $to"
+	log "kept $from as $to"
 }
 
 # Install the package file $2 into the root $1 as a user would: apt-get install of the .deb (its dependencies

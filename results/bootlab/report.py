@@ -319,7 +319,7 @@ def rerecord(args):
 
 
 def setup_name(v):
-    if v in SETUPS or re.fullmatch(r"tune-[A-Za-z0-9]+(-[A-Za-z0-9]+)*", v) or \
+    if v.split("@")[0] in SETUPS and re.fullmatch(r"\w+(@[A-Za-z0-9_-]+)?", v) or re.fullmatch(r"tune-[A-Za-z0-9]+(-[A-Za-z0-9]+)*", v) or \
             re.fullmatch(r"(plain|icount-\d+)-(quiet|busy)", v):
         return v
     raise argparse.ArgumentTypeError(f"unknown setup {v!r}")

@@ -34,6 +34,9 @@
 # disk never append a copy's keys.  A STOP file ends the series after the boot under way; the disks as they
 # ended are kept as $CACHE/runs/RUN_ID/disk.img (and disk-NAME.img for a copy).
 # BOOTLAB_ICOUNT=N: every boot with the guest's clock instruction-counted (lab.sh).
+# SETUP@TAG (any setup above): the same setup booted from its golden image kept under TAG (lab.sh keep_golden:
+# `build-guest.sh keep TAG SETUPS` before building new ones), so that two builds of prefetch run interleaved, as
+# "reorder@old reorder".  Recorded as setup SETUP@TAG; report.py render leaves such rows out of its tables.
 #
 # A series of SETUPS cut off (a session's end, the host's power) resumes: RESUME=1 RUN_ID=ID run-series.sh with
 # the same arguments and environment boots only what has no record yet.  The setups' disks live in
@@ -141,7 +144,7 @@ tuning_series() {
 
 maxlearn=0
 for s in "${setups[@]}"; do
-	case "$s" in
+	case "${s%%@*}" in
 	prefetch|reorder|selfcheck) learn[$s]=${LEARN:-3} ;;
 	none|warm) learn[$s]=${LEARN_BASE:-1} ;;
 	first|imaged) learn[$s]=0 fresh[$s]=1 ;;
@@ -167,8 +170,8 @@ for s in "${setups[@]}"; do
 	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs|atime|root_fs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=|^image_build origin' \
 		"$golden.info" 2>/dev/null | sed 's/^config: //' | tr '\n' ' ')
 	medium=$(grep -E '^config: PREFETCH_MEDIUM=' "$golden.info" 2>/dev/null | sed 's/^config: //' || true)
-	[ "$s" = warm ] || info[$s]+="disk_model=$DISK_MODEL ${medium:+$medium }"
-	disk[$s]=sim; [ "$s" = warm ] && disk[$s]=warm
+	[ "${s%%@*}" = warm ] || info[$s]+="disk_model=$DISK_MODEL ${medium:+$medium }"
+	disk[$s]=sim; [ "${s%%@*}" = warm ] && disk[$s]=warm
 	log "series $RUN_ID $s: ${learn[$s]} learning + $n measured boots (${info[$s]})"
 done
 
