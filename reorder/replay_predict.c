@@ -90,8 +90,8 @@ static int layouts_here(ext2_filsys fs, const struct pf_layouts *l, struct pf_me
 }
 
 /* One layout's work list on this filesystem: the replay's (pf_rplan_build over all the layout's filesystems:
- * the bins count them all), its items on this one kept; init's files first (rotational: *nhead of them, swept
- * on their own; else 0). */
+ * the bins count them all), its items on this one kept; init's files first (rotational and slow flash: *nhead
+ * of them, read on their own; else 0). */
 struct work {
 	struct pf_ritem *items;
 	size_t n, nhead;
@@ -111,7 +111,8 @@ static int work_list(const struct pf_meta_layout *ml, int medium, struct work *w
 		if (w->items[i].fs == ml->fsi)
 			w->items[k++] = w->items[i];
 	w->n = k;
-	w->nhead = !rc && is_rotational(medium) ? pf_rplan_head_first(ml->img, w->items, w->n) : 0;
+	w->nhead = !rc && (is_rotational(medium) || medium == PF_MEDIUM_SLOW_FLASH)
+			   ? pf_rplan_head_first(ml->img, w->items, w->n) : 0;
 	return rc;
 }
 

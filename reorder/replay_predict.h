@@ -9,10 +9,10 @@
  *     ordered pass); file blocks (trees, directories) read where the moves leave them, inode tables where
  *     they are;
  *   - the data: the read plan (lib/read_plan.h) of each layout, mapped with libext2fs (read_map.h: now, or
- *     as the moves leave each run): on a disk, init's files first (the head pass of the metadata, then their
- *     sweep) and then the rest, one pass per bin in the sweep's physical order; on slow flash the merged
- *     reads in first-touch order, one request each; on fast flash the items in access order, unmerged.  A
- *     file the replay would skip (gone, changed) and a hole read nothing.
+ *     as the moves leave each run): on a disk and on slow flash, init's files first (the head pass of the
+ *     metadata, then their data) and then the rest: on a disk one pass per bin in the sweep's physical order,
+ *     on slow flash the merged reads in first-touch order, one request each; on fast flash the items in access
+ *     order, unmerged.  A file the replay would skip (gone, changed) and a hole read nothing.
  * Fast flash's replay makes no metadata pass (its opens read the inodes one at a time): the pass stands in
  * for those reads, which on the SSD model's 8.7 us per request is within its noise (results/FLASH-BENCH.md). */
 #ifndef PREFETCH_REORDER_REPLAY_PREDICT_H

@@ -142,21 +142,37 @@ static int rotational(struct pf_rctx *c, struct split *sp, struct pf_replay_stat
 	return rc;
 }
 
-/* Step 5: the slow-flash filesystems.  The metadata pass first, as on a disk: the inode tables and directories
- * in a few large reads instead of a request per inode-table block the opens would ask for one at a time.
- * 0 or -ENOMEM. */
+/* The metadata pass on the slow-flash ext filesystems (head: init's files and the directories above them). */
+static void metadata_slow_flash(struct pf_rctx *c, int head, unsigned *blocks)
+{
+	for (uint32_t f = 0; f < c->l->nfs && !pf_rctx_should_stop(c); f++)
+		if (is_swept_ext(&c->fs[f], PF_MEDIUM_SLOW_FLASH))
+			(void)pf_replay_metadata(c, f, head, blocks);
+}
+
+/* Step 5: the slow-flash filesystems.  init's files first, as on a disk: the boot can start nothing until they
+ * are in, and the whole metadata pass before them kept init waiting for its own binary (on the SD-card model a
+ * fifth of a second of the card's time, the boot reading them itself meanwhile).  Then the metadata pass: the
+ * inode tables and directories in a few large reads instead of a request per inode-table block the opens would
+ * ask for one at a time.  0 or -ENOMEM. */
 static int slow_flash(struct pf_rctx *c, struct split *sp, struct pf_replay_stats *st)
 {
 	if (!sp->nslow)
 		return 0;
+	size_t nhead = pf_rplan_head_first(c->l, sp->slow, sp->nslow);
+	if (nhead) {
+		unsigned head_blocks = 0;
+		metadata_slow_flash(c, 1, &head_blocks);
+		int rc = pf_replay_flash(c, sp->slow, nhead);
+		if (rc)
+			return rc;
+	}
 	idle_io(c);
 	unsigned blocks = 0;
-	for (uint32_t f = 0; f < c->l->nfs && !pf_rctx_should_stop(c); f++)
-		if (is_swept_ext(&c->fs[f], PF_MEDIUM_SLOW_FLASH))
-			(void)pf_replay_metadata(c, f, 0, &blocks);
+	metadata_slow_flash(c, 0, &blocks);
 	st->metadata_blocks += blocks;
 	st->at_metadata = pf_monotonic_s();
-	return pf_replay_flash(c, sp->slow, sp->nslow);
+	return pf_replay_flash(c, sp->slow + nhead, sp->nslow - nhead);
 }
 
 /* What the placing did and which medium was read (a completed replay). */

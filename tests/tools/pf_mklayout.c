@@ -2,7 +2,7 @@
 /* pf_mklayout: build a layout (or a trace) of files on mounted filesystems from lines of text, as if a boot had
  * read them in that order.  For replay tests and benchmarks.
  *
- *   pf_mklayout [--kind layout|trace] [--no-phys] [--init] [--dir-blocks] OUTPUT [INPUT]
+ *   pf_mklayout [--kind layout|trace] [--no-phys] [--init[=PREFIX]] [--dir-blocks] OUTPUT [INPUT]
  *
  * INPUT (default stdin): one read per line, in access order; blank lines and '#' comments are skipped.
  *   PATH OFFSET LENGTH   bytes; rounded out to whole pages; LENGTH 0 = to the end of the file
@@ -11,8 +11,9 @@
  * Identity (inode, generation, size, mtime, ctime) comes from stat and FS_IOC_GETVERSION now, the
  * filesystem record from blkid (UUID), statvfs (block size), sysfs (medium) and the mount point found by
  * walking up to where st_dev changes.  Physical blocks come from FIEMAP unless --no-phys (then replay
- * maps them itself).  --init flags every regular file PF_FILE_INIT (mapped by init); --dir-blocks records a
- * directory's blocks (FIEMAP) as the tracer does.  The output is written atomically with mode 0644 (root-owned when run as root). */
+ * maps them itself).  --init flags every regular file PF_FILE_INIT (mapped by init), --init=PREFIX those whose
+ * path begins with PREFIX; --dir-blocks records a directory's blocks (FIEMAP) as the tracer does.  The output is
+ * written atomically with mode 0644 (root-owned when run as root). */
 #include "error.h"
 #include "fiemap.h"
 #include "format.h"
@@ -38,6 +39,7 @@
 
 static int no_phys;
 static int all_init; /* --init: every regular file as one init (PID 1) had mapped */
+static const char *init_prefix; /* --init=PREFIX: only those whose path begins with PREFIX */
 static int dir_blocks; /* --dir-blocks: a directory's blocks as an extent, as the tracer records them */
 
 static void mountpoint_of(const char *path, dev_t dev, char *out, size_t len)
@@ -140,7 +142,7 @@ static int add_line(struct pf_image *img, char *line, unsigned lineno)
 			f.flags |= PF_FILE_DIR;
 		else if (!st.st_size)
 			f.flags |= PF_FILE_METADATA;
-		if (all_init && S_ISREG(st.st_mode))
+		if (all_init && S_ISREG(st.st_mode) && (!init_prefix || !strncmp(path, init_prefix, strlen(init_prefix))))
 			f.flags |= PF_FILE_INIT;
 		int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		unsigned int gen;
@@ -170,7 +172,7 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = { { "kind", required_argument, NULL, 'k' },
 					      { "no-phys", no_argument, NULL, 'n' },
-					      { "init", no_argument, NULL, 'i' },
+					      { "init", optional_argument, NULL, 'i' },
 					      { "dir-blocks", no_argument, NULL, 'd' },
 					      { "help", no_argument, NULL, 'h' },
 					      { NULL, 0, NULL, 0 } };
@@ -183,19 +185,21 @@ int main(int argc, char **argv)
 			kind = PF_KIND_TRACE;
 		else if (c == 'n')
 			no_phys = 1;
-		else if (c == 'i')
+		else if (c == 'i') {
 			all_init = 1;
+			init_prefix = optarg;
+		}
 		else if (c == 'd')
 			dir_blocks = 1;
 		else {
 			fprintf(c == 'h' ? stdout : stderr,
-				"Usage: pf_mklayout [--kind layout|trace] [--no-phys] [--init] [--dir-blocks] OUTPUT [INPUT]\n"
+				"Usage: pf_mklayout [--kind layout|trace] [--no-phys] [--init[=PREFIX]] [--dir-blocks] OUTPUT [INPUT]\n"
 				"INPUT lines: PATH [OFFSET LENGTH] (bytes, access order)\n");
 			return c == 'h' ? 0 : 2;
 		}
 	}
 	if (optind != argc - 1 && optind != argc - 2) {
-		fprintf(stderr, "Usage: pf_mklayout [--kind layout|trace] [--no-phys] [--init] [--dir-blocks] OUTPUT [INPUT]\n");
+		fprintf(stderr, "Usage: pf_mklayout [--kind layout|trace] [--no-phys] [--init[=PREFIX]] [--dir-blocks] OUTPUT [INPUT]\n");
 		return 2;
 	}
 	const char *output = argv[optind];
