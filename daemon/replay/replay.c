@@ -114,6 +114,21 @@ static void idle_io(const struct pf_rctx *c)
 		(void)syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_PRIO_VALUE(IOPRIO_CLASS_IDLE, 0));
 }
 
+/* init's files first, a step of rotational() and slow_flash(): to the front of items[0 .. n) (their bin of
+ * their own: layout_order.h), their inodes and the directories above them read by meta's head pass, then their
+ * data by read.  *nhead: how many (0: none, or all of them: then they go with the rest).  0 or -ENOMEM. */
+static int init_head(struct pf_rctx *c, struct pf_ritem *items, size_t n,
+		     void (*meta)(struct pf_rctx *, int, unsigned *), int (*read)(struct pf_rctx *, struct pf_ritem *, size_t),
+		     size_t *nhead)
+{
+	*nhead = pf_rplan_head_first(c->l, items, n);
+	if (!*nhead)
+		return 0;
+	unsigned blocks = 0;
+	meta(c, 1, &blocks);
+	return read(c, items, *nhead);
+}
+
 /* Step 4: the rotational filesystems.  init's files (their bin of their own, first: layout_order.h) before
  * the metadata pass, which takes a while: init can start nothing until they are in.  Their inodes and the
  * directories above them come first, in one sweep of their own (the head of the metadata pass).  Then the
@@ -122,14 +137,10 @@ static int rotational(struct pf_rctx *c, struct split *sp, struct pf_replay_stat
 {
 	if (!sp->nrot)
 		return 0;
-	size_t nhead = pf_rplan_head_first(c->l, sp->items, sp->nrot);
-	if (nhead) {
-		unsigned head_blocks = 0;
-		metadata_rotational(c, 1, &head_blocks);
-		int rc = pf_replay_sweep(c, sp->items, nhead);
-		if (rc)
-			return rc;
-	}
+	size_t nhead;
+	int rc = init_head(c, sp->items, sp->nrot, metadata_rotational, pf_replay_sweep, &nhead);
+	if (rc)
+		return rc;
 	if (c->o && c->o->nice_after_head) /* Linux: the calling thread's own nice value */
 		(void)setpriority(PRIO_PROCESS, 0, c->o->nice_after_head);
 	idle_io(c);
@@ -137,7 +148,7 @@ static int rotational(struct pf_rctx *c, struct split *sp, struct pf_replay_stat
 	metadata_rotational(c, 0, &blocks);
 	st->metadata_blocks += blocks;
 	st->at_metadata = pf_monotonic_s();
-	int rc = pf_replay_sweep(c, sp->items + nhead, sp->nrot - nhead);
+	rc = pf_replay_sweep(c, sp->items + nhead, sp->nrot - nhead);
 	st->metadata_blocks += c->meta_blocks;
 	return rc;
 }
@@ -159,14 +170,10 @@ static int slow_flash(struct pf_rctx *c, struct split *sp, struct pf_replay_stat
 {
 	if (!sp->nslow)
 		return 0;
-	size_t nhead = pf_rplan_head_first(c->l, sp->slow, sp->nslow);
-	if (nhead) {
-		unsigned head_blocks = 0;
-		metadata_slow_flash(c, 1, &head_blocks);
-		int rc = pf_replay_flash(c, sp->slow, nhead);
-		if (rc)
-			return rc;
-	}
+	size_t nhead;
+	int rc = init_head(c, sp->slow, sp->nslow, metadata_slow_flash, pf_replay_flash, &nhead);
+	if (rc)
+		return rc;
 	idle_io(c);
 	unsigned blocks = 0;
 	metadata_slow_flash(c, 0, &blocks);
