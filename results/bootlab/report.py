@@ -261,16 +261,16 @@ def record(args):
         with open(CSV_PATH, newline="") as f:
             rd = csv.DictReader(f)
             old_fields, old_rows = rd.fieldnames, list(rd)
-        same = [r for r in old_rows if (r["run"], r["setup"], r["phase"], r["boot"]) ==
-                (row["run"], row["setup"], row["phase"], row["boot"])]
+        def key(r):
+            return r["run"], r["setup"], r["phase"], r["boot"]
+        others = [r for r in old_rows if key(r) != key(row)]
         # columns added since, or this boot recorded before (a resumed run boots it again): rewrite the file
-        if old_fields != FIELDS or same:
+        if old_fields != FIELDS or len(others) != len(old_rows):
             with open(CSV_PATH + ".tmp", "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n")
                 w.writeheader()
-                for r in old_rows:
-                    if not any(r is x for x in same):
-                        w.writerow({k: (r.get(k) or "") for k in FIELDS})
+                for r in others:
+                    w.writerow({k: (r.get(k) or "") for k in FIELDS})
             os.replace(CSV_PATH + ".tmp", CSV_PATH)
     with open(CSV_PATH, "a", newline="") as f:
         w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
@@ -319,8 +319,8 @@ def rerecord(args):
 
 
 def setup_name(v):
-    if v.split("@")[0] in SETUPS and re.fullmatch(r"\w+(@[A-Za-z0-9_-]+)?", v) or re.fullmatch(r"tune-[A-Za-z0-9]+(-[A-Za-z0-9]+)*", v) or \
-            re.fullmatch(r"(plain|icount-\d+)-(quiet|busy)", v):
+    if v.split("@")[0] in SETUPS and re.fullmatch(r"\w+(@[A-Za-z0-9_-]+)?", v) or \
+            re.fullmatch(r"tune-[A-Za-z0-9]+(-[A-Za-z0-9]+)*", v) or re.fullmatch(r"(plain|icount-\d+)-(quiet|busy)", v):
         return v
     raise argparse.ArgumentTypeError(f"unknown setup {v!r}")
 

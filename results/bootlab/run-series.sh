@@ -69,8 +69,11 @@ boot() { # SETUP PHASE INDEX
 	local s=$1 phase=$2 i=$3 out rc=0
 	out=$CACHE/runs/$RUN_ID/$s-$phase$i
 	[ -e "$out/recorded" ] && return 0 # a resumed run: booted before the cut
-	# the disk as this boot finds it, for a resumed run if this boot is cut off; a fresh copy needs none
-	[ -n "${fresh[$s]:-}" ] || [ -n "$tuning" ] || cp --sparse=always "${img[$s]}" "$work/$s.before.img"
+	if [ -n "${fresh[$s]:-}" ]; then # a deployed machine's first boot: every boot on a fresh copy of the image
+		cp --sparse=always "${golden_img[$s]}" "${img[$s]}"
+	elif [ -z "$tuning" ]; then # the disk as this boot finds it, for a resumed run if this boot is cut off
+		cp --sparse=always "${img[$s]}" "$work/$s.before.img"
+	fi
 	booted=1
 	BOOTLAB_INITRD=${initrd[$s]} BOOTLAB_STOP_AT_END=${fresh[$s]:-} \
 		"$LAB_DIR/boot-once.sh" "${disk[$s]}" "${img[$s]}" "$out" || rc=$?
@@ -164,7 +167,7 @@ for s in "${setups[@]}"; do
 		fi
 	else
 		echo "$sig" >"$work/$s.golden"
-		cp --sparse=always "$golden" "$work/$s.img"
+		[ -n "${fresh[$s]:-}" ] || cp --sparse=always "$golden" "$work/$s.img" # a fresh setup's: at each boot
 	fi
 	initrd[$s]=${golden%.img}.initrd; [ -f "${initrd[$s]}" ] || initrd[$s]=$CACHE/initrd.img
 	info[$s]=$(grep -E '^(setup|built|prefetch_commit|logs|atime|root_fs)=|(ENABLE_FILE_REORDERING|REORDER_TIME_BUDGET|LOGIN_TRACING_DELAY)=|^image_build origin' \
@@ -183,9 +186,6 @@ for ((r = 1; r <= n; r++)); do
 	ns=${#setups[@]}
 	for ((k = 0; k < ns; k++)); do
 		s=${setups[$(((r - 1 + k) % ns))]}
-		# a deployed machine's first boot: every measured boot on a fresh copy of the image
-		[ -n "${fresh[$s]:-}" ] && [ ! -e "$CACHE/runs/$RUN_ID/$s-measure$r/recorded" ] &&
-			cp --sparse=always "${golden_img[$s]}" "${img[$s]}"
 		boot "$s" measure "$r"
 	done
 	log "round $r of $n done"
